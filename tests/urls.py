@@ -1,0 +1,20 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from . import views
+
+urlpatterns = [
+    path("auth/", include("webauth.urls")),
+    path("admin/", admin.site.urls),
+    path("", views.home, name="home"),
+    path("private/", views.private, name="private"),
+    path("private-async/", views.private_async, name="private-async"),
+    path("private-cbv/", views.PrivateView.as_view(), name="private-cbv"),
+    path("private-custom/", views.private_custom, name="private-custom"),
+    path("whoami/", views.whoami, name="whoami"),
+    path("whoami-async/", views.whoami_async, name="whoami-async"),
+    path("buttons/", views.buttons, name="buttons"),
+    path("helper-signin/", views.helper_signin, name="helper-signin"),
+    path("helper-signout/", views.helper_signout, name="helper-signout"),
+    path("account/settings/", views.whoami, name="account-settings"),
+]

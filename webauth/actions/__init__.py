@@ -1,0 +1,1 @@
+"""One module per route action, as in Auth.js's ``lib/actions``."""

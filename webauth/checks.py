@@ -1,0 +1,137 @@
+"""System checks: configuration mistakes caught at start-up (``manage.py check``).
+
+=================  ==============================================================
+id                 problem
+=================  ==============================================================
+``webauth.E001``   ``settings.WEBAUTH`` is invalid (the message names the key)
+``webauth.E002``   no secret (``WEBAUTH["secret"]`` or ``AUTH_SECRET``)
+``webauth.W001``   secret shorter than 32 characters
+``webauth.E003``   ``database`` session strategy without an adapter
+``webauth.E004``   a provider lacks a setting it needs (client id, ``authorize``...)
+``webauth.E005``   ``base_path`` does not match where ``webauth.urls`` is included
+``webauth.E006``   ``AuthMiddleware`` missing from ``MIDDLEWARE``
+``webauth.E007``   ``AuthMiddleware`` before ``AuthenticationMiddleware``
+``webauth.W002``   no providers configured
+``webauth.W003``   ``skip_csrf_check`` is on
+=================  ==============================================================
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.core.exceptions import ImproperlyConfigured
+
+MIDDLEWARE_PATH = "webauth.middleware.AuthMiddleware"
+DJANGO_AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
+MIN_SECRET_LENGTH = 32
+
+
+@register(Tags.security, Tags.compatibility)
+def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """Validate ``settings.WEBAUTH`` and the environment."""
+    from .conf import ConfigError, build_config
+
+    raw = getattr(settings, "WEBAUTH", None)
+    try:
+        config = build_config(raw, os.environ.get)
+    except ConfigError as exc:
+        return [Error(str(exc), hint="Fix settings.WEBAUTH.", id=exc.check_id)]
+    except ImproperlyConfigured as exc:
+        return [Error(str(exc), hint="Fix settings.WEBAUTH.", id="webauth.E001")]
+
+    messages: list[CheckMessage] = []
+    if not config.secret:
+        messages.append(
+            Error(
+                "webauth has no secret to encrypt sessions and sign cookies.",
+                hint="Set WEBAUTH['secret'] or the AUTH_SECRET environment variable to a "
+                "random string, e.g. python -c 'import secrets; print(secrets.token_urlsafe(33))'.",
+                id="webauth.E002",
+            )
+        )
+    elif any(len(s) < MIN_SECRET_LENGTH for s in config.secret):
+        messages.append(
+            Warning(
+                f"A webauth secret is shorter than {MIN_SECRET_LENGTH} characters.",
+                hint="Use at least 32 random characters "
+                "(python -c 'import secrets; print(secrets.token_urlsafe(33))').",
+                id="webauth.W001",
+            )
+        )
+    for provider in config.providers:
+        messages.extend(provider.checks())
+    if not config.providers:
+        messages.append(
+            Warning(
+                "No webauth providers are configured: nobody can sign in.",
+                hint="Add e.g. webauth.providers.DjangoCredentials() to WEBAUTH['providers'].",
+                id="webauth.W002",
+            )
+        )
+    if config.skip_csrf_check:
+        messages.append(
+            Warning(
+                "WEBAUTH['skip_csrf_check'] is on: webauth's routes accept forged POSTs.",
+                hint="Only use it when another layer checks CSRF for every webauth POST.",
+                id="webauth.W003",
+            )
+        )
+    messages.extend(_check_base_path(config.base_path))
+    return messages
+
+
+def _check_base_path(base_path: str) -> list[CheckMessage]:
+    from django.urls import NoReverseMatch, get_script_prefix, reverse
+
+    try:
+        session_url = reverse("webauth:session")
+    except NoReverseMatch:
+        return []  # webauth.urls not included (an API-only project may not need it)
+    except ImproperlyConfigured:
+        return []
+    prefix = get_script_prefix().rstrip("/")
+    expected = prefix + base_path + "/session"
+    if session_url != expected and session_url != base_path + "/session":
+        mounted = session_url[: -len("/session")]
+        return [
+            Error(
+                f"webauth.urls is included at {mounted!r} but WEBAUTH['base_path'] is "
+                f"{base_path!r}.",
+                hint=f"Set WEBAUTH['base_path'] = {mounted!r} or include webauth.urls at "
+                f"{base_path.lstrip('/')!r}/.",
+                id="webauth.E005",
+            )
+        ]
+    return []
+
+
+@register(Tags.compatibility)
+def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """``AuthMiddleware`` is installed, after Django's ``AuthenticationMiddleware``."""
+    middleware = list(getattr(settings, "MIDDLEWARE", None) or [])
+    if MIDDLEWARE_PATH not in middleware:
+        return [
+            Error(
+                f"{MIDDLEWARE_PATH} is not in MIDDLEWARE: request.auth_session and "
+                "request.user will not reflect webauth sessions.",
+                hint=f"Add {MIDDLEWARE_PATH!r} to MIDDLEWARE (after "
+                "AuthenticationMiddleware if you use it).",
+                id="webauth.E006",
+            )
+        ]
+    if DJANGO_AUTH_MIDDLEWARE in middleware and middleware.index(
+        DJANGO_AUTH_MIDDLEWARE
+    ) > middleware.index(MIDDLEWARE_PATH):
+        return [
+            Error(
+                f"{MIDDLEWARE_PATH} comes before {DJANGO_AUTH_MIDDLEWARE}, which would "
+                "overwrite request.user.",
+                hint=f"Move {MIDDLEWARE_PATH!r} after {DJANGO_AUTH_MIDDLEWARE!r}.",
+                id="webauth.E007",
+            )
+        ]
+    return []

@@ -1,0 +1,211 @@
+"""Auth.js's cookies: names, attributes, value encoding and chunking.
+
+Names get the ``__Secure-`` prefix (``__Host-`` for the CSRF cookie) when
+cookies are secure, which by default means the request came over HTTPS.
+Values are encoded as JavaScript's ``encodeURIComponent`` does, so a Next.js
+app and a Django site that share a domain read each other's cookies.
+Session cookies longer than 3936 characters are split into ``.0``, ``.1``, ...
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import lru_cache
+from http.cookies import Morsel
+from typing import Any
+from urllib.parse import quote, unquote
+
+from django.http import HttpResponseBase
+from django.utils.http import http_date
+
+from .conf import Config
+
+__all__ = [
+    "CHUNK_SIZE",
+    "CookieSpec",
+    "cookie_specs",
+    "decode_value",
+    "delete_cookie",
+    "encode_value",
+    "read_chunked",
+    "set_chunked",
+    "set_cookie",
+]
+
+# Auth.js: 4096 bytes allowed per cookie minus ~160 for name and attributes.
+CHUNK_SIZE = 4096 - 160
+
+# encodeURIComponent leaves these unescaped besides letters and digits.
+_JS_SAFE = "-_.!~*'()"
+
+# Default (name, options) per cookie key; max_age only where Auth.js sets one.
+_CHECK_MAX_AGE = 15 * 60
+_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "session_token": ("authjs.session-token", {}),
+    "callback_url": ("authjs.callback-url", {}),
+    "csrf_token": ("authjs.csrf-token", {}),
+    "pkce_code_verifier": ("authjs.pkce.code_verifier", {"max_age": _CHECK_MAX_AGE}),
+    "state": ("authjs.state", {"max_age": _CHECK_MAX_AGE}),
+    "nonce": ("authjs.nonce", {}),
+    "webauthn_challenge": ("authjs.challenge", {"max_age": _CHECK_MAX_AGE}),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CookieSpec:
+    """A cookie's name and attributes."""
+
+    name: str
+    http_only: bool = True
+    same_site: str = "Lax"
+    path: str = "/"
+    secure: bool = False
+    domain: str | None = None
+    max_age: int | None = None
+    partitioned: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def encode_value(value: str) -> str:
+    """JavaScript ``encodeURIComponent``."""
+    return quote(value, safe=_JS_SAFE)
+
+
+def decode_value(value: str) -> str:
+    """Auth.js's cookie parser: decode only when ``%`` is present; raw value on error."""
+    if "%" not in value:
+        return value
+    try:
+        return unquote(value, errors="strict")
+    except UnicodeDecodeError:
+        return value
+
+
+@lru_cache(maxsize=32)
+def _specs(config: Config, secure: bool) -> dict[str, CookieSpec]:
+    prefix = "__Secure-" if secure else ""
+    specs = {}
+    for key, (name, defaults) in _DEFAULTS.items():
+        full = ("__Host-" if key == "csrf_token" and secure else prefix) + name
+        options: dict[str, Any] = {"secure": secure, **defaults}
+        override = config.cookies.get(key)
+        if override is not None:
+            if override.name:
+                full = override.name
+            options.update(override.options)
+        same_site = str(options.pop("same_site", "lax")).capitalize()
+        specs[key] = CookieSpec(
+            name=full,
+            http_only=bool(options.pop("http_only", True)),
+            same_site=same_site,
+            path=options.pop("path", "/"),
+            secure=bool(options.pop("secure")),
+            domain=options.pop("domain", None),
+            max_age=options.pop("max_age", None),
+            partitioned=bool(options.pop("partitioned", False)),
+        )
+    return specs
+
+
+def cookie_specs(config: Config, secure: bool) -> dict[str, CookieSpec]:
+    """Every cookie's name and attributes for this config and scheme (cached)."""
+    return _specs(config, secure)
+
+
+def _morsel(spec: CookieSpec, value: str, *, name: str | None = None) -> Morsel[str]:
+    morsel: Morsel[str] = Morsel()
+    # Setting coded_value ourselves keeps SimpleCookie from quoting the value its own way.
+    morsel.set(name or spec.name, value, encode_value(value))
+    morsel["path"] = spec.path
+    if spec.domain:
+        morsel["domain"] = spec.domain
+    if spec.http_only:
+        morsel["httponly"] = True
+    if spec.secure:
+        morsel["secure"] = True
+    morsel["samesite"] = spec.same_site
+    if spec.partitioned and "partitioned" in Morsel._reserved:  # type: ignore[attr-defined]
+        morsel["partitioned"] = True
+    return morsel
+
+
+def set_cookie(
+    response: HttpResponseBase,
+    spec: CookieSpec,
+    value: str,
+    *,
+    expires: datetime | None = None,
+    name: str | None = None,
+) -> None:
+    """Set a cookie with Auth.js's attributes (``Max-Age`` from the spec, or ``expires``)."""
+    morsel = _morsel(spec, value, name=name)
+    if spec.max_age is not None:
+        morsel["max-age"] = str(spec.max_age)
+        if expires is None:
+            expires = datetime.now(UTC).replace(microsecond=0)
+            expires = datetime.fromtimestamp(expires.timestamp() + spec.max_age, UTC)
+    if expires is not None:
+        morsel["expires"] = http_date(expires.timestamp())
+    response.cookies[morsel.key] = morsel
+
+
+def delete_cookie(response: HttpResponseBase, spec: CookieSpec, *, name: str | None = None) -> None:
+    """Expire a cookie: empty value, ``Max-Age=0``, same path and flags."""
+    morsel = _morsel(spec, "", name=name)
+    morsel["max-age"] = "0"
+    response.cookies[morsel.key] = morsel
+
+
+def _chunk_names(cookies: Mapping[str, str], name: str) -> list[str]:
+    return [k for k in cookies if k.startswith(name) and cookies[k]]
+
+
+def read_chunked(cookies: Mapping[str, str], name: str) -> str | None:
+    """The session cookie's value, reassembling ``name.0``, ``name.1``, ... if chunked."""
+    value = cookies.get(name)
+    if value:
+        return decode_value(value)
+    prefix = name + "."
+    parts: list[tuple[int, str]] = []
+    for key, val in cookies.items():
+        if val and key.startswith(prefix):
+            suffix = key[len(prefix) :]
+            if suffix.isdigit():
+                parts.append((int(suffix), val))
+    if not parts:
+        return None
+    parts.sort()
+    return decode_value("".join(v for _, v in parts))
+
+
+def set_chunked(
+    response: HttpResponseBase,
+    spec: CookieSpec,
+    value: str | None,
+    request_cookies: Mapping[str, str],
+    *,
+    expires: datetime | None = None,
+) -> None:
+    """Write (or with ``value=None`` delete) a possibly chunked session cookie.
+
+    Every cookie of the old set that the new set does not overwrite is deleted,
+    so going from two chunks to one cookie leaves no stale ``.1`` behind.
+    """
+    new: dict[str, str] = {}
+    if value:
+        encoded_len = len(encode_value(value))
+        count = math.ceil(encoded_len / CHUNK_SIZE)
+        if count <= 1:
+            new[spec.name] = value
+        else:
+            # Chunk the encoded form; values here are JWEs (no characters to escape).
+            for i in range(count):
+                new[f"{spec.name}.{i}"] = value[i * CHUNK_SIZE : (i + 1) * CHUNK_SIZE]
+    for old in _chunk_names(request_cookies, spec.name):
+        if old not in new and (old == spec.name or old[len(spec.name) :].startswith(".")):
+            delete_cookie(response, spec, name=old)
+    for name, chunk in new.items():
+        set_cookie(response, spec, chunk, expires=expires, name=name)

@@ -1,0 +1,277 @@
+"""Errors raised by webauth, one class per Auth.js error type.
+
+Every error is a subclass of :class:`AuthError` and carries Auth.js's type name in
+``.type`` (the class name), so logs and ``?error=`` query values match Auth.js.
+An optional ``.cause`` is a mapping; its ``"err"`` key, when present, is the
+underlying exception.
+
+Where an error lands when it interrupts a route:
+
+* "sign-in kind" errors send the user back to the sign-in page with ``?error=<type>``;
+* every other error goes to the error page;
+* only "client-safe" errors show their own type to the user; the others are
+  reported as ``error=Configuration`` and their detail stays in the server log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+__all__ = [
+    "CLIENT_SAFE_ERRORS",
+    "SIGN_IN_ERRORS",
+    "AccessDenied",
+    "AccountNotLinked",
+    "AdapterError",
+    "AuthError",
+    "CallbackRouteError",
+    "CredentialsSignin",
+    "DuplicateConditionalUI",
+    "EmailSignInError",
+    "ErrorPageLoop",
+    "EventError",
+    "ExperimentalFeatureNotEnabled",
+    "InvalidCallbackUrl",
+    "InvalidCheck",
+    "InvalidEndpoints",
+    "InvalidProvider",
+    "JWTSessionError",
+    "MissingAdapter",
+    "MissingAdapterMethods",
+    "MissingAuthorize",
+    "MissingCSRF",
+    "MissingSecret",
+    "MissingWebAuthnAutocomplete",
+    "OAuthAccountNotLinked",
+    "OAuthCallbackError",
+    "OAuthProfileParseError",
+    "OAuthSignInError",
+    "SessionTokenError",
+    "SignOutError",
+    "UnknownAction",
+    "UnsupportedStrategy",
+    "UntrustedHost",
+    "Verification",
+    "WebAuthnVerificationError",
+    "error_type_for_url",
+    "is_sign_in_error",
+]
+
+
+class AuthError(Exception):
+    """Base class of every webauth error.
+
+    ``type`` is the Auth.js error type (the class name); ``cause`` an optional
+    mapping whose ``"err"`` entry is the original exception.
+    """
+
+    type: ClassVar[str] = "AuthError"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Our own classes are named after Auth.js's types; a project's subclass
+        # (say ``class WrongCode(CredentialsSignin)``) keeps its parent's type,
+        # so routing and ``?error=`` values stay those of Auth.js.
+        if cls.__module__ == __name__:
+            cls.type = cls.__name__
+
+    def __init__(self, message: str = "", *, cause: Mapping[str, Any] | None = None) -> None:
+        if isinstance(message, BaseException):  # AuthError(err): keep the original as cause
+            cause = {"err": message, **(cause or {})}
+            message = str(message)
+        super().__init__(message)
+        self.message = message
+        self.cause: Mapping[str, Any] | None = cause
+
+    def __str__(self) -> str:
+        link = f"https://errors.authjs.dev#{self.type.lower()}"
+        return f"{self.message}. Read more at {link}" if self.message else f"Read more at {link}"
+
+
+class SignInError(AuthError):
+    """Errors that send the user back to the sign-in page instead of the error page."""
+
+
+class AccessDenied(AuthError):
+    """The ``sign_in`` callback refused the sign-in (returned ``False`` or raised)."""
+
+
+class AdapterError(AuthError):
+    """An adapter method failed."""
+
+
+class CallbackRouteError(AuthError):
+    """An unexpected error in the callback route (for example in ``authorize``)."""
+
+
+class ErrorPageLoop(AuthError):
+    """The custom error page itself redirected back to the error route."""
+
+
+class EventError(AuthError):
+    """An event handler raised; logged, never breaks the flow."""
+
+
+class InvalidCallbackUrl(AuthError):
+    """A ``callbackUrl`` that is neither an http(s) URL nor a relative path."""
+
+
+class CredentialsSignin(SignInError):
+    """Raise from a credentials provider's ``authorize`` to refuse the sign-in.
+
+    ``code`` is placed in the ``code`` query parameter of the sign-in page URL.
+    It is shown to the user, so it must not reveal which field was wrong.
+    Subclass it, or pass ``code=``, to give the client a different code.
+    """
+
+    code: str = "credentials"
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        code: str | None = None,
+        cause: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message, cause=cause)
+        if code is not None:
+            self.code = code
+
+
+class InvalidEndpoints(AuthError):
+    """An OAuth provider without an issuer or the endpoints it needs."""
+
+
+class InvalidCheck(AuthError):
+    """A PKCE, state or nonce check failed or its cookie was missing."""
+
+
+class JWTSessionError(AuthError):
+    """The JWT session could not be read or the callbacks failed on it."""
+
+
+class MissingAdapter(AuthError):
+    """A feature that needs an adapter is configured without one."""
+
+
+class MissingAdapterMethods(AuthError):
+    """The adapter lacks methods a flow needs; the message names them."""
+
+
+class MissingAuthorize(AuthError):
+    """A credentials provider without an ``authorize`` function."""
+
+
+class MissingSecret(AuthError):
+    """No secret is configured."""
+
+
+class OAuthAccountNotLinked(SignInError):
+    """The OAuth account belongs to another user, or its email is taken."""
+
+
+class OAuthCallbackError(SignInError):
+    """The provider answered the callback with an error (the user cancelled)."""
+
+
+class OAuthProfileParseError(AuthError):
+    """The provider's profile could not be mapped to a user."""
+
+
+class SessionTokenError(AuthError):
+    """The database session could not be read."""
+
+
+class OAuthSignInError(SignInError):
+    """The authorization request could not be built."""
+
+
+class EmailSignInError(SignInError):
+    """The sign-in email could not be sent."""
+
+
+class SignOutError(AuthError):
+    """Sign-out failed; the cookies are cleared all the same."""
+
+
+class UnknownAction(AuthError):
+    """A route/method combination webauth does not serve."""
+
+
+class UnsupportedStrategy(AuthError):
+    """A session strategy that the configured providers cannot use."""
+
+
+class InvalidProvider(AuthError):
+    """An unknown provider id, or a provider that does not support the route."""
+
+
+class UntrustedHost(AuthError):
+    """The request's host is not trusted (``trust_host`` is false and no ``AUTH_URL``)."""
+
+
+class Verification(AuthError):
+    """A magic-link token that is unknown, used or expired."""
+
+
+class MissingCSRF(SignInError):
+    """A state-changing request without a valid CSRF token."""
+
+
+class AccountNotLinked(SignInError):
+    """A passkey account belongs to another user, or its email is taken."""
+
+
+class DuplicateConditionalUI(AuthError):
+    """More than one WebAuthn provider enables conditional UI."""
+
+
+class MissingWebAuthnAutocomplete(AuthError):
+    """A conditional-UI WebAuthn provider without a ``webauthn`` autocomplete field."""
+
+
+class WebAuthnVerificationError(AuthError):
+    """The passkey response could not be verified."""
+
+
+class ExperimentalFeatureNotEnabled(AuthError):
+    """An experimental feature is used without being enabled."""
+
+
+SIGN_IN_ERRORS: frozenset[str] = frozenset(
+    {
+        "CredentialsSignin",
+        "OAuthAccountNotLinked",
+        "OAuthCallbackError",
+        "OAuthSignInError",
+        "EmailSignInError",
+        "MissingCSRF",
+        "AccountNotLinked",
+    }
+)
+
+CLIENT_SAFE_ERRORS: frozenset[str] = frozenset(
+    {
+        "CredentialsSignin",
+        "OAuthAccountNotLinked",
+        "OAuthCallbackError",
+        "AccessDenied",
+        "Verification",
+        "MissingCSRF",
+        "AccountNotLinked",
+        "WebAuthnVerificationError",
+    }
+)
+
+
+def is_sign_in_error(error: BaseException) -> bool:
+    """Whether *error* lands on the sign-in page rather than the error page."""
+    return isinstance(error, AuthError) and error.type in SIGN_IN_ERRORS
+
+
+def error_type_for_url(error: BaseException) -> str:
+    """The ``error=`` value shown to the client: the type if client-safe, else ``Configuration``."""
+    if isinstance(error, AuthError) and error.type in CLIENT_SAFE_ERRORS:
+        return error.type
+    return "Configuration"

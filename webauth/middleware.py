@@ -1,0 +1,264 @@
+"""``AuthMiddleware``: ``request.auth_session`` and ``request.user`` on every request.
+
+Add it after Django's ``AuthenticationMiddleware`` (if you use it)::
+
+    MIDDLEWARE = [
+        ...,
+        "django.contrib.sessions.middleware.SessionMiddleware",
+        "django.contrib.auth.middleware.AuthenticationMiddleware",
+        "webauth.middleware.AuthMiddleware",
+        ...,
+    ]
+
+Both attributes are lazy: a request whose view never reads them costs a dict
+lookup, and a request without a session cookie never decrypts anything.
+
+* ``request.auth_session`` is the session dict (as ``GET /auth/session`` returns
+  it) or ``None``.
+* ``request.user`` is the ``AUTH_USER_MODEL`` instance whose primary key is the
+  session's ``sub``; without a webauth session it is whatever
+  ``django.contrib.auth`` found (or ``AnonymousUser``). ``await request.auser()``
+  is its async twin.
+
+When a view has read the session, the middleware slides its expiry as the
+session endpoint does, re-issuing the JWT cookie at most once per
+``session.update_age`` (every request with ``update_age=0``). Requests under
+``protected_paths`` without a session are redirected to the sign-in page.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
+from django.contrib.auth.models import AnonymousUser
+from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect
+from django.utils.functional import SimpleLazyObject
+
+from . import cookies as ck
+from .conf import Config, get_config
+from .sessions import SessionResult, encode_token, read_jwt_session
+
+__all__ = ["AuthMiddleware", "RequestAuth", "get_request_auth"]
+
+
+class RequestAuth:
+    """The per-request session state behind ``request.auth_session`` and ``request.user``."""
+
+    __slots__ = ("_result", "_user", "config", "request", "secure", "spec")
+
+    def __init__(self, request: HttpRequest, config: Config) -> None:
+        self.request = request
+        self.config = config
+        if config.use_secure_cookies is not None:
+            self.secure = config.use_secure_cookies
+        elif config.url:
+            self.secure = config.url.startswith("https://")
+        else:
+            self.secure = request.is_secure()
+        self.spec = ck.cookie_specs(config, self.secure)["session_token"]
+        self._result: SessionResult | None = None
+        self._user: Any = None
+
+    @property
+    def has_cookie(self) -> bool:
+        """Whether the request carries a session cookie at all (no decryption)."""
+        cookies = self.request.COOKIES
+        name = self.spec.name
+        if name in cookies:
+            return True
+        dotted = name + "."
+        return any(k.startswith(dotted) for k in cookies)
+
+    @property
+    def evaluated(self) -> bool:
+        return self._result is not None
+
+    @property
+    def result(self) -> SessionResult:
+        """The session, read once per request."""
+        if self._result is None:
+            if not self.has_cookie:
+                self._result = SessionResult()
+            else:
+                raw = ck.read_chunked(self.request.COOKIES, self.spec.name)
+                self._result = read_jwt_session(self.config, raw, self.spec.name, reissue=False)
+        return self._result
+
+    @property
+    def session(self) -> Any:
+        return self.result.session
+
+    def session_user(self) -> Any:
+        """The user whose id is the session's ``sub``, or ``None`` (loaded once)."""
+        if self._user is None:
+            user_id = self.result.user_id if self.has_cookie else None
+            self._user = (_load_user(user_id) if user_id is not None else None) or False
+        return self._user or None
+
+    def get_user(self, fallback: Any = None) -> Any:
+        """The user of the webauth session, else *fallback*, else ``AnonymousUser``."""
+        user = self.session_user()
+        if user is not None:
+            return user
+        return fallback if fallback is not None else AnonymousUser()
+
+    def finish(self, response: HttpResponseBase) -> None:
+        """Slide the session's expiry or delete an unusable cookie; issue a pending CSRF cookie."""
+        pending = getattr(self.request, "_webauth_pending_csrf", None)
+        if pending is not None and pending.cookie is not None:
+            spec = ck.cookie_specs(self.config, self.secure)["csrf_token"]
+            if spec.name not in response.cookies:
+                ck.set_cookie(response, spec, pending.cookie)
+        result = self._result
+        if result is None or not self.has_cookie:
+            return
+        if self.spec.name in response.cookies or f"{self.spec.name}.0" in response.cookies:
+            return  # the view (sign-in, sign-out, the session route) already wrote it
+        if result.clear:
+            ck.set_chunked(response, self.spec, None, self.request.COOKIES)
+            return
+        token = result.token
+        if token is None:
+            return
+        iat = token.get("iat")
+        age = time.time() - iat if isinstance(iat, int | float) else float("inf")
+        if age < self.config.session.update_age:
+            return
+        value = encode_token(self.config, token, self.spec.name, self.config.jwt.max_age)
+        expires = _expiry(self.config.session.max_age)
+        ck.set_chunked(response, self.spec, value, self.request.COOKIES, expires=expires)
+
+
+def _expiry(max_age: int) -> Any:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(int(time.time()) + max_age, UTC)
+
+
+def _load_user(user_id: str) -> Any:
+    from django.contrib.auth import get_user_model
+    from django.core.exceptions import ValidationError
+
+    model = get_user_model()
+    try:
+        user = model._default_manager.get(pk=user_id)
+    except (model.DoesNotExist, ValueError, TypeError, ValidationError, OverflowError):
+        return None
+    # Like ModelBackend: an inactive user is not signed in.
+    if not getattr(user, "is_active", True):
+        return None
+    return user
+
+
+_lazy_request_classes: dict[type, type] = {}
+
+
+def _auth_session(request: Any) -> Any:
+    return request._webauth.session
+
+
+def _set_auth_session(request: Any, value: Any) -> None:
+    # Assigning replaces the lazy value (for tests and custom middleware).
+    state = request._webauth
+    state._result = SessionResult(session=value)
+
+
+def _with_lazy_session(request: HttpRequest) -> None:
+    # ``request.auth_session`` must be None (not a proxy) when there is no session,
+    # yet computed only on first read: a property on a per-class subclass gives both.
+    cls = type(request)
+    sub = _lazy_request_classes.get(cls)
+    if sub is None:
+        sub = type(
+            cls.__name__,
+            (cls,),
+            {
+                "auth_session": property(_auth_session, _set_auth_session),
+                "__module__": cls.__module__,
+            },
+        )
+        _lazy_request_classes[cls] = sub
+    request.__class__ = sub
+
+
+def get_request_auth(request: HttpRequest) -> RequestAuth:
+    """The request's :class:`RequestAuth`, creating it when the middleware did not."""
+    state: RequestAuth | None = getattr(request, "_webauth", None)
+    if state is None:
+        state = RequestAuth(request, get_config())
+        request._webauth = state  # type: ignore[attr-defined]
+    return state
+
+
+class AuthMiddleware:
+    """Attach the webauth session and user to each request (sync and async)."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+        self.get_response = get_response
+        self._async = iscoroutinefunction(get_response)
+        if self._async:
+            markcoroutinefunction(self)
+
+    def _attach(self, request: HttpRequest) -> RequestAuth:
+        state = RequestAuth(request, get_config())
+        request._webauth = state  # type: ignore[attr-defined]
+        _with_lazy_session(request)
+        previous = request.__dict__.get("user")
+        previous_auser = request.__dict__.get("auser")
+        request.user = SimpleLazyObject(lambda: state.get_user(previous))  # type: ignore[assignment]
+
+        async def auser() -> Any:
+            if state.has_cookie:
+                user = await sync_to_async(state.session_user)()
+                if user is not None:
+                    return user
+            if previous_auser is not None:
+                return await previous_auser()
+            return AnonymousUser()
+
+        request.auser = auser
+        return state
+
+    def _protected_redirect(
+        self, request: HttpRequest, state: RequestAuth
+    ) -> HttpResponseBase | None:
+        paths = state.config.protected_paths
+        if not paths or not request.path.startswith(tuple(paths)):
+            return None
+        if state.session is not None:
+            return None
+        from .helpers import signin_url
+
+        url = signin_url(request, callback_url=request.get_full_path())
+        return HttpResponseRedirect(url)
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self._async:
+            return self.__acall__(request)
+        state = self._attach(request)
+        redirect = self._protected_redirect(request, state)
+        if redirect is not None:
+            return redirect
+        response = self.get_response(request)
+        state.finish(response)
+        return response
+
+    async def __acall__(self, request: HttpRequest) -> Any:
+        state = self._attach(request)
+        if state.config.protected_paths:
+            redirect = await sync_to_async(self._protected_redirect)(request, state)
+            if redirect is not None:
+                return redirect
+        get_response: Callable[[HttpRequest], Awaitable[Any]] = self.get_response
+        response = await get_response(request)
+        if state.evaluated:
+            await sync_to_async(state.finish)(response)
+        elif hasattr(request, "_webauth_pending_csrf"):
+            state.finish(response)  # only the CSRF cookie: no I/O, no user code
+        return response

@@ -1,0 +1,195 @@
+"""The built-in pages: sign-in, sign-out, error and verify-request.
+
+Each is a Django template under ``templates/webauth/`` that a project can
+override, styled by the ``theme`` option. Strings are marked for translation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse
+from django.template.loader import render_to_string
+from django.utils.translation import gettext_lazy as _
+
+from .conf import Config
+from .context import AuthContext
+from .providers.base import Provider
+
+__all__ = [
+    "ERROR_PAGES",
+    "SIGNIN_ERRORS",
+    "provider_forms",
+    "render_error_page",
+    "render_page",
+    "render_signin_page",
+    "render_signout_page",
+    "render_verify_request_page",
+]
+
+_TRY_ANOTHER = _("Try signing in with a different account.")
+
+#: Messages shown on the sign-in page for ``?error=`` (Auth.js keeps the v4 codes).
+SIGNIN_ERRORS: dict[str, Any] = {
+    "Signin": _TRY_ANOTHER,
+    "OAuthSignin": _TRY_ANOTHER,
+    "OAuthCallbackError": _TRY_ANOTHER,
+    "OAuthCreateAccount": _TRY_ANOTHER,
+    "EmailCreateAccount": _TRY_ANOTHER,
+    "Callback": _TRY_ANOTHER,
+    "OAuthAccountNotLinked": _(
+        "To confirm your identity, sign in with the same account you used originally."
+    ),
+    "EmailSignin": _("The e-mail could not be sent."),
+    "CredentialsSignin": _("Sign in failed. Check the details you provided are correct."),
+    "SessionRequired": _("Please sign in to access this page."),
+    "MissingCSRF": _("Your sign-in form expired. Please try again."),
+    "default": _("Unable to sign in."),
+}
+
+#: error type -> (status, heading, message, hint)
+ERROR_PAGES: dict[str, tuple[int, Any, Any, Any]] = {
+    "Configuration": (
+        500,
+        _("Server error"),
+        _("There is a problem with the server configuration."),
+        _("Check the server logs for more information."),
+    ),
+    "AccessDenied": (
+        403,
+        _("Access Denied"),
+        _("You do not have permission to sign in."),
+        "",
+    ),
+    "Verification": (
+        403,
+        _("Unable to sign in"),
+        _("The sign in link is no longer valid."),
+        _("It may have been used already or it may have expired."),
+    ),
+    "default": (200, _("Error"), _("An error occurred while signing in."), ""),
+}
+
+
+def _theme_context(config: Config) -> dict[str, Any]:
+    theme = config.theme
+    return {
+        "color_scheme": theme.color_scheme,
+        "logo": theme.logo,
+        "brand_color": theme.brand_color,
+        "button_text": theme.button_text,
+    }
+
+
+def render_page(
+    ctx: AuthContext | None,
+    template: str,
+    context: dict[str, Any],
+    *,
+    config: Config,
+    status: int = 200,
+) -> HttpResponse:
+    """Render a built-in page with the theme in its context."""
+    request = ctx.request if ctx is not None else None
+    html = render_to_string(template, {"theme": _theme_context(config), **context}, request=request)
+    return HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
+
+
+def provider_forms(providers: tuple[Provider, ...], base_url: str) -> list[dict[str, Any]]:
+    """What a template needs to render one sign-in form per provider."""
+    forms = []
+    for p in providers:
+        entry: dict[str, Any] = {
+            "id": p.id,
+            "name": p.name,
+            "type": p.type,
+            "signin_url": f"{base_url}/signin/{p.id}",
+            "callback_url": f"{base_url}/callback/{p.id}",
+            "fields": [],
+        }
+        if p.type == "credentials":
+            # Credentials post to the callback route, as Auth.js's page does.
+            entry["action"] = entry["callback_url"]
+            for name, attrs in getattr(p, "credentials", {}).items():
+                extra = {
+                    k: v
+                    for k, v in attrs.items()
+                    if k not in ("label", "type") and isinstance(v, str | int | bool)
+                }
+                entry["fields"].append(
+                    {
+                        "name": name,
+                        "label": attrs.get("label", name),
+                        "type": attrs.get("type", "text"),
+                        "attrs": extra,
+                    }
+                )
+        else:
+            entry["action"] = entry["signin_url"]
+        forms.append(entry)
+    return forms
+
+
+def render_signin_page(ctx: AuthContext) -> HttpResponse:
+    """The sign-in page: a form per provider, and the message for ``?error=``."""
+    error = ctx.query.get("error")
+    message = (SIGNIN_ERRORS.get(error) or SIGNIN_ERRORS["default"]) if error else None
+    return render_page(
+        ctx,
+        "webauth/signin.html",
+        {
+            "providers": provider_forms(ctx.config.providers, ctx.base_url),
+            "csrf_token_value": ctx.csrf.token,
+            "callback_url": ctx.callback_url,
+            "error": error,
+            "error_message": message,
+            "email": ctx.query.get("email", ""),
+        },
+        config=ctx.config,
+    )
+
+
+def render_signout_page(ctx: AuthContext) -> HttpResponse:
+    """The sign-out confirmation page; its form POSTs the CSRF token."""
+    return render_page(
+        ctx,
+        "webauth/signout.html",
+        {
+            "action": f"{ctx.base_url}/signout",
+            "csrf_token_value": ctx.csrf.token,
+            "callback_url": ctx.callback_url,
+        },
+        config=ctx.config,
+    )
+
+
+def render_verify_request_page(ctx: AuthContext) -> HttpResponse:
+    """The "check your email" page shown after requesting a magic link."""
+    return render_page(
+        ctx,
+        "webauth/verify_request.html",
+        {"url": ctx.origin, "host": ctx.request.get_host()},
+        config=ctx.config,
+    )
+
+
+def render_error_page(
+    ctx: AuthContext | None, error: str | None, *, config: Config, home: str = "/"
+) -> HttpResponse:
+    """The error page; its status depends on the error type."""
+    status, heading, message, hint = ERROR_PAGES.get(error or "", ERROR_PAGES["default"])
+    signin = f"{ctx.base_url}/signin" if ctx is not None else f"{config.base_path}/signin"
+    return render_page(
+        ctx,
+        "webauth/error.html",
+        {
+            "error": error,
+            "heading": heading,
+            "message": message,
+            "hint": hint,
+            "signin_url": signin,
+            "home_url": ctx.origin if ctx is not None else home,
+        },
+        config=config,
+        status=status,
+    )

@@ -1,0 +1,46 @@
+"""Django signals for webauth's events.
+
+Each is sent with ``sender`` = the provider id (or ``None``) and the event's
+message as keyword arguments. They are notifications for audit and logging:
+a receiver that raises is logged and never breaks the sign-in.
+
+=================  ==========================================================
+signal             keyword arguments
+=================  ==========================================================
+``signed_in``      ``user``, ``account``, ``profile``, ``is_new_user``, ``request``
+``signed_out``     ``session`` (database strategy) or ``token`` (jwt), ``request``
+``user_created``   ``user``, ``request``
+``user_updated``   ``user``, ``request``
+``account_linked`` ``user``, ``account``, ``profile``, ``request``
+``session_read``   ``session``, ``token`` (jwt strategy), ``request``
+=================  ==========================================================
+"""
+
+from django.dispatch import Signal
+
+__all__ = [
+    "EVENT_SIGNALS",
+    "account_linked",
+    "session_read",
+    "signed_in",
+    "signed_out",
+    "user_created",
+    "user_updated",
+]
+
+signed_in = Signal()
+signed_out = Signal()
+user_created = Signal()
+user_updated = Signal()
+account_linked = Signal()
+session_read = Signal()
+
+#: event name (as in ``WEBAUTH["events"]``) -> signal
+EVENT_SIGNALS = {
+    "sign_in": signed_in,
+    "sign_out": signed_out,
+    "create_user": user_created,
+    "update_user": user_updated,
+    "link_account": account_linked,
+    "session": session_read,
+}

@@ -1,0 +1,33 @@
+"""``path("auth/", include("webauth.urls"))`` serves every webauth route.
+
+URL names (namespace ``webauth``) for ``{% url %}`` and ``reverse()``: ``session``,
+``csrf``, ``providers``, ``signin``, ``signin-provider``, ``callback``, ``signout``,
+``verify-request``, ``error``, ``webauthn-options``. For example
+``reverse("webauth:callback", kwargs={"provider_id": "credentials"})``.
+"""
+
+from django.urls import path, re_path
+
+from .views import auth_view
+
+app_name = "webauth"
+
+urlpatterns = [
+    path("session", auth_view, {"action": "session"}, name="session"),
+    path("csrf", auth_view, {"action": "csrf"}, name="csrf"),
+    path("providers", auth_view, {"action": "providers"}, name="providers"),
+    path("signin", auth_view, {"action": "signin"}, name="signin"),
+    path("signout", auth_view, {"action": "signout"}, name="signout"),
+    path("verify-request", auth_view, {"action": "verify-request"}, name="verify-request"),
+    path("error", auth_view, {"action": "error"}, name="error"),
+    path("signin/<str:provider_id>", auth_view, {"action": "signin"}, name="signin-provider"),
+    path("callback/<str:provider_id>", auth_view, {"action": "callback"}, name="callback"),
+    path(
+        "webauthn-options/<str:provider_id>",
+        auth_view,
+        {"action": "webauthn-options"},
+        name="webauthn-options",
+    ),
+    # Everything else (trailing slashes, unknown actions) is parsed by the view itself.
+    re_path(r"^(?P<rest>.*)$", auth_view),
+]

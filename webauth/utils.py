@@ -1,0 +1,70 @@
+"""Small helpers shared by the package: importing dotted paths, calling
+sync-or-async user code, and reading user objects of any shape."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from django.utils.module_loading import import_string
+
+__all__ = ["call", "resolve", "user_to_dict"]
+
+
+def resolve(value: Any) -> Any:
+    """Import *value* if it is a dotted path string, else return it unchanged."""
+    if isinstance(value, str):
+        return import_string(value)
+    return value
+
+
+def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call a user callback, event handler or adapter method from sync code.
+
+    ``async def`` functions (and plain functions returning an awaitable) are run
+    to completion with ``async_to_sync``, which also works from a thread that
+    ``sync_to_async`` started for an async view.
+    """
+    if inspect.iscoroutinefunction(fn):
+        return async_to_sync(fn)(*args, **kwargs)
+    result = fn(*args, **kwargs)
+    if inspect.isawaitable(result):
+
+        async def _await() -> Any:
+            return await result
+
+        return async_to_sync(_await)()
+    return result
+
+
+def user_to_dict(user: Any) -> dict[str, Any]:
+    """Read ``id``, ``name``, ``email`` and ``image`` from a user of any shape.
+
+    Accepts a mapping, a Django model instance (``pk``, ``get_full_name()``) or
+    any object with those attributes. Missing members are left out.
+    """
+    if user is None:
+        return {}
+    if isinstance(user, Mapping):
+        out = {k: user[k] for k in ("id", "name", "email", "image") if k in user}
+        if "id" in out and out["id"] is not None:
+            out["id"] = str(out["id"])
+        return out
+    out = {}
+    pk = getattr(user, "pk", None)
+    if pk is None:
+        pk = getattr(user, "id", None)
+    if pk is not None:
+        out["id"] = str(pk)
+    name = getattr(user, "name", None)
+    if name is None and callable(getattr(user, "get_full_name", None)):
+        name = user.get_full_name() or None
+        if name is None and callable(getattr(user, "get_username", None)):
+            name = user.get_username() or None
+    out["name"] = name
+    email_field = getattr(type(user), "EMAIL_FIELD", "email")
+    out["email"] = getattr(user, email_field, None) or None
+    out["image"] = getattr(user, "image", None) or None
+    return out

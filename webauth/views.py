@@ -1,0 +1,182 @@
+"""The catch-all view behind ``include("webauth.urls")``.
+
+It parses ``<action>[/<provider>]`` as Auth.js does, builds the request context
+once, runs the action, and turns errors into Auth.js's redirects. A reader can
+follow any route from here into its module under ``webauth/actions/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from urllib.parse import urlencode
+
+from django.core.exceptions import DisallowedHost, ImproperlyConfigured
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.views.decorators.csrf import csrf_exempt
+
+from .actions import callback, csrf, pages, providers, session, signin, signout
+from .conf import Config, get_config
+from .context import AuthContext
+from .errors import (
+    AuthError,
+    CredentialsSignin,
+    ErrorPageLoop,
+    MissingSecret,
+    UnknownAction,
+    error_type_for_url,
+    is_sign_in_error,
+)
+from .pages import render_error_page
+from .responses import bad_request, json_response, redirect
+
+__all__ = ["ACTIONS", "auth_view", "parse_route"]
+
+ACTIONS = frozenset(
+    {
+        "providers",
+        "session",
+        "csrf",
+        "signin",
+        "signout",
+        "callback",
+        "verify-request",
+        "error",
+        "webauthn-options",
+    }
+)
+_WITH_PROVIDER = frozenset({"signin", "callback", "webauthn-options"})
+_PAGE_ACTIONS = frozenset({"signin", "signout", "error", "verify-request"})
+
+Handler = Callable[[AuthContext], HttpResponse]
+
+ROUTES: dict[tuple[str, str], Handler] = {
+    ("GET", "session"): session.session,
+    ("POST", "session"): session.session,
+    ("GET", "csrf"): csrf.csrf,
+    ("GET", "providers"): providers.providers,
+    ("GET", "signin"): signin.signin_page,
+    ("POST", "signin"): signin.signin,
+    ("GET", "callback"): callback.callback,
+    ("POST", "callback"): callback.callback,
+    ("GET", "signout"): signout.signout_page,
+    ("POST", "signout"): signout.signout,
+    ("GET", "verify-request"): pages.verify_request_page,
+    ("GET", "error"): pages.error_page,
+}
+
+CONFIG_ERROR_MESSAGE = (
+    "There was a problem with the server configuration. Check the server logs for more information."
+)
+
+
+def parse_route(rest: str) -> tuple[str, str | None] | None:
+    """``"signin/github/"`` -> ``("signin", "github")``; ``None`` when not a route."""
+    parts = [p for p in rest.split("/") if p]
+    if not 1 <= len(parts) <= 2 or parts[0] not in ACTIONS:
+        return None
+    provider_id = parts[1] if len(parts) == 2 else None
+    if provider_id is not None and parts[0] not in _WITH_PROVIDER:
+        return None
+    if provider_id == "undefined":
+        provider_id = None
+    return parts[0], provider_id
+
+
+@csrf_exempt  # webauth checks its own double-submit token (Auth.js's), per action
+def auth_view(
+    request: HttpRequest,
+    rest: str = "",
+    action: str | None = None,
+    provider_id: str | None = None,
+) -> HttpResponseBase:
+    """Serve every webauth route."""
+    if request.method not in ("GET", "POST"):
+        return bad_request()
+    if action is not None:
+        rest = f"{action}/{provider_id}" if provider_id is not None else action
+    route = parse_route(rest)
+    if route is None:
+        return bad_request()
+    action, provider_id = route
+    try:
+        config = get_config()
+    except ImproperlyConfigured as exc:
+        from .logger import AuthLogger
+
+        AuthLogger().error(exc)
+        return _config_error_response(request, action, None)
+    try:
+        ctx = AuthContext(request, config, action=action, provider_id=provider_id)
+        if not config.secret:
+            raise MissingSecret("Please define a `secret`.")
+        ctx.assert_callback_urls()
+    except DisallowedHost:
+        raise
+    except Exception as exc:
+        config.logger.error(exc if isinstance(exc, AuthError) else AuthError(cause={"err": exc}))
+        return _config_error_response(request, action, config)
+
+    handler = ROUTES.get((request.method, action))
+    if request.method == "GET" and action == "signin" and provider_id is not None:
+        handler = None  # Auth.js has no GET /signin/<provider>
+    try:
+        if handler is None:
+            raise UnknownAction(f"Unsupported action {request.method} {action}")
+        response: HttpResponseBase = handler(ctx)
+    except Exception as exc:
+        return _error_response(ctx, exc)
+    if action != "providers":
+        ctx.add_standard_cookies(response)
+    return _return_redirect(request, response)
+
+
+def _return_redirect(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+    # Clients that cannot follow redirects themselves (fetch from next-auth/react and
+    # friends) send X-Auth-Return-Redirect: answer 200 {"url": ...} keeping the cookies.
+    if "HTTP_X_AUTH_RETURN_REDIRECT" in request.META and response.has_header("Location"):
+        answer = json_response({"url": response["Location"]})
+        answer["Location"] = response["Location"]
+        answer.cookies = response.cookies
+        return answer
+    return response
+
+
+def _error_response(ctx: AuthContext, exc: BaseException) -> HttpResponseBase:
+    """Log *exc* and send the user where Auth.js sends them (no cookies, as Auth.js)."""
+    error = exc if isinstance(exc, AuthError) else AuthError(str(exc), cause={"err": exc})
+    ctx.config.logger.error(error)
+    if ctx.action == "session" and ctx.request.method == "POST":
+        return json_response(None, status=400)
+    error_type = error_type_for_url(error)
+    if is_sign_in_error(error):
+        params = {"error": error_type}
+        if isinstance(error, CredentialsSignin):
+            params["code"] = error.code
+        url = ctx.page_url("signin", params)
+    else:
+        url = ctx.page_url("error", {"error": error_type})
+    if "HTTP_X_AUTH_RETURN_REDIRECT" in ctx.request.META:
+        return json_response({"url": url})
+    return redirect(url)
+
+
+def _config_error_response(
+    request: HttpRequest, action: str, config: Config | None
+) -> HttpResponseBase:
+    """A failed configuration assertion: an error page for page routes, else 500 JSON."""
+    if request.method == "GET" and action in _PAGE_ACTIONS:
+        error_page = config.pages.error if config is not None else None
+        if config is not None and error_page:
+            callback_url = request.GET.get("callbackUrl", "")
+            if callback_url.startswith(error_page):
+                config.logger.error(
+                    ErrorPageLoop(f"The error page {error_page} should not require authentication")
+                )
+            else:
+                return redirect(f"{error_page}?{urlencode({'error': 'Configuration'})}")
+        if config is None:
+            from .conf import Config as _Config
+
+            config = _Config()
+        return render_error_page(None, "Configuration", config=config)
+    return json_response({"message": CONFIG_ERROR_MESSAGE}, status=500)
