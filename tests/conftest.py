@@ -14,3 +14,11 @@ def _fresh_config(monkeypatch):
     reset_config()
     yield
     reset_config()
+
+
+@pytest.fixture
+def client_factory():
+    """Make independent test clients (one per simulated browser)."""
+    from django.test import Client
+
+    return Client

@@ -13,6 +13,7 @@ id                 problem
 ``webauth.E007``   ``AuthMiddleware`` before ``AuthenticationMiddleware``
 ``webauth.W002``   no providers configured
 ``webauth.W003``   ``skip_csrf_check`` is on
+``webauth.E008``   the adapter lacks methods the configured session strategy calls
 =================  ==============================================================
 """
 
@@ -80,8 +81,30 @@ def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
                 id="webauth.W003",
             )
         )
+    messages.extend(_check_adapter(config))
     messages.extend(_check_base_path(config.base_path))
     return messages
+
+
+def _check_adapter(config: Any) -> list[CheckMessage]:
+    from .adapters.base import FLOW_METHODS, missing_methods
+
+    if config.adapter is None:
+        return []
+    flow = "database_session" if config.session.strategy == "database" else "jwt_with_adapter"
+    missing = missing_methods(config.adapter, FLOW_METHODS[flow])
+    if not missing:
+        return []
+    return [
+        Error(
+            f"The webauth adapter {type(config.adapter).__name__} lacks "
+            f"{', '.join(missing)}, which the {config.session.strategy!r} session "
+            "strategy calls.",
+            hint="Implement the methods (see webauth.adapters.base.Adapter), or use "
+            "webauth.adapters.django.DjangoAdapter.",
+            id="webauth.E008",
+        )
+    ]
 
 
 def _check_base_path(base_path: str) -> list[CheckMessage]:

@@ -38,8 +38,11 @@ from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect
 from django.utils.functional import SimpleLazyObject
 
 from . import cookies as ck
+from .adapters.base import AdapterCaller
 from .conf import Config, get_config
-from .sessions import SessionResult, encode_token, read_jwt_session
+from .errors import AuthError
+from .sessions import SessionResult, encode_token, read_database_session, read_jwt_session
+from .types import as_user
 
 __all__ = ["AuthMiddleware", "RequestAuth", "get_request_auth"]
 
@@ -77,14 +80,24 @@ class RequestAuth:
         return self._result is not None
 
     @property
+    def raw_token(self) -> str | None:
+        """The session cookie's value (chunks joined), without decoding it."""
+        if not self.has_cookie:
+            return None
+        return ck.read_chunked(self.request.COOKIES, self.spec.name)
+
+    @property
     def result(self) -> SessionResult:
         """The session, read once per request."""
         if self._result is None:
             if not self.has_cookie:
                 self._result = SessionResult()
+            elif self.config.session.strategy == "database":
+                self._result = read_database_session(self.config, self.raw_token)
             else:
-                raw = ck.read_chunked(self.request.COOKIES, self.spec.name)
-                self._result = read_jwt_session(self.config, raw, self.spec.name, reissue=False)
+                self._result = read_jwt_session(
+                    self.config, self.raw_token, self.spec.name, reissue=False
+                )
         return self._result
 
     @property
@@ -94,8 +107,13 @@ class RequestAuth:
     def session_user(self) -> Any:
         """The user whose id is the session's ``sub``, or ``None`` (loaded once)."""
         if self._user is None:
-            user_id = self.result.user_id if self.has_cookie else None
-            self._user = (_load_user(user_id) if user_id is not None else None) or False
+            result = self.result if self.has_cookie else None
+            user = None
+            if result is not None and result.user is not None and result.user.instance is not None:
+                user = _active(result.user.instance)  # came with the session: no query
+            elif result is not None and result.user_id is not None:
+                user = _load_user(self.config, result.user_id)
+            self._user = user or False
         return self._user or None
 
     def get_user(self, fallback: Any = None) -> Any:
@@ -120,6 +138,12 @@ class RequestAuth:
         if result.clear:
             ck.set_chunked(response, self.spec, None, self.request.COOKIES)
             return
+        if self.config.session.strategy == "database":
+            if result.extended and result.cookie is not None:
+                ck.set_chunked(
+                    response, self.spec, result.cookie, self.request.COOKIES, expires=result.expires
+                )
+            return
         token = result.token
         if token is None:
             return
@@ -138,19 +162,32 @@ def _expiry(max_age: int) -> Any:
     return datetime.fromtimestamp(int(time.time()) + max_age, UTC)
 
 
-def _load_user(user_id: str) -> Any:
+def _active(user: Any) -> Any:
+    # Like ModelBackend: an inactive user is not signed in.
+    return user if getattr(user, "is_active", True) else None
+
+
+def _load_user(config: Config, user_id: str) -> Any:
+    """The ``AUTH_USER_MODEL`` instance for *user_id* (through the adapter when there is one)."""
     from django.contrib.auth import get_user_model
     from django.core.exceptions import ValidationError
 
+    if config.adapter is not None and callable(getattr(config.adapter, "get_user", None)):
+        try:
+            record = as_user(AdapterCaller(config.adapter, config.logger)("get_user", user_id))
+        except AuthError:
+            return None
+        if record is None:
+            return None
+        if record.instance is not None:
+            return _active(record.instance)
+        user_id = record.id
     model = get_user_model()
     try:
         user = model._default_manager.get(pk=user_id)
     except (model.DoesNotExist, ValueError, TypeError, ValidationError, OverflowError):
         return None
-    # Like ModelBackend: an inactive user is not signed in.
-    if not getattr(user, "is_active", True):
-        return None
-    return user
+    return _active(user)
 
 
 _lazy_request_classes: dict[type, type] = {}

@@ -7,16 +7,19 @@ session token and the session lives in the adapter's storage.
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from . import jwt as jose
+from .adapters.base import AdapterCaller
 from .callbacks import run_jwt, run_session
 from .conf import Config
-from .errors import JWTSessionError
+from .errors import JWTSessionError, SessionTokenError
+from .types import AdapterSession, AdapterUser, as_session, as_session_and_user
 
 if TYPE_CHECKING:
     from .context import AuthContext
@@ -27,7 +30,9 @@ __all__ = [
     "default_session",
     "encode_token",
     "iso_expires",
+    "new_database_session",
     "new_jwt_session",
+    "read_database_session",
     "read_jwt_session",
     "read_session",
 ]
@@ -75,7 +80,9 @@ class SessionResult:
     ``session`` is what the client sees (``None`` without a session); ``token`` the
     decoded JWT after the ``jwt`` callback; ``user_id`` the user's id (``sub``).
     ``cookie`` is a new session cookie value to write, ``expires`` its expiry;
-    ``clear`` asks for the session cookie(s) to be deleted.
+    ``clear`` asks for the session cookie(s) to be deleted. With the database
+    strategy ``user`` is the adapter's user (read in the same lookup as the
+    session) and ``extended`` tells whether the session's expiry was just moved.
     """
 
     session: Any = None
@@ -84,6 +91,8 @@ class SessionResult:
     cookie: str | None = None
     expires: datetime | None = None
     clear: bool = False
+    user: AdapterUser | None = None
+    extended: bool = False
 
 
 def read_jwt_session(
@@ -179,6 +188,10 @@ def read_session(
     reissue: bool = True,
 ) -> SessionResult:
     """Read the request's session with the configured strategy."""
+    if ctx.config.session.strategy == "database":
+        return read_database_session(
+            ctx.config, ctx.session_cookie_value, trigger=trigger, new_session=new_session
+        )
     return read_jwt_session(
         ctx.config,
         ctx.session_cookie_value,
@@ -197,5 +210,116 @@ def _sub(token: Mapping[str, Any]) -> str | None:
 def end_session(ctx: AuthContext) -> dict[str, Any]:
     """End the request's session; returns the ``sign_out`` event's message."""
     raw = ctx.session_cookie_value
+    if ctx.config.session.strategy == "database":
+        caller = AdapterCaller(ctx.config.adapter, ctx.config.logger)
+        deleted = caller("delete_session", raw) if raw else None
+        return {"session": as_session(deleted)}
     token = decode_token(ctx.config, raw, ctx.cookies["session_token"].name) if raw else None
     return {"token": token}
+
+
+def _user_session(user: AdapterUser, expires: datetime) -> dict[str, Any]:
+    """Auth.js's default session for the database strategy."""
+    return {
+        "user": {"name": user.name, "email": user.email, "image": user.image},
+        "expires": iso_expires(expires.timestamp()),
+    }
+
+
+def read_database_session(
+    config: Config,
+    session_token: str | None,
+    *,
+    trigger: str | None = None,
+    new_session: Any = _UNSET,
+    extend: bool = True,
+) -> SessionResult:
+    """Read a database session as ``GET /auth/session`` does.
+
+    An expired session is deleted. A live one has its expiry moved to
+    ``now + max_age`` when it was last extended at least ``update_age`` ago (one
+    write per ``update_age`` at most). The cookie is always re-issued with the
+    new expiry, as Auth.js does; ``extended`` tells callers that only want to
+    write it when the stored expiry moved.
+    """
+    if not session_token:
+        return SessionResult()
+    caller = AdapterCaller(config.adapter, config.logger)
+    try:
+        pair = as_session_and_user(caller("get_session_and_user", session_token))
+        if pair is None:
+            return SessionResult(clear=True)
+        stored, user = pair
+        now = datetime.now(UTC)
+        expires = _aware(stored.expires)
+        if expires <= now:
+            caller("delete_session", session_token)
+            return SessionResult(clear=True)
+        max_age = config.session.max_age
+        extended = False
+        if extend and expires - timedelta(seconds=max_age - config.session.update_age) <= now:
+            caller(
+                "update_session",
+                {
+                    "session_token": session_token,
+                    "user_id": stored.user_id,
+                    "expires": now + timedelta(seconds=max_age),
+                },
+            )
+            extended = True
+        # As in Auth.js, the session shows the stored expiry read before extending it.
+        session: Any = _user_session(user, expires)
+        params: dict[str, Any] = {"session": session, "user": user}
+        if trigger == "update":
+            params.update(
+                trigger="update", new_session=None if new_session is _UNSET else new_session
+            )
+        session = run_session(config, **params)
+    except Exception as exc:
+        error = exc if isinstance(exc, SessionTokenError) else SessionTokenError(cause={"err": exc})
+        config.logger.error(error)
+        return SessionResult()
+    return SessionResult(
+        session=session,
+        user_id=user.id,
+        user=user,
+        cookie=session_token,
+        expires=now + timedelta(seconds=max_age),
+        extended=extended,
+    )
+
+
+def new_database_session(
+    config: Config,
+    *,
+    user_id: str,
+    user_agent: str | None = None,
+    ip_address: str | None = None,
+    replaces: str | None = None,
+) -> SessionResult:
+    """Create a database session for a fresh sign-in.
+
+    ``replaces`` is the request's previous session token, deleted so that a
+    sign-in always starts a new session (no session fixation).
+    """
+    caller = AdapterCaller(config.adapter, config.logger)
+    caller.require("create_session")
+    generate = config.session.generate_session_token
+    token = str(generate()) if generate is not None else secrets.token_urlsafe(32)
+    expires = datetime.now(UTC) + timedelta(seconds=config.session.max_age)
+    if replaces:
+        caller("delete_session", replaces)
+    record = AdapterSession(
+        session_token=token,
+        user_id=user_id,
+        expires=expires,
+        user_agent=(user_agent or "")[:512] or None,
+        ip_address=ip_address,
+    )
+    created = as_session(caller("create_session", record))
+    stored_expires = _aware(created.expires) if created is not None else expires
+    return SessionResult(user_id=user_id, cookie=token, expires=stored_expires)
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

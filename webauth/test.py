@@ -21,7 +21,7 @@ from django.test import Client
 
 from . import cookies as ck
 from .conf import get_config
-from .sessions import encode_token
+from .sessions import encode_token, new_database_session
 from .utils import user_to_dict
 
 __all__ = ["force_sign_in", "force_sign_out", "session_cookie_for"]
@@ -30,9 +30,18 @@ __all__ = ["force_sign_in", "force_sign_out", "session_cookie_for"]
 def session_cookie_for(
     user: Any, *, secure: bool = False, claims: Mapping[str, Any] | None = None
 ) -> tuple[str, str]:
-    """``(cookie name, value)`` of a JWT session for *user* (extra *claims* merged in)."""
+    """``(cookie name, value)`` of a session for *user*.
+
+    With the ``jwt`` strategy the value is a JWT (extra *claims* merged in); with
+    ``database`` a session is created through the adapter and the value is its token.
+    """
     config = get_config()
     info = user_to_dict(user)
+    name = ck.cookie_specs(config, secure)["session_token"].name
+    if config.session.strategy == "database":
+        result = new_database_session(config, user_id=str(info["id"]), user_agent="webauth.test")
+        assert result.cookie is not None
+        return name, result.cookie
     token = {
         "name": info.get("name"),
         "email": info.get("email"),
@@ -40,14 +49,16 @@ def session_cookie_for(
         "sub": info.get("id"),
         **(claims or {}),
     }
-    name = ck.cookie_specs(config, secure)["session_token"].name
     return name, encode_token(config, token, name, config.jwt.max_age)
 
 
 def force_sign_in(
     client: Client, user: Any, *, secure: bool = False, claims: Mapping[str, Any] | None = None
 ) -> str:
-    """Sign *user* (a model instance or a mapping with ``id``) in on *client*; returns the JWT."""
+    """Sign *user* (a model instance or a mapping with ``id``) in on *client*.
+
+    Returns the session cookie's value (the JWT, or the database session token).
+    """
     name, value = session_cookie_for(user, secure=secure, claims=claims)
     client.cookies[name] = value
     return value

@@ -25,7 +25,7 @@ from ..errors import (
 from ..events import emit
 from ..providers.credentials import Credentials
 from ..responses import redirect
-from ..sessions import new_jwt_session
+from ..sessions import new_database_session, new_jwt_session
 from ..utils import user_to_dict
 from .session import write_session_result
 
@@ -109,15 +109,26 @@ def finish_sign_in(
     is_new_user: bool = False,
 ) -> HttpResponse:
     """Create the session, set its cookie, emit ``sign_in`` and redirect."""
-    result = new_jwt_session(
-        ctx.config,
-        ctx.cookies["session_token"].name,
-        user=user,
-        user_dict=user_dict,
-        account=account,
-        profile=profile,
-        is_new_user=is_new_user,
-    )
+    if ctx.config.session.strategy == "database":
+        # Unlike Auth.js, credentials sign-ins get database sessions too.
+        meta = ctx.request.META
+        result = new_database_session(
+            ctx.config,
+            user_id=str(user_dict["id"]),
+            user_agent=meta.get("HTTP_USER_AGENT"),
+            ip_address=meta.get("REMOTE_ADDR") or None,
+            replaces=ctx.session_cookie_value,
+        )
+    else:
+        result = new_jwt_session(
+            ctx.config,
+            ctx.cookies["session_token"].name,
+            user=user,
+            user_dict=user_dict,
+            account=account,
+            profile=profile,
+            is_new_user=is_new_user,
+        )
     url = ctx.callback_url
     new_user_page = ctx.config.pages.new_user
     if is_new_user and new_user_page:

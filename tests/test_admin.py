@@ -1,0 +1,78 @@
+"""The admin pages of webauth's tables and their actions."""
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.urls import reverse
+from django.utils import timezone
+
+from webauth.models import Account, Authenticator, Session, VerificationToken, token_hash
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def data(db):
+    user = get_user_model().objects.create_user("dora")
+    later = timezone.now() + timedelta(days=1)
+    session = Session.objects.create(user=user, token_hash=token_hash("t"), expires=later)
+    account = Account.objects.create(
+        user=user,
+        type="oauth",
+        provider="github",
+        provider_account_id="42",
+        access_token="gho_secret",
+    )
+    passkey = Authenticator.objects.create(
+        user=user,
+        credential_id="cred-1",
+        provider_account_id="cred-1",
+        credential_public_key="pk",
+        credential_device_type="multiDevice",
+    )
+    VerificationToken.objects.create(identifier="d@example.com", token_hash="h", expires=later)
+    return {"session": session, "account": account, "passkey": passkey}
+
+
+@pytest.mark.parametrize("model", ["session", "account", "authenticator", "verificationtoken"])
+def test_changelists_render(admin_client, data, model):
+    response = admin_client.get(reverse(f"admin:webauth_{model}_changelist"))
+    assert response.status_code == 200
+    assert b"gho_secret" not in response.content
+
+
+def test_change_pages_hide_tokens(admin_client, data):
+    response = admin_client.get(reverse("admin:webauth_account_change", args=[data["account"].pk]))
+    assert response.status_code == 200 and b"gho_secret" not in response.content
+    response = admin_client.get(reverse("admin:webauth_session_change", args=[data["session"].pk]))
+    assert response.status_code == 200 and token_hash("t").encode() not in response.content
+
+
+@pytest.mark.parametrize(
+    ("model", "action", "key"),
+    [
+        ("session", "revoke", "session"),
+        ("account", "unlink", "account"),
+        ("authenticator", "remove", "passkey"),
+    ],
+)
+def test_actions_delete_the_selected_rows(admin_client, data, model, action, key):
+    obj = data[key]
+    response = admin_client.post(
+        reverse(f"admin:webauth_{model}_changelist"),
+        {"action": action, "_selected_action": [obj.pk]},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert not type(obj).objects.filter(pk=obj.pk).exists()
+
+
+def test_search_sessions_by_ip(admin_client, data):
+    response = admin_client.get(reverse("admin:webauth_session_changelist"), {"q": "10.0.0.1"})
+    assert response.status_code == 200
+
+
+def test_migrations_match_the_models():
+    call_command("makemigrations", "webauth", "--check", "--dry-run", verbosity=0)

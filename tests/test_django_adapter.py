@@ -1,0 +1,159 @@
+"""DjangoAdapter behaviour beyond the contract: hashing, mapping onto auth.User,
+transactions, and single-use tokens under concurrency."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, connection, connections
+from django.utils import timezone
+
+from webauth.adapters.django import DjangoAdapter
+from webauth.models import Account, Session, VerificationToken, token_hash
+from webauth.types import AdapterAccount, AdapterSession
+
+pytestmark = pytest.mark.django_db
+adapter = DjangoAdapter()
+
+
+def test_session_token_is_stored_hashed():
+    user = get_user_model().objects.create_user("h")
+    adapter.create_session(
+        AdapterSession(session_token="s3cret", user_id=str(user.pk), expires=timezone.now())
+    )
+    row = Session.objects.get()
+    assert row.token_hash == token_hash("s3cret") != "s3cret"
+    assert not Session.objects.filter(token_hash="s3cret").exists()
+
+
+def test_verification_token_is_stored_hashed():
+    adapter.create_verification_token(
+        {"identifier": "a@example.com", "token": "abc", "expires": timezone.now()}
+    )
+    assert VerificationToken.objects.get().token_hash == token_hash("abc")
+
+
+def test_auth_user_mapping_splits_name_and_generates_unique_usernames():
+    first = adapter.create_user({"email": "sam@example.com", "name": "Sam Vimes"})
+    second = adapter.create_user({"email": "sam@example.org", "name": "Sam Other"})
+    one = get_user_model().objects.get(pk=first.id)
+    two = get_user_model().objects.get(pk=second.id)
+    assert (one.first_name, one.last_name) == ("Sam", "Vimes")
+    assert one.username == "sam" and two.username.startswith("sam-")
+    assert first.name == "Sam Vimes" and first.image is None and first.email_verified is None
+
+
+def test_get_user_with_non_numeric_id_is_none():
+    assert adapter.get_user("not-a-number") is None
+
+
+def test_get_session_and_user_is_one_query(django_assert_num_queries):
+    user = get_user_model().objects.create_user("q")
+    adapter.create_session(
+        AdapterSession(session_token="tok", user_id=str(user.pk), expires=timezone.now())
+    )
+    with django_assert_num_queries(1):
+        session, found = adapter.get_session_and_user("tok")
+    assert found.instance == user and session.user_id == str(user.pk)
+
+
+def test_user_and_account_are_created_together_or_not_at_all():
+    existing = get_user_model().objects.create_user("owner")
+    Account.objects.create(
+        user=existing, type="oauth", provider="example", provider_account_id="taken"
+    )
+    users_before = get_user_model().objects.count()
+    with pytest.raises(IntegrityError):
+        adapter.create_user_and_link_account(
+            {"email": "new@example.com", "name": "New"},
+            AdapterAccount(
+                user_id="", type="oauth", provider="example", provider_account_id="taken"
+            ),
+        )
+    assert get_user_model().objects.count() == users_before
+    assert not get_user_model().objects.filter(email="new@example.com").exists()
+
+
+def test_user_and_account_created_together():
+    user, account = adapter.create_user_and_link_account(
+        {"email": "both@example.com"},
+        {"userId": "", "type": "oidc", "provider": "example", "providerAccountId": "p1"},
+    )
+    assert account.user_id == user.id
+    assert adapter.get_user_by_account("example", "p1").id == user.id
+
+
+def test_update_account_replaces_tokens():
+    user = get_user_model().objects.create_user("tok")
+    adapter.link_account(
+        AdapterAccount(
+            user_id=str(user.pk),
+            type="oauth",
+            provider="gh",
+            provider_account_id="1",
+            access_token="old",
+            extra={"foo": 1},
+        )
+    )
+    adapter.update_account(
+        AdapterAccount(
+            user_id=str(user.pk),
+            type="oauth",
+            provider="gh",
+            provider_account_id="1",
+            access_token="new",
+            refresh_token="r",
+        )
+    )
+    account = adapter.get_account("1", "gh")
+    assert account.access_token == "new" and account.refresh_token == "r"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_redemption_gives_the_token_to_exactly_one_caller():
+    if connection.vendor != "postgresql":
+        pytest.skip("concurrency is proven on PostgreSQL (set WEBAUTH_TEST_POSTGRES=1)")
+    expires = timezone.now() + timedelta(hours=1)
+    threads_count = 16
+    rounds = 10
+    for round_no in range(rounds):
+        token = f"race-{round_no}"
+        adapter.create_verification_token(
+            {"identifier": "race@example.com", "token": token, "expires": expires}
+        )
+        barrier = threading.Barrier(threads_count)
+        winners: list[object] = []
+        errors: list[BaseException] = []
+
+        def redeem(token=token, barrier=barrier, winners=winners, errors=errors):
+            try:
+                barrier.wait()
+                result = adapter.use_verification_token("race@example.com", token)
+                if result is not None:
+                    winners.append(result)
+            except BaseException as exc:  # reported below, never swallowed
+                errors.append(exc)
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=redeem) for _ in range(threads_count)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not errors
+        assert len(winners) == 1, f"round {round_no}: {len(winners)} callers got the token"
+    assert not VerificationToken.objects.exists()
+
+
+def test_postgres_marker_matches_the_environment():
+    """CI sets WEBAUTH_TEST_POSTGRES; then the suite must really be on PostgreSQL."""
+    import os
+
+    if os.environ.get("WEBAUTH_TEST_POSTGRES"):
+        assert connection.vendor == "postgresql"
+    else:
+        assert settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")

@@ -1,0 +1,62 @@
+"""Flows under AUTH_USER_MODEL = "webauth.User" (run by tests/test_user_model.py)."""
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from webauth import jwt as jose
+from webauth.adapters.django import DjangoAdapter
+
+from .helpers import csrf_pair
+
+SECRET = "test-secret-0123456789abcdef0123456789abcdef"
+pytestmark = pytest.mark.django_db
+
+
+def test_the_user_model_is_webauths():
+    assert get_user_model()._meta.label == "webauth.User"
+
+
+def test_credentials_sign_in_with_email_and_password(client):
+    user = get_user_model().objects.create_user(
+        "ada@example.com", "analytical engine", name="Ada", image="https://example.com/a.png"
+    )
+    token = csrf_pair(client)
+    response = client.post(
+        "/auth/callback/credentials",
+        {"csrfToken": token, "username": "ada@example.com", "password": "analytical engine"},
+    )
+    assert response.status_code == 302 and "error" not in response["Location"]
+    claims = jose.decode(
+        token=response.cookies["authjs.session-token"].value,
+        secret=SECRET,
+        salt="authjs.session-token",
+    )
+    assert claims["sub"] == str(user.pk)
+    assert claims["name"] == "Ada" and claims["picture"] == "https://example.com/a.png"
+
+
+def test_adapter_creates_users_without_username():
+    record = DjangoAdapter().create_user({"email": "New@Example.com", "name": "New"})
+    user = get_user_model().objects.get(pk=record.id)
+    assert user.email == "New@example.com" and user.name == "New"
+    assert not user.has_usable_password()
+
+
+def test_admin_lists_and_adds_webauth_users(admin_client):
+    from django.urls import reverse
+
+    assert admin_client.get(reverse("admin:webauth_user_changelist")).status_code == 200
+    response = admin_client.post(
+        reverse("admin:webauth_user_add"),
+        {
+            "email": "added@example.com",
+            "password1": "a-long-enough-pass-123",
+            "password2": "a-long-enough-pass-123",
+            "usable_password": "true",
+        },
+    )
+    assert response.status_code == 302, response.content[:2000]
+    user = get_user_model().objects.get(email="added@example.com")
+    assert user.check_password("a-long-enough-pass-123")
+    change = admin_client.get(reverse("admin:webauth_user_change", args=[user.pk]))
+    assert change.status_code == 200

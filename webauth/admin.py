@@ -1,0 +1,181 @@
+"""Admin pages for webauth's tables: revoke sessions, unlink accounts, remove passkeys."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.contrib.auth.forms import BaseUserCreationForm
+from django.contrib.auth.forms import UserChangeForm as DjangoUserChangeForm
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
+
+from .models import Account, Authenticator, Session, User, VerificationToken
+
+
+@admin.register(Session)
+class SessionAdmin(admin.ModelAdmin):
+    """Database sessions; the token itself is never shown (only its hash is stored)."""
+
+    list_display = ("user", "created_at", "updated_at", "expires", "ip_address", "user_agent")
+    list_filter = ("expires", "created_at")
+    search_fields = ("user__pk", "ip_address", "user_agent")
+    list_select_related = ("user",)
+    readonly_fields = ("user", "created_at", "updated_at", "expires", "ip_address", "user_agent")
+    exclude = ("token_hash",)
+    actions = ("revoke",)
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description=_("Revoke the selected sessions (sign those devices out)"))
+    def revoke(self, request: HttpRequest, queryset: QuerySet[Session]) -> None:
+        count, _unused = queryset.delete()
+        self.message_user(
+            request,
+            ngettext("%(count)d session revoked.", "%(count)d sessions revoked.", count)
+            % {"count": count},
+            messages.SUCCESS,
+        )
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
+    """Linked provider accounts; tokens are not displayed."""
+
+    list_display = ("user", "provider", "provider_account_id", "type", "created_at", "updated_at")
+    list_filter = ("provider", "type")
+    search_fields = ("provider_account_id", "provider", "user__pk")
+    list_select_related = ("user",)
+    readonly_fields = (
+        "user",
+        "type",
+        "provider",
+        "provider_account_id",
+        "created_at",
+        "updated_at",
+    )
+    fields = (*readonly_fields, "scope", "expires_at")
+    actions = ("unlink",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description=_("Unlink the selected accounts"))
+    def unlink(self, request: HttpRequest, queryset: QuerySet[Account]) -> None:
+        count, _unused = queryset.delete()
+        self.message_user(
+            request,
+            ngettext("%(count)d account unlinked.", "%(count)d accounts unlinked.", count)
+            % {"count": count},
+            messages.SUCCESS,
+        )
+
+
+@admin.register(Authenticator)
+class AuthenticatorAdmin(admin.ModelAdmin):
+    """Registered passkeys."""
+
+    list_display = (
+        "user",
+        "credential_device_type",
+        "credential_backed_up",
+        "counter",
+        "created_at",
+        "last_used_at",
+    )
+    list_filter = ("credential_device_type", "credential_backed_up")
+    search_fields = ("credential_id", "user__pk")
+    list_select_related = ("user",)
+    readonly_fields = (
+        "user",
+        "credential_id",
+        "provider_account_id",
+        "credential_public_key",
+        "counter",
+        "credential_backed_up",
+        "credential_device_type",
+        "transports",
+        "created_at",
+        "last_used_at",
+    )
+    actions = ("remove",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description=_("Remove the selected passkeys"))
+    def remove(self, request: HttpRequest, queryset: QuerySet[Authenticator]) -> None:
+        count, _unused = queryset.delete()
+        self.message_user(
+            request,
+            ngettext("%(count)d passkey removed.", "%(count)d passkeys removed.", count)
+            % {"count": count},
+            messages.SUCCESS,
+        )
+
+
+@admin.register(VerificationToken)
+class VerificationTokenAdmin(admin.ModelAdmin):
+    """Pending email sign-in tokens (stored hashed; shown for support, never editable)."""
+
+    list_display = ("identifier", "expires", "is_expired")
+    search_fields = ("identifier",)
+    readonly_fields = ("identifier", "expires")
+    exclude = ("token_hash",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(boolean=True, description=_("expired"))
+    def is_expired(self, obj: VerificationToken) -> bool:
+        return obj.expires <= timezone.now()
+
+
+if settings.AUTH_USER_MODEL == "webauth.User":
+
+    class UserCreationForm(BaseUserCreationForm):
+        """Add a user by email and password."""
+
+        class Meta:
+            model = User
+            fields = ("email",)
+
+    class UserChangeForm(DjangoUserChangeForm):
+        """Edit a webauth user."""
+
+        class Meta:
+            model = User
+            fields = "__all__"
+
+    @admin.register(User)
+    class UserAdmin(DjangoUserAdmin):
+        """The admin for webauth's own user model (email instead of username)."""
+
+        add_form = UserCreationForm
+        form = UserChangeForm
+
+        ordering = ("email",)
+        list_display = ("email", "name", "is_staff", "is_active", "date_joined")
+        search_fields = ("email", "name")
+        fieldsets = (
+            (None, {"fields": ("email", "password")}),
+            (_("Profile"), {"fields": ("name", "image", "email_verified")}),
+            (
+                _("Permissions"),
+                {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")},
+            ),
+            (_("Important dates"), {"fields": ("last_login", "date_joined")}),
+        )
+        add_fieldsets = (
+            (None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),
+        )

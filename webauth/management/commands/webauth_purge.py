@@ -1,0 +1,69 @@
+"""``manage.py webauth_purge``: delete expired sessions and verification tokens."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DEFAULT_DB_ALIAS, DatabaseError
+from django.utils import timezone
+
+from ...purge import PURGED_MODELS, count_expired, purge_expired
+
+
+class Command(BaseCommand):
+    help = (
+        "Delete expired webauth sessions and verification tokens in short batches. "
+        "Safe to run while the site serves requests; run it from cron."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="Count what would be deleted; delete nothing.",
+        )
+        parser.add_argument(
+            "--batch-size",
+            type=int,
+            default=10_000,
+            help="Ids per DELETE statement (default 10000). Smaller batches hold locks "
+            "for less time.",
+        )
+        parser.add_argument(
+            "--database",
+            default=DEFAULT_DB_ALIAS,
+            help="The database alias to purge (default: %(default)s).",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        batch_size: int = options["batch_size"]
+        if batch_size < 1:
+            raise CommandError("--batch-size must be a positive integer.")
+        using: str = options["database"]
+        verbosity: int = options["verbosity"]
+        now = timezone.now()
+        for model in PURGED_MODELS:
+            table = model._meta.db_table
+            try:
+                if options["dry_run"]:
+                    count = count_expired(model, now=now, using=using)
+                    self.stdout.write(f"{table}: {count} expired rows would be deleted")
+                    continue
+
+                def progress(count: int, table: str = table) -> None:
+                    if verbosity >= 2:
+                        self.stdout.write(f"{table}: deleted a batch of {count}")
+
+                result = purge_expired(
+                    model, batch_size=batch_size, now=now, using=using, progress=progress
+                )
+            except DatabaseError as exc:
+                raise CommandError(
+                    f"Purging {table} failed: {exc}. Rows deleted by earlier batches stay "
+                    "deleted; fix the database problem and run the command again."
+                ) from exc
+            if verbosity >= 1:
+                self.stdout.write(
+                    f"{table}: deleted {result.deleted} expired rows in {result.batches} batches"
+                )

@@ -1,0 +1,213 @@
+"""The tables of the Django ORM adapter.
+
+``Account``, ``Session``, ``VerificationToken`` and ``Authenticator`` belong to
+``settings.AUTH_USER_MODEL``. :class:`User` is an optional ready-made user model
+with every ``AdapterUser`` field; it exists only in projects that set
+``AUTH_USER_MODEL = "webauth.User"`` (it is swappable, like ``auth.User``).
+
+Secrets are stored hashed: a database session is found by the SHA-256 of its
+token, a verification token by the SHA-256 of the value the flow hands over.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, ClassVar
+
+from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
+from django.contrib.auth.models import PermissionsMixin
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+__all__ = [
+    "Account",
+    "Authenticator",
+    "Session",
+    "User",
+    "UserManager",
+    "VerificationToken",
+    "token_hash",
+]
+
+
+def token_hash(value: str) -> str:
+    """The hex SHA-256 under which a session or verification token is stored."""
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+class UserManager(BaseUserManager["User"]):
+    """Creates users identified by email address."""
+
+    use_in_migrations = True
+
+    def _create(self, email: str | None, password: str | None, **fields: Any) -> User:
+        user = self.model(email=self.normalize_email(email) if email else None, **fields)
+        if password:
+            user.set_password(password)
+        else:
+            user.set_unusable_password()
+        user.save(using=self._db)
+        return user
+
+    def create_user(
+        self, email: str | None = None, password: str | None = None, **fields: Any
+    ) -> User:
+        """A regular user; without a password the user can sign in only through providers."""
+        fields.setdefault("is_staff", False)
+        fields.setdefault("is_superuser", False)
+        return self._create(email, password, **fields)
+
+    def create_superuser(self, email: str, password: str | None = None, **fields: Any) -> User:
+        """A staff superuser (used by ``createsuperuser``)."""
+        fields.update(is_staff=True, is_superuser=True)
+        return self._create(email, password, **fields)
+
+
+class User(AbstractBaseUser, PermissionsMixin):
+    """A user model with every ``AdapterUser`` field, identified by email.
+
+    Recommended for new projects: ``AUTH_USER_MODEL = "webauth.User"``.
+    """
+
+    email = models.EmailField(_("email address"), unique=True, null=True, blank=True)
+    email_verified = models.DateTimeField(_("email verified"), null=True, blank=True)
+    name = models.CharField(_("name"), max_length=255, blank=True)
+    image = models.CharField(_("image URL"), max_length=2048, blank=True)
+    is_active = models.BooleanField(_("active"), default=True)
+    is_staff = models.BooleanField(_("staff status"), default=False)
+    date_joined = models.DateTimeField(_("date joined"), default=timezone.now)
+
+    objects: ClassVar[UserManager] = UserManager()
+
+    USERNAME_FIELD = "email"
+    EMAIL_FIELD = "email"
+    REQUIRED_FIELDS: ClassVar[list[str]] = []
+
+    class Meta:
+        verbose_name = _("user")
+        verbose_name_plural = _("users")
+        swappable = "AUTH_USER_MODEL"
+
+    def __str__(self) -> str:
+        return self.email or self.name or f"user {self.pk}"
+
+    def get_full_name(self) -> str:
+        """The display name."""
+        return self.name
+
+    def get_short_name(self) -> str:
+        """The display name."""
+        return self.name
+
+
+class Account(models.Model):
+    """A provider account (OAuth, OIDC, email, WebAuthn) linked to a user."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="webauth_accounts",
+        verbose_name=_("user"),
+    )
+    type = models.CharField(_("type"), max_length=32)
+    provider = models.CharField(_("provider"), max_length=128)
+    provider_account_id = models.CharField(_("provider account id"), max_length=255)
+    access_token = models.TextField(_("access token"), null=True, blank=True)
+    refresh_token = models.TextField(_("refresh token"), null=True, blank=True)
+    id_token = models.TextField(_("ID token"), null=True, blank=True)
+    scope = models.TextField(_("scope"), null=True, blank=True)
+    token_type = models.CharField(_("token type"), max_length=64, null=True, blank=True)
+    expires_at = models.BigIntegerField(_("expires at"), null=True, blank=True)
+    session_state = models.TextField(_("session state"), null=True, blank=True)
+    extra = models.JSONField(_("other fields"), default=dict, blank=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("account")
+        verbose_name_plural = _("accounts")
+        constraints: ClassVar[list[Any]] = [
+            models.UniqueConstraint(
+                fields=["provider", "provider_account_id"],
+                name="webauth_account_provider_unique",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.provider_account_id}"
+
+
+class Session(models.Model):
+    """A database session; the cookie holds the token, the table its SHA-256."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="webauth_sessions",
+        verbose_name=_("user"),
+    )
+    token_hash = models.CharField(_("token hash"), max_length=64, unique=True, editable=False)
+    expires = models.DateTimeField(_("expires"), db_index=True)
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+    updated_at = models.DateTimeField(_("last extended"), default=timezone.now)
+    user_agent = models.CharField(_("user agent"), max_length=512, blank=True)
+    ip_address = models.GenericIPAddressField(_("IP address"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("session")
+        verbose_name_plural = _("sessions")
+        indexes: ClassVar[list[Any]] = [
+            models.Index(fields=["user", "expires"], name="webauth_session_user_exp"),
+        ]
+
+    def __str__(self) -> str:
+        return f"session {self.pk} of user {self.user_id}"
+
+
+class VerificationToken(models.Model):
+    """A single-use email sign-in token, stored hashed."""
+
+    identifier = models.CharField(_("identifier"), max_length=320)
+    token_hash = models.CharField(_("token hash"), max_length=64, editable=False)
+    expires = models.DateTimeField(_("expires"), db_index=True)
+
+    class Meta:
+        verbose_name = _("verification token")
+        verbose_name_plural = _("verification tokens")
+        constraints: ClassVar[list[Any]] = [
+            models.UniqueConstraint(
+                fields=["identifier", "token_hash"], name="webauth_vtoken_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"token for {self.identifier}"
+
+
+class Authenticator(models.Model):
+    """A WebAuthn credential (passkey) registered to a user."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="webauth_authenticators",
+        verbose_name=_("user"),
+    )
+    credential_id = models.CharField(_("credential id"), max_length=1400, unique=True)
+    provider_account_id = models.CharField(_("provider account id"), max_length=255)
+    credential_public_key = models.TextField(_("public key"))
+    counter = models.BigIntegerField(_("counter"), default=0)
+    credential_backed_up = models.BooleanField(_("backed up"), default=False)
+    credential_device_type = models.CharField(_("device type"), max_length=32)
+    transports = models.CharField(_("transports"), max_length=255, null=True, blank=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    last_used_at = models.DateTimeField(_("last used"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("passkey")
+        verbose_name_plural = _("passkeys")
+
+    def __str__(self) -> str:
+        return f"passkey {self.pk} of user {self.user_id}"

@@ -1,0 +1,195 @@
+"""The records adapters take and return (spec section 2), as dataclasses.
+
+Field names are the snake_case forms of Auth.js's (``providerAccountId`` is
+``provider_account_id``); :meth:`to_wire` gives the Auth.js (camelCase) form for
+JSON. Adapters may return these dataclasses or plain mappings with either
+spelling: :func:`as_user` and friends read both.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+__all__ = [
+    "AdapterAccount",
+    "AdapterAuthenticator",
+    "AdapterSession",
+    "AdapterUser",
+    "VerificationToken",
+    "as_account",
+    "as_authenticator",
+    "as_session",
+    "as_session_and_user",
+    "as_user",
+    "as_verification_token",
+]
+
+_WIRE_NAMES = {
+    "provider_account_id": "providerAccountId",
+    "user_id": "userId",
+    "email_verified": "emailVerified",
+    "session_token": "sessionToken",
+    "credential_id": "credentialID",
+    "credential_public_key": "credentialPublicKey",
+    "credential_backed_up": "credentialBackedUp",
+    "credential_device_type": "credentialDeviceType",
+}
+_PY_NAMES = {wire: py for py, wire in _WIRE_NAMES.items()}
+
+
+class _Record:
+    """Shared conversions of the record dataclasses."""
+
+    def to_wire(self) -> dict[str, Any]:
+        """The record with Auth.js's field names (``extra`` keys merged in)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            if f.name in ("extra", "instance") or not f.init:
+                continue
+            out[_WIRE_NAMES.get(f.name, f.name)] = getattr(self, f.name)
+        out.update(getattr(self, "extra", None) or {})
+        return out
+
+
+@dataclass(slots=True)
+class AdapterUser(_Record):
+    """A user as adapters store it (spec 2.3).
+
+    ``instance`` is the framework object behind the record when the adapter has
+    one (the Django model instance for :class:`~webauth.adapters.django.DjangoAdapter`);
+    the middleware uses it as ``request.user`` without another query.
+    """
+
+    id: str
+    email: str | None = None
+    email_verified: datetime | None = None
+    name: str | None = None
+    image: str | None = None
+    instance: Any = field(default=None, repr=False, compare=False)
+
+
+@dataclass(slots=True)
+class AdapterAccount(_Record):
+    """A link between a user and a provider account (spec 2.1).
+
+    Token fields are those an OAuth provider returns; any other key a provider
+    sends is kept in ``extra``.
+    """
+
+    user_id: str
+    type: str
+    provider: str
+    provider_account_id: str
+    access_token: str | None = None
+    refresh_token: str | None = None
+    id_token: str | None = None
+    scope: str | None = None
+    token_type: str | None = None
+    expires_at: int | None = None
+    session_state: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class AdapterSession(_Record):
+    """A database session (spec 2.5).
+
+    ``user_agent`` and ``ip_address`` are webauth additions captured at sign-in
+    for session management; adapters that do not store them ignore them.
+    """
+
+    session_token: str
+    user_id: str
+    expires: datetime
+    user_agent: str | None = None
+    ip_address: str | None = None
+
+
+@dataclass(slots=True)
+class VerificationToken(_Record):
+    """A single-use email sign-in token (spec 2.6)."""
+
+    identifier: str
+    token: str
+    expires: datetime
+
+
+@dataclass(slots=True)
+class AdapterAuthenticator(_Record):
+    """A WebAuthn credential registered to a user (spec 2.7)."""
+
+    credential_id: str
+    user_id: str
+    provider_account_id: str
+    credential_public_key: str
+    counter: int
+    credential_backed_up: bool
+    credential_device_type: str
+    transports: str | None = None
+
+
+R = TypeVar("R")
+
+
+def _coerce(cls: type[R], value: Any) -> R | None:
+    if value is None or isinstance(value, cls):
+        return value
+    if not isinstance(value, Mapping):
+        raise TypeError(f"expected {cls.__name__} or a mapping, got {type(value).__name__}")
+    names = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
+    kwargs: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, val in value.items():
+        name = _PY_NAMES.get(key, key)
+        if name in names:
+            kwargs[name] = val
+        else:
+            extra[key] = val
+    if "extra" in names:
+        kwargs["extra"] = {**extra, **kwargs.get("extra", {})}
+    for key in ("id", "user_id"):
+        if key in kwargs and kwargs[key] is not None:
+            kwargs[key] = str(kwargs[key])
+    return cls(**kwargs)
+
+
+def as_user(value: Any) -> AdapterUser | None:
+    """An :class:`AdapterUser` from a record or mapping (``None`` passes through)."""
+    return _coerce(AdapterUser, value)
+
+
+def as_account(value: Any) -> AdapterAccount | None:
+    """An :class:`AdapterAccount` from a record or mapping."""
+    return _coerce(AdapterAccount, value)
+
+
+def as_session(value: Any) -> AdapterSession | None:
+    """An :class:`AdapterSession` from a record or mapping."""
+    return _coerce(AdapterSession, value)
+
+
+def as_verification_token(value: Any) -> VerificationToken | None:
+    """A :class:`VerificationToken` from a record or mapping."""
+    return _coerce(VerificationToken, value)
+
+
+def as_authenticator(value: Any) -> AdapterAuthenticator | None:
+    """An :class:`AdapterAuthenticator` from a record or mapping."""
+    return _coerce(AdapterAuthenticator, value)
+
+
+def as_session_and_user(value: Any) -> tuple[AdapterSession, AdapterUser] | None:
+    """Read ``get_session_and_user``'s result: a pair or a ``{"session", "user"}`` mapping."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        session, user = as_session(value["session"]), as_user(value["user"])
+    else:
+        session, user = as_session(value[0]), as_user(value[1])
+    if session is None or user is None:
+        return None
+    return session, user
