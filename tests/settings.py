@@ -5,6 +5,7 @@ SQLite by default; PostgreSQL at 127.0.0.1:5432 when WEBAUTH_TEST_POSTGRES is se
 """
 
 import os
+import tempfile
 
 SECRET_KEY = "webauth-tests-not-secret"
 DEBUG = False
@@ -20,6 +21,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "oauth2_provider",  # the real OpenID provider of the OAuth tests (tests/idp.py)
     "webauth",
 ]
 
@@ -33,6 +35,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
 ]
 
+DATABASES: dict[str, dict[str, object]]
 if os.environ.get("WEBAUTH_TEST_POSTGRES"):
     DATABASES = {
         "default": {
@@ -44,7 +47,16 @@ if os.environ.get("WEBAUTH_TEST_POSTGRES"):
         }
     }
 else:
-    DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+    # A file, not ":memory:": the live server (the test OpenID provider) serves
+    # requests from its own threads, which need their own connections.
+    _SQLITE = os.path.join(tempfile.gettempdir(), f"webauth-tests-{os.getpid()}.sqlite3")
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": _SQLITE,
+            "TEST": {"NAME": _SQLITE},
+        }
+    }
 
 TEMPLATES = [
     {
@@ -62,6 +74,17 @@ TEMPLATES = [
 ]
 
 STATIC_URL = "/static/"
+LOGIN_URL = "/admin/login/"
+
+from .keys import rsa_key_pem  # noqa: E402
+
+OAUTH2_PROVIDER = {
+    "OIDC_ENABLED": True,
+    "OIDC_RSA_PRIVATE_KEY": rsa_key_pem("a"),
+    "PKCE_REQUIRED": False,
+    "OAUTH2_VALIDATOR_CLASS": "tests.idp.Validator",
+    "SCOPES": {"openid": "OpenID", "profile": "Profile", "email": "Email"},
+}
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 WEBAUTH = {

@@ -90,3 +90,11 @@ def helper_signout(request):
     if isinstance(result, HttpResponse):
         return result
     return JsonResponse({"failed": result.failed}, status=400)
+
+
+#: A JWKS the OAuth tests fill with a key the provider never signed with.
+FORGED_JWKS: dict = {"keys": []}
+
+
+def forged_jwks(request):
+    return JsonResponse(FORGED_JWKS)

@@ -3,6 +3,7 @@
 The public API::
 
     from webauth import get_session, aget_session, sign_in, sign_out, get_token
+    from webauth import get_access_token, aget_access_token
     from webauth.decorators import auth_required, AuthRequiredMixin
 
 See ``docs/`` for installation and configuration.
@@ -13,10 +14,12 @@ from typing import Any
 __version__ = "0.1.0"
 
 __all__ = [
+    "aget_access_token",
     "aget_session",
     "asign_in",
     "asign_out",
     "auth_required",
+    "get_access_token",
     "get_session",
     "get_token",
     "sign_in",
@@ -39,6 +42,10 @@ def __getattr__(name: str) -> Any:
         from . import helpers
 
         return getattr(helpers, name)
+    if name in {"get_access_token", "aget_access_token"}:
+        from .oauth import tokens
+
+        return getattr(tokens, name)
     if name == "auth_required":
         from .decorators import auth_required
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from .linked_accounts import LastSignInMethod, unlink
 from .models import Account, Authenticator, Session, User, VerificationToken
 
 
@@ -69,13 +70,26 @@ class AccountAdmin(admin.ModelAdmin):
 
     @admin.action(description=_("Unlink the selected accounts"))
     def unlink(self, request: HttpRequest, queryset: QuerySet[Account]) -> None:
-        count, _unused = queryset.delete()
+        count, kept = 0, []
+        for account in queryset.select_related("user"):
+            try:
+                if unlink(account.user, account.provider, account.provider_account_id):
+                    count += 1
+            except LastSignInMethod:
+                kept.append(str(account))
         self.message_user(
             request,
             ngettext("%(count)d account unlinked.", "%(count)d accounts unlinked.", count)
             % {"count": count},
             messages.SUCCESS,
         )
+        if kept:
+            self.message_user(
+                request,
+                _("Kept %(accounts)s: the only way those users can sign in.")
+                % {"accounts": ", ".join(kept)},
+                messages.WARNING,
+            )
 
 
 @admin.register(Authenticator)

@@ -64,7 +64,7 @@ def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             )
         )
     for provider in config.providers:
-        messages.extend(provider.checks())
+        messages.extend(provider.system_checks())
     if not config.providers:
         messages.append(
             Warning(

@@ -267,7 +267,19 @@ def _str(name: str, value: Any) -> str | None:
 
 def _provider(index: int, value: Any) -> Provider:
     obj = value
-    if isinstance(obj, str):
+    if isinstance(obj, str) and "." not in obj:
+        # A built-in provider by id: "github", "google", "microsoft-entra-id"...
+        from .providers.catalog import provider_class
+
+        try:
+            obj = provider_class(obj)
+        except KeyError:
+            raise _err(
+                f"providers[{index}]",
+                f"{value!r} is not a built-in provider id",
+                "See docs/providers.md for the catalog, or give a dotted path.",
+            ) from None
+    elif isinstance(obj, str):
         try:
             obj = resolve(obj)
         except ImportError as exc:

@@ -95,6 +95,19 @@ def render_page(
     return HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
 
 
+def _button_style(provider: Provider) -> dict[str, Any]:
+    """The logo URL and colours of an OAuth provider's button (local static files only)."""
+    from django.templatetags.static import static
+
+    style = getattr(provider, "style", None) or {}
+    logo = style.get("logo")
+    return {
+        "logo": static(logo) if logo else None,
+        "bg": style.get("bg"),
+        "text": style.get("text"),
+    }
+
+
 def provider_forms(providers: tuple[Provider, ...], base_url: str) -> list[dict[str, Any]]:
     """What a template needs to render one sign-in form per provider."""
     forms = []
@@ -126,6 +139,7 @@ def provider_forms(providers: tuple[Provider, ...], base_url: str) -> list[dict[
                 )
         else:
             entry["action"] = entry["signin_url"]
+            entry.update(_button_style(p))
         forms.append(entry)
     return forms
 

@@ -29,7 +29,13 @@ from ..sessions import new_database_session, new_jwt_session
 from ..utils import user_to_dict
 from .session import write_session_result
 
-__all__ = ["authorize_credentials", "callback", "check_sign_in", "finish_sign_in"]
+__all__ = [
+    "authorize_credentials",
+    "callback",
+    "check_sign_in",
+    "django_logged_in",
+    "finish_sign_in",
+]
 
 
 def callback(ctx: AuthContext) -> HttpResponse:
@@ -80,7 +86,7 @@ def credentials_callback(
     denied = check_sign_in(ctx, user=user, account=account, credentials=credentials)
     if denied is not None:
         return denied
-    _django_logged_in(ctx, user)
+    django_logged_in(ctx, user)
     return finish_sign_in(ctx, user=user, user_dict=user_dict, account=account)
 
 
@@ -146,7 +152,7 @@ def finish_sign_in(
     return response
 
 
-def _django_logged_in(ctx: AuthContext, user: Any) -> None:
+def django_logged_in(ctx: AuthContext, user: Any) -> None:
     # A Django user signing in through webauth should look like a contrib.auth login to the
     # rest of the project: this updates last_login and reaches user_logged_in receivers.
     from django.contrib.auth import get_user_model

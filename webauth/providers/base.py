@@ -49,7 +49,7 @@ class Provider:
             )
         return problems
 
-    def checks(self) -> list[CheckMessage]:
+    def system_checks(self) -> list[CheckMessage]:
         """System-check messages for this provider (``manage.py check``)."""
         return []
 

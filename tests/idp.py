@@ -1,0 +1,28 @@
+"""A real OpenID provider for the tests: django-oauth-toolkit with OIDC enabled.
+
+It is mounted at ``/idp/`` of the test project and served over HTTP by
+pytest-django's ``live_server``; webauth (the relying party, driven by Django's
+test client at http://testserver) talks to it with real requests: discovery,
+JWKS, token and userinfo.
+"""
+
+from __future__ import annotations
+
+from oauth2_provider.oauth2_validators import OAuth2Validator
+
+
+class Validator(OAuth2Validator):
+    """Puts the user's name and email into ID tokens and userinfo."""
+
+    oidc_claim_scope = None
+
+    def get_additional_claims(self, request):
+        user = request.user
+        # The relying party shares this database in the tests; an email the
+        # user table does not hold keeps the two sides' users apart.
+        return {
+            "email": f"{user.get_username()}@idp.example",
+            "email_verified": True,
+            "name": user.get_full_name() or user.get_username(),
+            "preferred_username": user.get_username(),
+        }

@@ -1,0 +1,98 @@
+"""get_access_token: refreshing provider tokens against the real test provider."""
+
+import threading
+import time
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.core.cache import cache
+from django.db import connection, connections
+
+from webauth import aget_access_token, get_access_token
+from webauth.models import Account
+from webauth.oauth.tokens import TokenRefreshError
+from webauth.providers.oauth import OIDC
+
+from .oidc_helpers import CLIENT_ID, CLIENT_SECRET, sign_in, start_idp
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def account(client, live_server, settings):
+    cache.clear()
+    idp = start_idp(live_server)
+    settings.WEBAUTH = {
+        **settings.WEBAUTH,
+        "providers": [
+            OIDC(id="example", issuer=idp.issuer, client_id=CLIENT_ID, client_secret=CLIENT_SECRET)
+        ],
+        "adapter": "webauth.adapters.django.DjangoAdapter",
+    }
+    sign_in(client, idp)
+    return Account.objects.get()
+
+
+def expire(account):
+    Account.objects.filter(pk=account.pk).update(expires_at=int(time.time()) - 10)
+
+
+def test_fresh_token_is_returned_without_refreshing(account):
+    assert get_access_token(account.user, "example") == account.access_token
+
+
+def test_expired_token_is_refreshed_and_stored(account):
+    expire(account)
+    token = get_access_token(account.user, "example")
+    assert token and token != account.access_token
+    stored = Account.objects.get(pk=account.pk)
+    assert stored.access_token == token
+    assert stored.refresh_token != account.refresh_token  # the provider rotated it
+    assert stored.expires_at > time.time()
+
+
+def test_async_twin(account):
+    expire(account)
+    token = async_to_sync(aget_access_token)(account.user, "example")
+    assert token == Account.objects.get(pk=account.pk).access_token
+
+
+def test_no_account_is_none(account):
+    from django.contrib.auth import get_user_model
+
+    other = get_user_model().objects.create_user("nobody")
+    assert get_access_token(other, "example") is None
+
+
+def test_refused_refresh_raises(account):
+    expire(account)
+    Account.objects.filter(pk=account.pk).update(refresh_token="revoked")
+    with pytest.raises(TokenRefreshError):
+        get_access_token(account.user, "example")
+
+
+def test_concurrent_calls_refresh_once(account):
+    if connection.vendor == "sqlite":
+        # SQLite in memory cannot be shared by threads in the test process.
+        pytest.skip("needs a server database (WEBAUTH_TEST_POSTGRES=1)")
+    expire(account)
+    results, errors = [], []
+    barrier = threading.Barrier(6)
+
+    def call():
+        try:
+            barrier.wait()
+            results.append(get_access_token(account.user, "example"))
+        except Exception as exc:  # reported by the assertion below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=call) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # The provider rotates refresh tokens: a second refresh with the old one would fail.
+    assert not errors, errors
+    assert len(set(results)) == 1 and results[0] != account.access_token

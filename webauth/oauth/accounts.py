@@ -1,0 +1,127 @@
+"""Which user an OAuth account signs in (Auth.js's ``handleLoginOrRegister``).
+
+* A known account signs its user in; its stored tokens are replaced by the new
+  ones (Auth.js never updates them). Signed in as someone else: refused.
+* An unknown account is linked to the signed-in user, if any.
+* Otherwise, a user with the same email refuses the sign-in
+  (``OAuthAccountNotLinked``) unless the provider sets
+  ``allow_dangerous_email_account_linking``; else a new user is created and the
+  account linked to it, in one transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.db import transaction
+
+from ..adapters.base import AdapterCaller
+from ..errors import OAuthAccountNotLinked
+from ..events import emit
+from ..sessions import decode_token
+from ..types import AdapterAccount, AdapterUser, as_account, as_session_and_user, as_user
+
+if TYPE_CHECKING:
+    from ..context import AuthContext
+
+__all__ = ["LoginResult", "current_user", "login_or_register"]
+
+
+@dataclass(slots=True)
+class LoginResult:
+    """The user to sign in, the stored account, and whether the user is new."""
+
+    user: AdapterUser
+    account: AdapterAccount
+    is_new_user: bool
+
+
+def current_user(ctx: AuthContext, caller: AdapterCaller) -> AdapterUser | None:
+    """The user of the request's session, if any (before this sign-in)."""
+    raw = ctx.session_cookie_value
+    if not raw:
+        return None
+    if ctx.config.session.strategy == "database":
+        pair = as_session_and_user(caller("get_session_and_user", raw))
+        return pair[1] if pair is not None else None
+    token = decode_token(ctx.config, raw, ctx.cookies["session_token"].name)
+    if not token or not token.get("sub"):
+        return None
+    return as_user(caller("get_user", str(token["sub"])))
+
+
+def _update_tokens(caller: AdapterCaller, account: AdapterAccount) -> AdapterAccount:
+    if callable(getattr(caller.adapter, "update_account", None)):
+        updated = as_account(caller("update_account", account))
+        if updated is not None:
+            return updated
+    return account
+
+
+def login_or_register(
+    ctx: AuthContext,
+    *,
+    user_data: dict[str, Any],
+    account: AdapterAccount,
+    allow_email_linking: bool,
+) -> LoginResult:
+    """Apply the linking rules with the adapter; raises :class:`OAuthAccountNotLinked`."""
+    caller = AdapterCaller(ctx.config.adapter, ctx.config.logger)
+    caller.require("get_user_by_account", "get_user_by_email", "create_user", "link_account")
+    signed_in = current_user(ctx, caller)
+    known = as_user(caller("get_user_by_account", account.provider, account.provider_account_id))
+    if known is not None:
+        if signed_in is not None and signed_in.id != known.id:
+            raise OAuthAccountNotLinked("The account is already associated with another user")
+        account.user_id = known.id
+        return LoginResult(user=known, account=_update_tokens(caller, account), is_new_user=False)
+
+    if signed_in is not None:
+        account.user_id = signed_in.id
+        linked = as_account(caller("link_account", account)) or account
+        emit(ctx.config, "link_account", user=signed_in, account=linked, profile=user_data)
+        return LoginResult(user=signed_in, account=linked, is_new_user=False)
+
+    email = user_data.get("email")
+    existing = as_user(caller("get_user_by_email", email)) if email else None
+    if existing is not None:
+        if not allow_email_linking:
+            raise OAuthAccountNotLinked(
+                "Another account already exists with the same e-mail address"
+            )
+        account.user_id = existing.id
+        linked = as_account(caller("link_account", account)) or account
+        emit(ctx.config, "link_account", user=existing, account=linked, profile=user_data)
+        return LoginResult(user=existing, account=linked, is_new_user=False)
+
+    new_user = AdapterUser(
+        id="",
+        email=email,
+        name=user_data.get("name"),
+        image=user_data.get("image"),
+        email_verified=None,
+    )
+    created, stored = _create_and_link(caller, new_user, account)
+    emit(ctx.config, "create_user", user=created)
+    emit(ctx.config, "link_account", user=created, account=stored, profile=user_data)
+    return LoginResult(user=created, account=stored, is_new_user=True)
+
+
+def _create_and_link(
+    caller: AdapterCaller, user: AdapterUser, account: AdapterAccount
+) -> tuple[AdapterUser, AdapterAccount]:
+    """Create the user and link the account in one transaction: both or neither."""
+    with transaction.atomic():
+        if callable(getattr(caller.adapter, "create_user_and_link_account", None)):
+            created_raw, linked_raw = caller("create_user_and_link_account", user, account)
+            created, linked = as_user(created_raw), as_account(linked_raw)
+        else:
+            created = as_user(caller("create_user", user))
+            if created is None:
+                raise TypeError("create_user returned nothing")
+            account.user_id = created.id
+            linked = as_account(caller("link_account", account)) or account
+    if created is None or linked is None:
+        raise TypeError("the adapter did not return the created user and account")
+    return created, linked

@@ -1,0 +1,34 @@
+"""Sign in with Naver (OAuth 2).
+
+The profile is ``GET /v1/nid/me``; the user is under ``response``.
+
+Environment: ``AUTH_NAVER_ID``, ``AUTH_NAVER_SECRET``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._base import CatalogOAuth2, dig, require_id, text
+
+__all__ = ["Naver"]
+
+
+class Naver(CatalogOAuth2):
+    """Naver. Name = ``response.nickname``."""
+
+    default_id = "naver"
+    default_name = "Naver"
+    authorization_endpoint = "https://nid.naver.com/oauth2.0/authorize"
+    token_endpoint = "https://nid.naver.com/oauth2.0/token"
+    userinfo_endpoint = "https://openapi.naver.com/v1/nid/me"
+    style = {"logo": "webauth/providers/naver.svg", "bg": "#03c75a", "text": "#fff"}
+
+    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+        """``response``'s id, nickname, email and profile image."""
+        return {
+            "id": require_id(dig(profile, "response", "id"), self.id),
+            "name": text(dig(profile, "response", "nickname")),
+            "email": text(dig(profile, "response", "email")),
+            "image": text(dig(profile, "response", "profile_image")),
+        }

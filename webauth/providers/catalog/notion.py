@@ -1,0 +1,69 @@
+"""Sign in with Notion (OAuth 2, public integrations).
+
+``owner=user`` asks Notion for a user-owned token. Notion has no userinfo
+endpoint: the profile is the integration's bot user, ``GET /v1/users/me`` (with
+the ``Notion-Version`` header Notion requires), whose ``bot.owner.user`` is
+the person who authorized it. Notion's token response may carry a
+non-string ``refresh_token``, which :meth:`Notion.conform_token` drops.
+
+Environment: ``AUTH_NOTION_ID`` (the OAuth client id), ``AUTH_NOTION_SECRET``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._base import CatalogOAuth2, dig, json_object, request_json, require_id, text
+
+if TYPE_CHECKING:
+    import requests
+
+__all__ = ["Notion"]
+
+#: The Notion API version the profile request is written against.
+NOTION_VERSION = "2022-06-28"
+
+
+class Notion(CatalogOAuth2):
+    """Notion. The profile is the owner of the integration's bot user."""
+
+    default_id = "notion"
+    default_name = "Notion"
+    authorization_endpoint = "https://api.notion.com/v1/oauth/authorize"
+    token_endpoint = "https://api.notion.com/v1/oauth/token"
+    userinfo_endpoint = "https://api.notion.com/v1/users/me"
+    authorization_params = {"owner": "user"}
+    style = {"logo": "webauth/providers/notion.svg", "bg": "#000", "text": "#fff"}
+
+    def conform_token(self, token: dict[str, Any]) -> dict[str, Any]:
+        """Drop a ``refresh_token`` that is not a non-empty string."""
+        refresh = token.get("refresh_token")
+        if "refresh_token" in token and not (isinstance(refresh, str) and refresh):
+            token = {key: value for key, value in token.items() if key != "refresh_token"}
+        return token
+
+    def get_userinfo(
+        self, http: requests.Session, tokens: dict[str, Any], endpoint: str | None
+    ) -> dict[str, Any]:
+        """The user who owns the bot (``GET /v1/users/me`` → ``bot.owner.user``)."""
+        url = endpoint or self.userinfo_endpoint
+        if not url:
+            raise ValueError(f"provider {self.id!r} has no userinfo endpoint")
+        data = request_json(http, "GET", url, tokens, {"Notion-Version": NOTION_VERSION})
+        owner = dig(json_object(data, "Notion's /v1/users/me response"), "bot", "owner")
+        user = dig(owner, "user")
+        if dig(owner, "type") != "user" or not isinstance(user, dict):
+            raise ValueError(
+                "the Notion integration is owned by a workspace, not a user: "
+                "authorize it with owner=user"
+            )
+        return user
+
+    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+        """id, name, ``person.email``, ``avatar_url``."""
+        return {
+            "id": require_id(profile.get("id"), self.id),
+            "name": text(profile.get("name")),
+            "email": text(dig(profile, "person", "email")),
+            "image": text(profile.get("avatar_url")),
+        }

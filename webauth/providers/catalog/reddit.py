@@ -1,0 +1,54 @@
+"""Sign in with Reddit (OAuth 2).
+
+The profile is ``GET /api/v1/me`` (scope ``identity``). Reddit shares no email
+address. Reddit throttles API clients without a descriptive ``User-Agent``, so
+the profile request sends one. For a refresh token add
+``authorization_params={"duration": "permanent"}``.
+
+Environment: ``AUTH_REDDIT_ID``, ``AUTH_REDDIT_SECRET``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._base import CatalogOAuth2, json_object, request_json, require_id, text
+
+if TYPE_CHECKING:
+    import requests
+
+__all__ = ["Reddit"]
+
+USER_AGENT = "webauth"
+
+
+class Reddit(CatalogOAuth2):
+    """Reddit. Checks state; the name is the username, there is no email or image."""
+
+    default_id = "reddit"
+    default_name = "Reddit"
+    authorization_endpoint = "https://www.reddit.com/api/v1/authorize"
+    token_endpoint = "https://www.reddit.com/api/v1/access_token"
+    userinfo_endpoint = "https://oauth.reddit.com/api/v1/me"
+    scope = "identity"
+    checks = ("state",)
+    style = {"logo": "webauth/providers/reddit.svg", "bg": "#ff4500", "text": "#fff"}
+
+    def get_userinfo(
+        self, http: requests.Session, tokens: dict[str, Any], endpoint: str | None
+    ) -> dict[str, Any]:
+        """``GET /api/v1/me`` with a ``User-Agent``."""
+        url = endpoint or self.userinfo_endpoint
+        if not url:
+            raise ValueError(f"provider {self.id!r} has no userinfo endpoint")
+        data = request_json(http, "GET", url, tokens, {"User-Agent": USER_AGENT})
+        return json_object(data, "Reddit's /api/v1/me response")
+
+    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+        """id, ``name`` (the username); no email or image, as in Auth.js."""
+        return {
+            "id": require_id(profile.get("id"), self.id),
+            "name": text(profile.get("name")),
+            "email": None,
+            "image": None,
+        }

@@ -1,0 +1,35 @@
+"""Sign in with Spotify (OAuth 2).
+
+The profile is ``GET /v1/me`` (scope ``user-read-email``).
+
+Environment: ``AUTH_SPOTIFY_ID``, ``AUTH_SPOTIFY_SECRET``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._base import CatalogOAuth2, dig, require_id, text
+
+__all__ = ["Spotify"]
+
+
+class Spotify(CatalogOAuth2):
+    """Spotify. Name = ``display_name``, image = the first of ``images``."""
+
+    default_id = "spotify"
+    default_name = "Spotify"
+    authorization_endpoint = "https://accounts.spotify.com/authorize"
+    token_endpoint = "https://accounts.spotify.com/api/token"
+    userinfo_endpoint = "https://api.spotify.com/v1/me"
+    scope = "user-read-email"
+    style = {"logo": "webauth/providers/spotify.svg", "bg": "#1db954", "text": "#fff"}
+
+    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+        """id, ``display_name``, email, ``images[0].url``."""
+        return {
+            "id": require_id(profile.get("id"), self.id),
+            "name": text(profile.get("display_name")),
+            "email": text(profile.get("email")),
+            "image": text(dig(profile, "images", 0, "url")),
+        }

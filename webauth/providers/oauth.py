@@ -1,0 +1,294 @@
+"""OAuth 2 and OpenID Connect providers.
+
+:class:`OAuth2` signs in with any OAuth 2 authorization server that has a
+userinfo endpoint; :class:`OIDC` with any OpenID provider (``issuer``, client id
+and secret are enough: the rest comes from discovery). The built-in catalog
+(:mod:`webauth.providers.catalog`) subclasses them with each service's defaults.
+
+Every default below can be given as a keyword argument to the constructor, and
+a catalog class sets its own as class attributes::
+
+    OIDC(id="corp", name="Corp SSO", issuer="https://sso.example.com",
+         client_id="...", client_secret="...")
+
+The flow itself lives in :mod:`webauth.oauth`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from django.core.checks import CheckMessage, Error
+
+from .base import Provider
+
+if TYPE_CHECKING:
+    import requests
+
+    from ..context import AuthContext
+
+__all__ = ["CHECKS", "CLIENT_AUTH_METHODS", "DEFAULT_SCOPE", "OIDC", "OAuth2"]
+
+CHECKS = frozenset({"pkce", "state", "nonce"})
+CLIENT_AUTH_METHODS = frozenset(
+    {"client_secret_basic", "client_secret_post", "none", "private_key_jwt"}
+)
+#: Auth.js adds this scope when a provider sets none (even for plain OAuth 2).
+DEFAULT_SCOPE = "openid profile email"
+
+_OPTIONS = (
+    "client_id",
+    "client_secret",
+    "issuer",
+    "wellknown",
+    "authorization_endpoint",
+    "token_endpoint",
+    "userinfo_endpoint",
+    "jwks_uri",
+    "scope",
+    "authorization_params",
+    "checks",
+    "client_auth_method",
+    "response_mode",
+    "id_token",
+    "id_token_signing_algs",
+    "allow_dangerous_email_account_linking",
+    "private_key",
+    "style",
+)
+
+
+class OAuth2(Provider):
+    """A generic OAuth 2 provider (authorization code flow).
+
+    Options (constructor keywords; catalog classes set them as class attributes):
+
+    ``client_id``, ``client_secret``
+        Read from ``AUTH_<ID>_ID`` / ``AUTH_<ID>_SECRET`` when not given.
+    ``issuer``
+        The authorization server's issuer; checked against the ``iss`` parameter
+        of the authorization response when the server sends one (RFC 9207).
+    ``authorization_endpoint``, ``token_endpoint``, ``userinfo_endpoint``
+        Endpoint URLs (discovered from the issuer when missing).
+    ``scope``
+        Space-separated scopes; ``None`` means Auth.js's default
+        ``"openid profile email"``, ``""`` sends no scope.
+    ``authorization_params``
+        Extra query parameters for the authorization request.
+    ``checks``
+        Any of ``"pkce"``, ``"state"``, ``"nonce"``. webauth always sends and
+        checks ``state`` as well, which Auth.js does only when listed.
+    ``client_auth_method``
+        ``"client_secret_basic"`` (default), ``"client_secret_post"``, ``"none"``
+        or ``"private_key_jwt"`` (with ``private_key``, a PEM string or JWK dict).
+    ``response_mode``
+        ``"form_post"`` for providers that POST the callback (Apple).
+    ``allow_dangerous_email_account_linking``
+        Sign an unknown account in as the existing user with the same email
+        instead of refusing with ``OAuthAccountNotLinked``. Only for providers
+        that verify email addresses.
+    ``profile``
+        A callable ``(profile, tokens) -> {"id", "name", "email", "image"}``
+        replacing :meth:`profile`.
+    ``style``
+        ``{"logo": <static path>, "bg": <css colour>, "text": <css colour>}`` for buttons.
+    """
+
+    type: ClassVar[str] = "oauth"
+
+    client_id: str | None = None
+    client_secret: str | None = None
+    issuer: str | None = None
+    wellknown: str | None = None
+    authorization_endpoint: str | None = None
+    token_endpoint: str | None = None
+    userinfo_endpoint: str | None = None
+    jwks_uri: str | None = None
+    scope: str | None = None
+    authorization_params: Mapping[str, Any] = {}
+    checks: tuple[str, ...] = ("pkce",)
+    client_auth_method: str = "client_secret_basic"
+    response_mode: str | None = None
+    id_token: bool = False
+    id_token_signing_algs: tuple[str, ...] = ("RS256",)
+    allow_dangerous_email_account_linking: bool = False
+    private_key: Any = None
+    style: Mapping[str, str] = {}
+    #: Environment variables this provider reads besides ``_ID``/``_SECRET``/``_ISSUER``.
+    requires_issuer: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        profile: Callable[[dict[str, Any], dict[str, Any]], Mapping[str, Any]] | None = None,
+        **options: Any,
+    ) -> None:
+        unknown = sorted(set(options) - set(_OPTIONS))
+        extra = {k: options.pop(k) for k in unknown}
+        super().__init__(id=id, name=name, **extra)
+        for key, value in options.items():
+            if key == "checks" and value is not None:
+                value = tuple(value)
+            if key == "authorization_params" and value is not None:
+                value = {**type(self).authorization_params, **value}
+            setattr(self, key, value)
+        if isinstance(profile, str):
+            from ..utils import resolve
+
+            profile = resolve(profile)
+        self._profile_fn = profile
+
+    # -- configuration ----------------------------------------------------------
+    def apply_env(self, env: Callable[[str], str | None]) -> None:
+        """``AUTH_<ID>_ID``, ``AUTH_<ID>_SECRET`` and ``AUTH_<ID>_ISSUER`` fill missing options."""
+        prefix = self.env_prefix
+        if not self.client_id and env(f"{prefix}_ID"):
+            self.client_id = env(f"{prefix}_ID")
+        if not self.client_secret and env(f"{prefix}_SECRET"):
+            self.client_secret = env(f"{prefix}_SECRET")
+        if not self.issuer and env(f"{prefix}_ISSUER"):
+            self.issuer = env(f"{prefix}_ISSUER")
+
+    def validate(self) -> list[str]:
+        """Configuration problems that make the provider unusable (raised at start-up)."""
+        problems = super().validate()
+        bad = set(self.checks) - CHECKS
+        if bad:
+            problems.append(
+                f"provider {self.id!r}: unknown checks {sorted(bad)}; use pkce, state, nonce"
+            )
+        if self.client_auth_method not in CLIENT_AUTH_METHODS:
+            problems.append(
+                f"provider {self.id!r}: client_auth_method must be one of "
+                f"{sorted(CLIENT_AUTH_METHODS)}"
+            )
+        return problems
+
+    def checks_messages(self) -> list[str]:
+        """What is missing for this provider to work (reported by ``manage.py check``)."""
+        missing = []
+        if not self.client_id:
+            missing.append(f"a client id (set client_id=... or {self.env_prefix}_ID)")
+        if self.client_auth_method in ("client_secret_basic", "client_secret_post") and not (
+            self.client_secret
+        ):
+            missing.append(f"a client secret (client_secret=... or {self.env_prefix}_SECRET)")
+        if self.client_auth_method == "private_key_jwt" and not self.private_key:
+            missing.append("private_key=... for private_key_jwt")
+        has_endpoints = self.authorization_endpoint and self.token_endpoint
+        if not self.issuer and not self.wellknown and not has_endpoints:
+            missing.append(
+                f"an issuer (issuer=... or {self.env_prefix}_ISSUER) or the "
+                "authorization_endpoint and token_endpoint"
+            )
+        return missing
+
+    def system_checks(self) -> list[CheckMessage]:
+        """System-check errors (``webauth.E004``) for missing credentials or endpoints."""
+        return [
+            Error(f"webauth provider {self.id!r} needs {what}.", id="webauth.E004")
+            for what in self.checks_messages()
+        ]
+
+    @property
+    def discovery_url(self) -> str | None:
+        """The OpenID discovery document's URL (``wellknown`` or derived from ``issuer``)."""
+        if self.wellknown:
+            return self.wellknown
+        if self.issuer:
+            return self.issuer.rstrip("/") + "/.well-known/openid-configuration"
+        return None
+
+    @property
+    def uses_discovery(self) -> bool:
+        """Whether an endpoint must come from the discovery document."""
+        needed = [self.authorization_endpoint, self.token_endpoint]
+        if self.id_token:
+            needed.append(self.jwks_uri)
+        else:
+            needed.append(self.userinfo_endpoint)
+        return any(value is None for value in needed)
+
+    def to_json(self, base_url: str) -> Mapping[str, Any]:
+        """The ``/auth/providers`` entry."""
+        return super().to_json(base_url)
+
+    # -- the parts catalog providers override -------------------------------------
+    def profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> Mapping[str, Any]:
+        """Map the provider's profile to ``{"id", "name", "email", "image"}``.
+
+        Auth.js's default: id = ``sub`` or ``id``; name = ``name``, ``nickname``
+        or ``preferred_username``; email; image = ``picture``.
+        """
+        if self._profile_fn is not None:
+            return self._profile_fn(profile, tokens)
+        ident = profile.get("sub") or profile.get("id") or str(uuid.uuid4())
+        return {
+            "id": str(ident),
+            "name": profile.get("name")
+            or profile.get("nickname")
+            or profile.get("preferred_username"),
+            "email": profile.get("email"),
+            "image": profile.get("picture"),
+        }
+
+    def get_userinfo(
+        self, http: requests.Session, tokens: dict[str, Any], endpoint: str | None
+    ) -> dict[str, Any]:
+        """Fetch the user's profile with the access token (``GET`` the userinfo endpoint)."""
+        if not endpoint:
+            from ..errors import InvalidEndpoints
+
+            raise InvalidEndpoints(f"provider {self.id!r} has no userinfo endpoint")
+        response = http.get(
+            endpoint,
+            headers={"Authorization": f"Bearer {tokens['access_token']}"},
+            timeout=10,
+        )
+        response.raise_for_status()
+        data = response.json()
+        if not isinstance(data, dict):
+            raise ValueError("the userinfo response is not a JSON object")
+        return data
+
+    def conform_token(self, token: dict[str, Any]) -> dict[str, Any]:
+        """Fix a provider's non-standard token response before it is used."""
+        return token
+
+    def expected_issuer(self, claims: Mapping[str, Any], issuer: str | None) -> str | None:
+        """The ``iss`` an ID token must carry (multi-tenant providers derive it from claims)."""
+        return issuer
+
+    def extra_callback_profile(self, params: Mapping[str, str]) -> dict[str, Any]:
+        """Profile data some providers send in the callback itself (Apple's ``user``)."""
+        return {}
+
+    # -- the flow -----------------------------------------------------------------
+    def start_sign_in(self, ctx: AuthContext) -> Any:
+        """``POST /auth/signin/<id>``: redirect to the authorization endpoint."""
+        from ..oauth.flow import start_sign_in
+
+        return start_sign_in(ctx, self)
+
+    def handle_callback(self, ctx: AuthContext) -> Any:
+        """``GET``/``POST /auth/callback/<id>``: finish the flow and sign in."""
+        from ..oauth.flow import handle_callback
+
+        return handle_callback(ctx, self)
+
+
+class OIDC(OAuth2):
+    """A generic OpenID Connect provider: ``issuer``, ``client_id`` and ``client_secret``.
+
+    The ID token is validated in full (signature against the issuer's JWKS,
+    ``iss``, ``aud``, ``azp``, ``exp``, ``iat``, ``nonce``) and its claims are the
+    profile. ``id_token=False`` reads the userinfo endpoint instead.
+    """
+
+    type: ClassVar[str] = "oidc"
+    id_token: bool = True
+    requires_issuer: ClassVar[bool] = True
