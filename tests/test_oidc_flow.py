@@ -363,18 +363,25 @@ def test_account_of_another_user_is_refused_while_signed_in(client, client_facto
     assert Account.objects.get().user != bob
 
 
-def test_redirect_proxy(client, live_server, settings):
+@pytest.mark.parametrize("per_provider", [False, True])
+def test_redirect_proxy(client, live_server, settings, per_provider):
     cache.clear()
     proxy_callback = "http://proxy.example/auth/callback/example"
     idp = start_idp(live_server, redirect_uri=proxy_callback)
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "proxy.example"]
+    proxy = "http://proxy.example/auth"
+    provider = OIDC(
+        id="example",
+        issuer=idp.issuer,
+        client_id=CLIENT_ID,
+        client_secret=CLIENT_SECRET,
+        redirect_proxy_url=proxy if per_provider else None,
+    )
     settings.WEBAUTH = {
         **settings.WEBAUTH,
-        "providers": [
-            OIDC(id="example", issuer=idp.issuer, client_id=CLIENT_ID, client_secret=CLIENT_SECRET)
-        ],
+        "providers": [provider],
         "adapter": "webauth.adapters.django.DjangoAdapter",
-        "redirect_proxy_url": "http://proxy.example/auth",
+        "redirect_proxy_url": None if per_provider else proxy,
     }
     url = begin(client)
     assert query(url)["redirect_uri"] == proxy_callback

@@ -79,7 +79,7 @@ def _origin(url: str) -> str:
 
 def _proxy(ctx: AuthContext, provider: OAuth2) -> str | None:
     """The redirect proxy's base URL when this request must go through it."""
-    proxy = ctx.config.redirect_proxy_url
+    proxy = provider.redirect_proxy_url or ctx.config.redirect_proxy_url
     if not proxy or provider.response_mode == "form_post":
         return None
     return proxy.rstrip("/")

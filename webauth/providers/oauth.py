@@ -56,6 +56,7 @@ _OPTIONS = (
     "id_token_signing_algs",
     "allow_dangerous_email_account_linking",
     "private_key",
+    "redirect_proxy_url",
     "style",
 )
 
@@ -92,6 +93,8 @@ class OAuth2(Provider):
     ``profile``
         A callable ``(profile, tokens) -> {"id", "name", "email", "image"}``
         replacing :meth:`profile`.
+    ``redirect_proxy_url``
+        This provider's redirect proxy, instead of the global ``redirect_proxy_url``.
     ``style``
         ``{"logo": <static path>, "bg": <css colour>, "text": <css colour>}`` for buttons.
     """
@@ -115,6 +118,7 @@ class OAuth2(Provider):
     id_token_signing_algs: tuple[str, ...] = ("RS256",)
     allow_dangerous_email_account_linking: bool = False
     private_key: Any = None
+    redirect_proxy_url: str | None = None
     style: Mapping[str, str] = {}
     #: Environment variables this provider reads besides ``_ID``/``_SECRET``/``_ISSUER``.
     requires_issuer: ClassVar[bool] = False
