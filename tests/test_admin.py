@@ -76,3 +76,11 @@ def test_search_sessions_by_ip(admin_client, data):
 
 def test_migrations_match_the_models():
     call_command("makemigrations", "webauth", "--check", "--dry-run", verbosity=0)
+
+
+def test_accounts_cannot_be_deleted_past_the_unlink_rule(admin_client, data):
+    account = data["account"]
+    response = admin_client.get(reverse("admin:webauth_account_delete", args=[account.pk]))
+    assert response.status_code == 403
+    changelist = admin_client.get(reverse("admin:webauth_account_changelist"))
+    assert b"delete_selected" not in changelist.content

@@ -252,3 +252,30 @@ def test_missing_adapter_methods_error_names_methods():
 
     with pytest.raises(MissingAdapterMethods, match="use_verification_token"):
         AdapterCaller(NoSessions(), AuthLogger())("use_verification_token", "a", "b")
+
+
+def test_oauth_provider_with_an_adapter_lacking_oauth_methods_is_a_system_check(settings):
+    from webauth.checks import check_config
+    from webauth.providers.oauth import OIDC
+
+    settings.WEBAUTH = {
+        **settings.WEBAUTH,
+        "adapter": NoSessions(),
+        "session": {"strategy": "jwt"},
+        "providers": [
+            OIDC(id="corp", issuer="https://sso.example", client_id="c", client_secret="s")
+        ],
+    }
+    errors = [m for m in check_config() if m.id == "webauth.E008"]
+    assert len(errors) == 1 and "OAuth sign-in" in errors[0].msg
+    assert "get_user_by_account" in errors[0].msg and "link_account" in errors[0].msg
+
+
+def test_deactivated_user_loses_the_database_session(client, alice, db_strategy):
+    force_sign_in(client, alice)
+    assert client.get("/auth/session").json() is not None
+    alice.is_active = False
+    alice.save()
+    response = client.get("/auth/session")
+    assert response.json() is None and response.cookies[COOKIE]["max-age"] == "0"
+    assert not Session.objects.exists()

@@ -88,3 +88,12 @@ def test_database_error_is_a_clear_command_error(rows):
         CommandError, match=r"(?s)Purging webauth_session failed: .*run the command"
     ):
         purge()
+
+
+def test_unknown_database_alias():
+    with pytest.raises(CommandError, match="Unknown database alias 'nope'"):
+        purge("--database", "nope")
+
+
+def test_dry_run_respects_verbosity_zero(rows):
+    assert purge("--dry-run", "--verbosity", "0") == ""

@@ -68,6 +68,10 @@ class AccountAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Deleting would bypass the "never the last way to sign in" rule of unlink.
+        return False
+
     @admin.action(description=_("Unlink the selected accounts"))
     def unlink(self, request: HttpRequest, queryset: QuerySet[Account]) -> None:
         count, kept = 0, []

@@ -91,20 +91,29 @@ def _check_adapter(config: Any) -> list[CheckMessage]:
 
     if config.adapter is None:
         return []
-    flow = "database_session" if config.session.strategy == "database" else "jwt_with_adapter"
-    missing = missing_methods(config.adapter, FLOW_METHODS[flow])
-    if not missing:
-        return []
-    return [
-        Error(
-            f"The webauth adapter {type(config.adapter).__name__} lacks "
-            f"{', '.join(missing)}, which the {config.session.strategy!r} session "
-            "strategy calls.",
-            hint="Implement the methods (see webauth.adapters.base.Adapter), or use "
-            "webauth.adapters.django.DjangoAdapter.",
-            id="webauth.E008",
+    flows = ["database_session" if config.session.strategy == "database" else "jwt_with_adapter"]
+    if any(p.type in ("oauth", "oidc") for p in config.providers):
+        flows.append("oauth")
+    messages: list[CheckMessage] = []
+    for flow in flows:
+        missing = missing_methods(config.adapter, FLOW_METHODS[flow])
+        if not missing:
+            continue
+        what = (
+            "OAuth sign-in"
+            if flow == "oauth"
+            else f"the {config.session.strategy!r} session strategy"
         )
-    ]
+        messages.append(
+            Error(
+                f"The webauth adapter {type(config.adapter).__name__} lacks "
+                f"{', '.join(missing)}, which {what} calls.",
+                hint="Implement the methods (see webauth.adapters.base.Adapter), or use "
+                "webauth.adapters.django.DjangoAdapter.",
+                id="webauth.E008",
+            )
+        )
+    return messages
 
 
 def _check_base_path(base_path: str) -> list[CheckMessage]:
@@ -120,12 +129,14 @@ def _check_base_path(base_path: str) -> list[CheckMessage]:
     expected = prefix + base_path + "/session"
     if session_url != expected and session_url != base_path + "/session":
         mounted = session_url[: -len("/session")]
+        if prefix and mounted.startswith(prefix + "/"):
+            mounted = mounted[len(prefix) :]  # base_path does not include SCRIPT_NAME
         return [
             Error(
                 f"webauth.urls is included at {mounted!r} but WEBAUTH['base_path'] is "
                 f"{base_path!r}.",
                 hint=f"Set WEBAUTH['base_path'] = {mounted!r} or include webauth.urls at "
-                f"{base_path.lstrip('/')!r}/.",
+                f"{(base_path.lstrip('/') + '/') if base_path else ''!r}.",
                 id="webauth.E005",
             )
         ]

@@ -11,8 +11,10 @@ naming the key and the fix. Callables may be given as objects or dotted paths.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -211,7 +213,20 @@ class ConfigError(ImproperlyConfigured):
 
 
 def _err(key: str, problem: str, fix: str, check_id: str = "webauth.E001") -> ConfigError:
-    return ConfigError(f"WEBAUTH[{key!r}] {problem}. {fix}".strip(), check_id)
+    where = "settings.WEBAUTH" if key == "WEBAUTH" else f"WEBAUTH[{key!r}]"
+    return ConfigError(f"{where} {problem}. {fix}".strip(), check_id)
+
+
+#: Auth.js names whose snake_case form is not the webauth option's name.
+_RENAMED = {"customFetch": "http_client", "enableWebAuthn": "enable_webauthn"}
+
+
+def _snake_case(key: str) -> str:
+    """``maxAge`` -> ``max_age``, ``skipCSRFCheck`` -> ``skip_csrf_check``."""
+    if key in _RENAMED:
+        return _RENAMED[key]
+    key = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", key)
+    return re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", key).lower()
 
 
 def _check_keys(name: str, value: Any, allowed: frozenset[str]) -> dict[str, Any]:
@@ -219,12 +234,23 @@ def _check_keys(name: str, value: Any, allowed: frozenset[str]) -> dict[str, Any
         return {}
     if not isinstance(value, Mapping):
         raise _err(name, f"must be a dict, not {type(value).__name__}", "Use {...}.")
-    unknown = sorted(set(value) - allowed)
+    unknown = sorted(set(value) - allowed, key=str)
     if unknown:
+        hints = [
+            f"Did you mean {_snake_case(k)!r}?"
+            for k in unknown
+            if isinstance(k, str) and _snake_case(k) in allowed
+        ]
         raise _err(
             name,
             f"has unknown key(s) {', '.join(map(repr, unknown))}",
-            f"Allowed keys: {', '.join(sorted(allowed))} (snake_case names of Auth.js options).",
+            " ".join(
+                [
+                    *hints,
+                    f"Allowed keys: {', '.join(sorted(allowed))} "
+                    "(snake_case names of Auth.js options).",
+                ]
+            ),
         )
     return dict(value)
 
@@ -331,7 +357,7 @@ def set_env_defaults(env: Callable[[str], str | None], config: dict[str, Any]) -
             if env(name) is not None:
                 # As Auth.js: any non-empty value trusts, except an explicit "false"
                 # (Auth.js trusts "false" too; we do not keep that trap).
-                config["trust_host"] = env(name) not in ("", "0", "false", "False")
+                config["trust_host"] = (env(name) or "").strip().lower() not in ("", "0", "false")
                 break
     if config.get("redirect_proxy_url") is None and env("AUTH_REDIRECT_PROXY_URL"):
         config["redirect_proxy_url"] = env("AUTH_REDIRECT_PROXY_URL")
@@ -429,7 +455,8 @@ def build_config(raw: Mapping[str, Any] | None, env: Callable[[str], str | None]
         if same_site is not None and str(same_site).lower() not in ("lax", "strict", "none"):
             raise _err(f"cookies.{key}.options", "same_site must be lax, strict or none", "")
         cookies[key] = CookieOverride(
-            name=_str(f"cookies.{key}.name", entry.get("name")), options=options
+            name=_str(f"cookies.{key}.name", entry.get("name")),
+            options=MappingProxyType(options),
         )
 
     pg = _check_keys("pages", data.get("pages"), PAGE_KEYS)
@@ -466,7 +493,11 @@ def build_config(raw: Mapping[str, Any] | None, env: Callable[[str], str | None]
     if url:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise _err("url", f"must be an absolute http(s) URL, got {url!r}", "")
+            raise _err(
+                "url",
+                f"must be an absolute http(s) URL, got {url!r}",
+                "Set it (or the AUTH_URL environment variable) to e.g. 'https://example.com/auth'.",
+            )
 
     protected = data.get("protected_paths") or ()
     if isinstance(protected, str) or not all(isinstance(p, str) for p in protected):
@@ -480,12 +511,12 @@ def build_config(raw: Mapping[str, Any] | None, env: Callable[[str], str | None]
         session=session,
         jwt=jwt,
         callbacks=callbacks,
-        events=events,
-        cookies=cookies,
+        events=MappingProxyType(events),
+        cookies=MappingProxyType(cookies),
         pages=pages,
         debug=debug,
         logger=auth_logger,
-        experimental=experimental,
+        experimental=MappingProxyType(experimental),
         trust_host=bool(_bool("trust_host", data.get("trust_host"), True)),
         use_secure_cookies=_bool("use_secure_cookies", data.get("use_secure_cookies"), None),
         redirect_proxy_url=_str("redirect_proxy_url", data.get("redirect_proxy_url")),

@@ -96,6 +96,14 @@ class AuthRequiredMixin:
     redirect_to: str | None = None
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        if getattr(self, "view_is_async", False):
+            # An async view's dispatch must return an awaitable, denial included.
+            return self._async_dispatch(request, *args, **kwargs)
         if not _has_user(get_session(request)):
             return _deny(request, self.redirect_to)
         return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+
+    async def _async_dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        if not _has_user(await sync_to_async(get_session)(request)):
+            return _deny(request, self.redirect_to)
+        return await super().dispatch(request, *args, **kwargs)  # type: ignore[misc]

@@ -60,7 +60,13 @@ def get_token(
     from .sessions import decode_token
 
     config = get_config()
-    secure = request.is_secure() if secure_cookie is None else secure_cookie
+    if secure_cookie is None:
+        # The cookie webauth itself set: use_secure_cookies / AUTH_URL / the request's scheme.
+        from .middleware import get_request_auth
+
+        secure = get_request_auth(request).secure
+    else:
+        secure = secure_cookie
     name = cookie_name or ck.cookie_specs(config, secure)["session_token"].name
     token = ck.read_chunked(request.COOKIES, name)
     if not token:
@@ -142,8 +148,14 @@ def sign_in(
         start = getattr(provider, "start_sign_in", None)
         if start is None:
             return FormResult.failure(str(_("This provider cannot be started from a view.")))
-        ctx.query.update(data["authorization_params"])
-        return start(ctx)
+        # Only these reach the provider, never the calling page's own query string.
+        ctx.query = dict(data["authorization_params"])
+        response = start(ctx)
+        # Where to land after the provider's round trip, as the sign-in route remembers it.
+        callback_url = ctx.callback_url
+        if callback_url != ctx.callback_url_cookie:
+            ck.set_cookie(response, ctx.cookies["callback_url"], callback_url)
+        return response
     except CredentialsSignin as exc:
         config.logger.error(exc)
         from .pages import SIGNIN_ERRORS

@@ -281,6 +281,7 @@ class AuthMiddleware:
         state = self._attach(request)
         redirect = self._protected_redirect(request, state)
         if redirect is not None:
+            state.finish(redirect)  # deletes an unusable cookie, as Auth.js's middleware does
             return redirect
         response = self.get_response(request)
         state.finish(response)
@@ -291,6 +292,7 @@ class AuthMiddleware:
         if state.config.protected_paths:
             redirect = await sync_to_async(self._protected_redirect)(request, state)
             if redirect is not None:
+                await sync_to_async(state.finish)(redirect)
                 return redirect
         get_response: Callable[[HttpRequest], Awaitable[Any]] = self.get_response
         response = await get_response(request)

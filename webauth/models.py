@@ -147,6 +147,7 @@ class Session(models.Model):
         on_delete=models.CASCADE,
         related_name="webauth_sessions",
         verbose_name=_("user"),
+        db_index=False,  # the (user, expires) index serves lookups by user
     )
     token_hash = models.CharField(_("token hash"), max_length=64, unique=True, editable=False)
     expires = models.DateTimeField(_("expires"), db_index=True)

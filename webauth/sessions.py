@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from django.core.exceptions import SynchronousOnlyOperation
+
 from . import jwt as jose
 from .adapters.base import AdapterCaller
 from .callbacks import run_jwt, run_session
@@ -136,6 +138,8 @@ def read_jwt_session(
             result.cookie = encode_token(config, token, salt, config.jwt.max_age)
             result.expires = datetime.fromtimestamp(int(expires_ts), UTC)
         return result
+    except SynchronousOnlyOperation:
+        raise  # read from async code: a usage error, not an invalid token to delete
     except Exception as exc:
         error = exc if isinstance(exc, JWTSessionError) else JWTSessionError(cause={"err": exc})
         config.logger.error(error)
@@ -253,6 +257,10 @@ def read_database_session(
         now = datetime.now(UTC)
         expires = _aware(stored.expires)
         if expires <= now:
+            caller("delete_session", session_token)
+            return SessionResult(clear=True)
+        if user.instance is not None and not getattr(user.instance, "is_active", True):
+            # A deactivated user's sessions end, as contrib.auth's do.
             caller("delete_session", session_token)
             return SessionResult(clear=True)
         max_age = config.session.max_age

@@ -3,6 +3,7 @@ sync-or-async user code, and reading user objects of any shape."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -28,15 +29,43 @@ def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     ``sync_to_async`` started for an async view.
     """
     if inspect.iscoroutinefunction(fn):
+        _require_sync_context(fn)
         return async_to_sync(fn)(*args, **kwargs)
     result = fn(*args, **kwargs)
     if inspect.isawaitable(result):
+        if _in_event_loop():
+            if inspect.iscoroutine(result):
+                result.close()
+            _require_sync_context(fn)
 
         async def _await() -> Any:
             return await result
 
         return async_to_sync(_await)()
     return result
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _require_sync_context(fn: Callable[..., Any]) -> None:
+    # async_to_sync cannot run inside an event loop; say what to do instead, with the
+    # exception Django raises for the same mistake (callers must not mistake it for an
+    # invalid session and delete the cookie).
+    if _in_event_loop():
+        from django.core.exceptions import SynchronousOnlyOperation
+
+        name = getattr(fn, "__qualname__", repr(fn))
+        raise SynchronousOnlyOperation(
+            f"The async callable {name} was reached through a sync API from async code. "
+            "In async views use the async API: await aget_session(request), "
+            "await request.auser()."
+        )
 
 
 def user_to_dict(user: Any) -> dict[str, Any]:

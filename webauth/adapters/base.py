@@ -63,6 +63,7 @@ FLOW_METHODS: dict[str, tuple[str, ...]] = {
         "delete_session",
     ),
     "jwt_with_adapter": ("get_user",),
+    "oauth": ("get_user_by_account", "get_user_by_email", "create_user", "link_account"),
 }
 
 

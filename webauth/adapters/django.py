@@ -100,7 +100,8 @@ class DjangoAdapter:
         if self._has_field("name"):
             name = user.name or None
         elif callable(getattr(user, "get_full_name", None)):
-            name = user.get_full_name() or None
+            # As for JWT sessions (webauth.utils.user_to_dict): the username stands in.
+            name = user.get_full_name() or user.get_username() or None
         else:
             name = None
         return AdapterUser(

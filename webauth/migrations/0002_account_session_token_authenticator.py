@@ -86,7 +86,7 @@ class Migration(migrations.Migration):
                 ('updated_at', models.DateTimeField(default=django.utils.timezone.now, verbose_name='last extended')),
                 ('user_agent', models.CharField(blank=True, max_length=512, verbose_name='user agent')),
                 ('ip_address', models.GenericIPAddressField(blank=True, null=True, verbose_name='IP address')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='webauth_sessions', to=settings.AUTH_USER_MODEL, verbose_name='user')),
+                ('user', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='webauth_sessions', to=settings.AUTH_USER_MODEL, verbose_name='user')),
             ],
             options={
                 'verbose_name': 'session',

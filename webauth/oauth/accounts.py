@@ -69,6 +69,8 @@ def login_or_register(
     """Apply the linking rules with the adapter; raises :class:`OAuthAccountNotLinked`."""
     caller = AdapterCaller(ctx.config.adapter, ctx.config.logger)
     caller.require("get_user_by_account", "get_user_by_email", "create_user", "link_account")
+    # As documented in webauth.signals: sender = the provider id, and the request.
+    signal: dict[str, Any] = {"sender": account.provider, "request": ctx.request}
     signed_in = current_user(ctx, caller)
     known = as_user(caller("get_user_by_account", account.provider, account.provider_account_id))
     if known is not None:
@@ -80,7 +82,9 @@ def login_or_register(
     if signed_in is not None:
         account.user_id = signed_in.id
         linked = as_account(caller("link_account", account)) or account
-        emit(ctx.config, "link_account", user=signed_in, account=linked, profile=user_data)
+        emit(
+            ctx.config, "link_account", **signal, user=signed_in, account=linked, profile=user_data
+        )
         return LoginResult(user=signed_in, account=linked, is_new_user=False)
 
     email = user_data.get("email")
@@ -92,7 +96,7 @@ def login_or_register(
             )
         account.user_id = existing.id
         linked = as_account(caller("link_account", account)) or account
-        emit(ctx.config, "link_account", user=existing, account=linked, profile=user_data)
+        emit(ctx.config, "link_account", **signal, user=existing, account=linked, profile=user_data)
         return LoginResult(user=existing, account=linked, is_new_user=False)
 
     new_user = AdapterUser(
@@ -103,8 +107,8 @@ def login_or_register(
         email_verified=None,
     )
     created, stored = _create_and_link(caller, new_user, account)
-    emit(ctx.config, "create_user", user=created)
-    emit(ctx.config, "link_account", user=created, account=stored, profile=user_data)
+    emit(ctx.config, "create_user", **signal, user=created)
+    emit(ctx.config, "link_account", **signal, user=created, account=stored, profile=user_data)
     return LoginResult(user=created, account=stored, is_new_user=True)
 
 

@@ -98,6 +98,20 @@ class Credentials(Provider):
             )
         elif not isinstance(self._authorize, str) and not callable(self._authorize):
             problems.append(f"credentials provider {self.id!r}: authorize must be callable")
+        elif isinstance(self._authorize, str):
+            try:
+                fn = self.authorize_function
+            except ImportError as exc:
+                problems.append(
+                    f"credentials provider {self.id!r}: could not import "
+                    f"authorize={self._authorize!r} ({exc}); fix the dotted path"
+                )
+            else:
+                if not callable(fn):
+                    problems.append(
+                        f"credentials provider {self.id!r}: authorize={self._authorize!r} "
+                        "is not callable"
+                    )
         for field, attrs in self.credentials.items():
             if not isinstance(attrs, dict):
                 problems.append(

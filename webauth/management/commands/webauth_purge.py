@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import DEFAULT_DB_ALIAS, DatabaseError
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.utils import timezone
 
 from ...purge import PURGED_MODELS, count_expired, purge_expired
@@ -41,6 +41,10 @@ class Command(BaseCommand):
         if batch_size < 1:
             raise CommandError("--batch-size must be a positive integer.")
         using: str = options["database"]
+        if using not in connections:
+            raise CommandError(
+                f"Unknown database alias {using!r}; choose one of: {', '.join(connections)}."
+            )
         verbosity: int = options["verbosity"]
         now = timezone.now()
         for model in PURGED_MODELS:
@@ -48,7 +52,8 @@ class Command(BaseCommand):
             try:
                 if options["dry_run"]:
                     count = count_expired(model, now=now, using=using)
-                    self.stdout.write(f"{table}: {count} expired rows would be deleted")
+                    if verbosity >= 1:
+                        self.stdout.write(f"{table}: {count} expired rows would be deleted")
                     continue
 
                 def progress(count: int, table: str = table) -> None:

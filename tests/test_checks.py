@@ -1,0 +1,391 @@
+"""System checks (``manage.py check``): each id fires on its mistake and only then."""
+
+import pytest
+from django.core.checks import Error, Warning, run_checks
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
+from django.urls import clear_url_caches, include, path, set_script_prefix
+
+from webauth.checks import check_config, check_middleware
+from webauth.providers import Credentials, DjangoCredentials
+from webauth.providers.oauth import OIDC
+
+from .memory_adapter import MemoryAdapter
+
+SECRET = "test-secret-0123456789abcdef0123456789abcdef"
+GOOD = {"secret": SECRET, "providers": ["webauth.providers.DjangoCredentials"]}
+MIDDLEWARE = "webauth.middleware.AuthMiddleware"
+DJANGO_AUTH = "django.contrib.auth.middleware.AuthenticationMiddleware"
+
+# ROOT_URLCONF for the E005 tests: this module mounts webauth.urls at /api/auth/.
+urlpatterns = [path("api/auth/", include("webauth.urls"))]
+
+
+class NoWebauthUrls:
+    urlpatterns: list = []
+
+
+def webauth_messages():
+    return [m for m in run_checks() if (m.id or "").startswith("webauth.")]
+
+
+def ids(messages):
+    return [m.id for m in messages]
+
+
+def only(messages, check_id):
+    found = [m for m in messages if m.id == check_id]
+    assert len(found) == 1, messages
+    return found[0]
+
+
+def test_good_configuration_is_silent():
+    assert webauth_messages() == []
+
+
+def test_manage_py_check_passes(capsys):
+    call_command("check")
+    assert "no issues" in capsys.readouterr().out
+
+
+def test_manage_py_check_fails_on_a_webauth_error(settings):
+    settings.WEBAUTH = {"providers": [DjangoCredentials()]}
+    with pytest.raises(SystemCheckError, match=r"webauth\.E002"):
+        call_command("check")
+
+
+# -- E001: invalid settings ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "key"),
+    [
+        ({**GOOD, "sesion": {}}, "'sesion'"),
+        ({**GOOD, "session": {"maxAge": 1}}, "'maxAge'"),
+        ({**GOOD, "callbacks": {"jwt": "tests.nowhere.fn"}}, "WEBAUTH['callbacks.jwt']"),
+        ({**GOOD, "debug": "yes"}, "WEBAUTH['debug']"),
+        ("not a dict", "settings.WEBAUTH"),
+    ],
+)
+def test_e001_invalid_settings(settings, raw, key):
+    settings.WEBAUTH = raw
+    messages = check_config()
+    assert ids(messages) == ["webauth.E001"]
+    error = messages[0]
+    assert isinstance(error, Error)
+    assert key in error.msg
+    assert error.hint == "Fix settings.WEBAUTH."
+    assert ids(webauth_messages()) == ["webauth.E001"]
+
+
+def test_e001_does_not_prevent_the_middleware_checks(settings):
+    settings.WEBAUTH = {"typo": 1}
+    settings.MIDDLEWARE = [m for m in settings.MIDDLEWARE if m != MIDDLEWARE]
+    assert sorted(ids(webauth_messages())) == ["webauth.E001", "webauth.E006"]
+
+
+# -- E002 / W001: the secret --------------------------------------------------------------
+
+
+def test_e002_no_secret(settings):
+    settings.WEBAUTH = {"providers": [DjangoCredentials()]}
+    error = only(check_config(), "webauth.E002")
+    assert isinstance(error, Error)
+    assert "no secret" in error.msg
+    assert "WEBAUTH['secret']" in error.hint and "AUTH_SECRET" in error.hint
+    assert "secrets.token_urlsafe" in error.hint
+
+
+@pytest.mark.parametrize("secret", ["", [], [""]])
+def test_e002_empty_secret(settings, secret):
+    settings.WEBAUTH = {**GOOD, "secret": secret}
+    assert ids(check_config()) == ["webauth.E002"]
+
+
+def test_e002_satisfied_by_auth_secret(settings, monkeypatch):
+    settings.WEBAUTH = {"providers": [DjangoCredentials()]}
+    monkeypatch.setenv("AUTH_SECRET", SECRET)
+    assert check_config() == []
+
+
+def test_e002_satisfied_by_a_rotation_secret(settings, monkeypatch):
+    settings.WEBAUTH = {"providers": [DjangoCredentials()]}
+    monkeypatch.setenv("AUTH_SECRET_1", SECRET)
+    assert check_config() == []
+
+
+def test_w001_short_secret(settings):
+    settings.WEBAUTH = {**GOOD, "secret": "short"}
+    warning = only(check_config(), "webauth.W001")
+    assert isinstance(warning, Warning)
+    assert "shorter than 32 characters" in warning.msg
+    assert "at least 32 random characters" in warning.hint
+    assert "short" not in warning.msg.replace("shorter", "")  # the secret itself is not shown
+
+
+def test_w001_any_short_secret_in_a_list(settings):
+    settings.WEBAUTH = {**GOOD, "secret": [SECRET, "old"]}
+    assert ids(check_config()) == ["webauth.W001"]
+
+
+def test_w001_short_secret_from_the_environment(settings, monkeypatch):
+    settings.WEBAUTH = {"providers": [DjangoCredentials()]}
+    monkeypatch.setenv("AUTH_SECRET", "tiny")
+    assert ids(check_config()) == ["webauth.W001"]
+
+
+def test_w001_32_characters_is_enough(settings):
+    settings.WEBAUTH = {**GOOD, "secret": "x" * 32}
+    assert check_config() == []
+    settings.WEBAUTH = {**GOOD, "secret": "x" * 31}
+    assert ids(check_config()) == ["webauth.W001"]
+
+
+# -- E003: database strategy without adapter ------------------------------------------------
+
+
+def test_e003_database_strategy_without_adapter(settings):
+    settings.WEBAUTH = {**GOOD, "session": {"strategy": "database"}}
+    messages = check_config()
+    assert ids(messages) == ["webauth.E003"]
+    assert "needs an adapter" in messages[0].msg
+    assert "WEBAUTH['adapter']" in messages[0].msg  # the fix
+    assert "DjangoAdapter" in messages[0].msg
+
+
+def test_e003_silent_with_an_adapter(settings):
+    settings.WEBAUTH = {
+        **GOOD,
+        "adapter": "webauth.adapters.django.DjangoAdapter",
+        "session": {"strategy": "database"},
+    }
+    assert check_config() == []
+
+
+# -- E004: providers -------------------------------------------------------------------------
+
+
+def test_e004_oauth_provider_without_client_id(settings):
+    settings.WEBAUTH = {**GOOD, "providers": [OIDC(id="corp", issuer="https://sso.example")]}
+    messages = check_config()
+    assert ids(messages) == ["webauth.E004", "webauth.E004"]
+    text = " ".join(m.msg for m in messages)
+    assert "'corp'" in text
+    assert "a client id (set client_id=... or AUTH_CORP_ID)" in text
+    assert "a client secret (client_secret=... or AUTH_CORP_SECRET)" in text
+
+
+def test_e004_oauth_provider_without_issuer(settings):
+    settings.WEBAUTH = {**GOOD, "providers": [OIDC(id="corp", client_id="c", client_secret="s")]}
+    error = only(check_config(), "webauth.E004")
+    assert "an issuer (issuer=... or AUTH_CORP_ISSUER)" in error.msg
+
+
+def test_e004_silent_when_the_environment_supplies_the_client(settings, monkeypatch):
+    settings.WEBAUTH = {**GOOD, "providers": [OIDC(id="corp")]}
+    monkeypatch.setenv("AUTH_CORP_ID", "cid")
+    monkeypatch.setenv("AUTH_CORP_SECRET", "csecret")
+    monkeypatch.setenv("AUTH_CORP_ISSUER", "https://sso.example")
+    assert check_config() == []
+
+
+def test_e004_catalog_provider_by_id(settings):
+    settings.WEBAUTH = {**GOOD, "providers": ["github"]}
+    messages = check_config()
+    assert set(ids(messages)) == {"webauth.E004"}
+    assert any("AUTH_GITHUB_ID" in m.msg for m in messages)
+
+
+def test_e004_complete_oauth_provider_is_silent(settings):
+    provider = OIDC(id="corp", client_id="c", client_secret="s", issuer="https://sso.example")
+    settings.WEBAUTH = {**GOOD, "providers": [provider]}
+    assert check_config() == []
+
+
+def test_e004_credentials_without_authorize(settings):
+    settings.WEBAUTH = {**GOOD, "providers": [Credentials(id="pin")]}
+    messages = check_config()
+    assert ids(messages) == ["webauth.E004"]
+    assert "'pin'" in messages[0].msg and "authorize=" in messages[0].msg
+
+
+def test_e004_credentials_with_a_bad_authorize_path(settings):
+    settings.WEBAUTH = {**GOOD, "providers": [Credentials(authorize="tests.nowhere.authorize")]}
+    messages = check_config()
+    assert ids(messages) == ["webauth.E004"]
+    assert "could not import authorize='tests.nowhere.authorize'" in messages[0].msg
+
+
+# -- E005: base_path vs. the URLconf ----------------------------------------------------------
+
+
+def test_e005_base_path_does_not_match_the_urlconf(settings):
+    settings.WEBAUTH = {**GOOD, "base_path": "/api/auth"}  # tests.urls includes it at auth/
+    messages = check_config()
+    assert ids(messages) == ["webauth.E005"]
+    assert "'/auth'" in messages[0].msg and "'/api/auth'" in messages[0].msg
+    assert messages[0].hint == (
+        "Set WEBAUTH['base_path'] = '/auth' or include webauth.urls at 'api/auth/'."
+    )
+
+
+def test_e005_silent_when_they_match(settings):
+    settings.ROOT_URLCONF = "tests.test_checks"
+    settings.WEBAUTH = {**GOOD, "base_path": "/api/auth"}
+    assert check_config() == []
+
+
+def test_e005_default_base_path_against_another_mount_point(settings):
+    settings.ROOT_URLCONF = "tests.test_checks"
+    settings.WEBAUTH = GOOD
+    error = only(check_config(), "webauth.E005")
+    assert "WEBAUTH['base_path'] = '/api/auth'" in error.hint
+
+
+def test_e005_base_path_from_auth_url(settings, monkeypatch):
+    settings.ROOT_URLCONF = "tests.test_checks"
+    settings.WEBAUTH = GOOD
+    monkeypatch.setenv("AUTH_URL", "https://app.example.com/api/auth")
+    assert check_config() == []
+
+
+def test_e005_script_prefix_is_allowed_for(settings):
+    settings.WEBAUTH = GOOD
+    set_script_prefix("/mounted/")
+    try:
+        clear_url_caches()
+        assert check_config() == []
+    finally:
+        set_script_prefix("/")
+
+
+def test_e005_hint_leaves_out_the_script_prefix(settings):
+    settings.ROOT_URLCONF = "tests.test_checks"
+    settings.WEBAUTH = GOOD
+    set_script_prefix("/mounted/")
+    try:
+        clear_url_caches()
+        error = only(check_config(), "webauth.E005")
+        assert "included at '/api/auth'" in error.msg
+        assert "Set WEBAUTH['base_path'] = '/api/auth'" in error.hint
+        settings.WEBAUTH = {**GOOD, "base_path": "/api/auth"}
+        assert check_config() == []
+    finally:
+        set_script_prefix("/")
+
+
+def test_e005_root_base_path(settings):
+    settings.WEBAUTH = {**GOOD, "base_path": "/"}
+    error = only(check_config(), "webauth.E005")
+    assert error.hint == "Set WEBAUTH['base_path'] = '/auth' or include webauth.urls at ''."
+
+
+def test_e005_silent_when_webauth_urls_are_not_included(settings):
+    settings.ROOT_URLCONF = NoWebauthUrls
+    settings.WEBAUTH = {**GOOD, "base_path": "/elsewhere"}
+    assert check_config() == []
+
+
+# -- E006 / E007: middleware ------------------------------------------------------------------
+
+
+def test_e006_middleware_missing(settings):
+    settings.MIDDLEWARE = [m for m in settings.MIDDLEWARE if m != MIDDLEWARE]
+    messages = check_middleware()
+    assert ids(messages) == ["webauth.E006"]
+    assert isinstance(messages[0], Error)
+    assert MIDDLEWARE in messages[0].msg
+    assert f"Add {MIDDLEWARE!r} to MIDDLEWARE" in messages[0].hint
+    assert ids(webauth_messages()) == ["webauth.E006"]
+
+
+def test_e006_empty_middleware(settings):
+    settings.MIDDLEWARE = []
+    assert ids(check_middleware()) == ["webauth.E006"]
+
+
+def test_e007_wrong_order(settings):
+    rest = [m for m in settings.MIDDLEWARE if m not in (MIDDLEWARE, DJANGO_AUTH)]
+    settings.MIDDLEWARE = [*rest, MIDDLEWARE, DJANGO_AUTH]
+    messages = check_middleware()
+    assert ids(messages) == ["webauth.E007"]
+    assert "overwrite request.user" in messages[0].msg
+    assert messages[0].hint == f"Move {MIDDLEWARE!r} after {DJANGO_AUTH!r}."
+
+
+def test_middleware_without_django_auth_is_fine(settings):
+    settings.MIDDLEWARE = [
+        "django.middleware.security.SecurityMiddleware",
+        "django.middleware.common.CommonMiddleware",
+        MIDDLEWARE,
+    ]
+    assert check_middleware() == []
+
+
+def test_middleware_in_the_right_order_is_silent():
+    assert check_middleware() == []
+
+
+# -- W002 / W003 --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("providers", [[], None])
+def test_w002_no_providers(settings, providers):
+    settings.WEBAUTH = {"secret": SECRET, "providers": providers}
+    messages = check_config()
+    assert ids(messages) == ["webauth.W002"]
+    assert isinstance(messages[0], Warning)
+    assert "nobody can sign in" in messages[0].msg
+    assert "DjangoCredentials()" in messages[0].hint
+
+
+def test_w003_skip_csrf_check(settings):
+    settings.WEBAUTH = {**GOOD, "skip_csrf_check": True}
+    messages = check_config()
+    assert ids(messages) == ["webauth.W003"]
+    assert isinstance(messages[0], Warning)
+    assert "forged POSTs" in messages[0].msg
+    assert "another layer checks CSRF" in messages[0].hint
+
+
+# -- E008: adapter methods ------------------------------------------------------------------------
+
+
+class SessionlessAdapter:
+    def get_user(self, id):
+        return None
+
+
+def test_e008_adapter_lacks_database_session_methods(settings):
+    settings.WEBAUTH = {**GOOD, "adapter": SessionlessAdapter()}
+    messages = check_config()
+    assert ids(messages) == ["webauth.E008"]
+    assert "SessionlessAdapter" in messages[0].msg
+    for method in ("create_session", "get_session_and_user", "update_session", "delete_session"):
+        assert method in messages[0].msg
+    assert "'database' session strategy" in messages[0].msg
+    assert "webauth.adapters.base.Adapter" in messages[0].hint
+
+
+def test_e008_silent_for_a_jwt_strategy_that_only_needs_get_user(settings):
+    settings.WEBAUTH = {**GOOD, "adapter": SessionlessAdapter(), "session": {"strategy": "jwt"}}
+    assert check_config() == []
+
+
+def test_e008_silent_for_a_complete_adapter(settings):
+    settings.WEBAUTH = {**GOOD, "adapter": MemoryAdapter()}
+    assert check_config() == []
+
+
+# -- several at once ----------------------------------------------------------------------
+
+
+def test_independent_problems_are_all_reported(settings):
+    settings.WEBAUTH = {"secret": "short", "providers": [], "skip_csrf_check": True}
+    settings.MIDDLEWARE = []
+    assert sorted(ids(webauth_messages())) == [
+        "webauth.E006",
+        "webauth.W001",
+        "webauth.W002",
+        "webauth.W003",
+    ]

@@ -1,0 +1,507 @@
+"""Errors (spec 7, protocol 10) and logging in Auth.js's format (protocol 11.2)."""
+
+import json
+import logging
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ImproperlyConfigured
+
+from webauth import errors
+from webauth.conf import build_config
+from webauth.errors import (
+    CLIENT_SAFE_ERRORS,
+    SIGN_IN_ERRORS,
+    AccessDenied,
+    AuthError,
+    CredentialsSignin,
+    error_type_for_url,
+    is_sign_in_error,
+)
+from webauth.logger import AuthLogger
+from webauth.test import force_sign_in
+
+from .helpers import csrf_pair
+
+SECRET = "test-secret-0123456789abcdef0123456789abcdef"
+PASSWORD = "correct horse battery staple"
+WRONG_PASSWORD = "Tr0ub4dor&3-wrong"
+
+# Protocol 10.1, in its order: the 32 error types of Auth.js.
+AUTHJS_TYPES = [
+    "AccessDenied",
+    "AdapterError",
+    "CallbackRouteError",
+    "ErrorPageLoop",
+    "EventError",
+    "InvalidCallbackUrl",
+    "CredentialsSignin",
+    "InvalidEndpoints",
+    "InvalidCheck",
+    "JWTSessionError",
+    "MissingAdapter",
+    "MissingAdapterMethods",
+    "MissingAuthorize",
+    "MissingSecret",
+    "OAuthAccountNotLinked",
+    "OAuthCallbackError",
+    "OAuthProfileParseError",
+    "SessionTokenError",
+    "OAuthSignInError",
+    "EmailSignInError",
+    "SignOutError",
+    "UnknownAction",
+    "UnsupportedStrategy",
+    "InvalidProvider",
+    "UntrustedHost",
+    "Verification",
+    "MissingCSRF",
+    "AccountNotLinked",
+    "DuplicateConditionalUI",
+    "MissingWebAuthnAutocomplete",
+    "WebAuthnVerificationError",
+    "ExperimentalFeatureNotEnabled",
+]
+SIGN_IN_KIND = {
+    "CredentialsSignin",
+    "OAuthAccountNotLinked",
+    "OAuthCallbackError",
+    "OAuthSignInError",
+    "EmailSignInError",
+    "MissingCSRF",
+    "AccountNotLinked",
+}
+CLIENT_SAFE = {
+    "CredentialsSignin",
+    "OAuthAccountNotLinked",
+    "OAuthCallbackError",
+    "AccessDenied",
+    "Verification",
+    "MissingCSRF",
+    "AccountNotLinked",
+    "WebAuthnVerificationError",
+}
+
+
+@pytest.fixture
+def webauth_log(caplog):
+    caplog.set_level(logging.DEBUG, logger="webauth")
+    return caplog
+
+
+def webauth_lines(caplog):
+    return [r.getMessage() for r in caplog.records if r.name == "webauth"]
+
+
+# -- the error classes ----------------------------------------------------------------
+
+
+def test_there_are_32_authjs_types():
+    assert len(AUTHJS_TYPES) == len(set(AUTHJS_TYPES)) == 32
+
+
+@pytest.mark.parametrize("name", AUTHJS_TYPES)
+def test_every_authjs_error_type_is_an_auth_error(name):
+    cls = getattr(errors, name)
+    assert issubclass(cls, AuthError)
+    assert cls.type == name
+    assert name in errors.__all__
+    error = cls("something happened")
+    assert error.type == name
+    assert error.message == "something happened"
+    assert error.cause is None
+    assert str(error) == (
+        f"something happened. Read more at https://errors.authjs.dev#{name.lower()}"
+    )
+
+
+@pytest.mark.parametrize("name", AUTHJS_TYPES)
+def test_sign_in_kind_and_client_safe(name):
+    error = getattr(errors, name)()
+    assert is_sign_in_error(error) is (name in SIGN_IN_KIND)
+    assert error_type_for_url(error) == (name if name in CLIENT_SAFE else "Configuration")
+
+
+def test_module_sets_match_the_protocol():
+    assert SIGN_IN_ERRORS == SIGN_IN_KIND
+    assert CLIENT_SAFE_ERRORS == CLIENT_SAFE
+
+
+def test_base_class():
+    error = AuthError()
+    assert error.type == "AuthError"
+    assert str(error) == "Read more at https://errors.authjs.dev#autherror"
+    assert error_type_for_url(error) == "Configuration"
+    assert not is_sign_in_error(error)
+
+
+@pytest.mark.parametrize("exc", [ValueError("x"), RuntimeError(), KeyError("k")])
+def test_other_exceptions_are_configuration_errors(exc):
+    assert error_type_for_url(exc) == "Configuration"
+    assert not is_sign_in_error(exc)
+
+
+def test_cause():
+    original = ValueError("database down")
+    error = errors.AdapterError("adapter_get_user failed", cause={"err": original, "id": "7"})
+    assert error.cause == {"err": original, "id": "7"}
+    assert error.cause["err"] is original
+
+
+def test_wrapping_an_exception_keeps_it_as_cause():
+    original = KeyError("missing")
+    error = errors.CallbackRouteError(original)
+    assert error.cause == {"err": original}
+    assert error.message == str(original)
+
+
+class WrongCode(CredentialsSignin):
+    code = "wrong_code"
+
+
+class TooManyAttempts(WrongCode):
+    pass
+
+
+class MyDenied(AccessDenied):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("cls", "expected"),
+    [
+        (WrongCode, "CredentialsSignin"),
+        (TooManyAttempts, "CredentialsSignin"),
+        (MyDenied, "AccessDenied"),
+    ],
+)
+def test_project_subclass_keeps_its_parent_type(cls, expected):
+    error = cls()
+    assert cls.type == error.type == expected
+    assert error_type_for_url(error) == expected
+    assert str(error).endswith(f"https://errors.authjs.dev#{expected.lower()}")
+
+
+def test_project_subclass_of_credentials_signin_keeps_its_code_and_routing():
+    assert WrongCode().code == "wrong_code"
+    assert TooManyAttempts().code == "wrong_code"
+    assert is_sign_in_error(WrongCode())
+    assert not is_sign_in_error(MyDenied())
+
+
+def test_credentials_signin_code():
+    assert CredentialsSignin().code == "credentials"
+    assert CredentialsSignin(code="locked").code == "locked"
+    assert CredentialsSignin.code == "credentials"  # the instance did not change the class
+
+
+# -- default logger format --------------------------------------------------------------
+
+
+def test_error_format(webauth_log):
+    AuthLogger().error(AccessDenied("not today"))
+    (record,) = webauth_log.records
+    assert record.name == "webauth" and record.levelno == logging.ERROR
+    assert record.getMessage() == (
+        "[auth][error] AccessDenied: not today. Read more at https://errors.authjs.dev#accessdenied"
+    )
+
+
+def test_error_with_cause_logs_the_cause_stack_and_details(webauth_log):
+    try:
+        raise ConnectionError("database down")
+    except ConnectionError as exc:
+        original = exc
+    AuthLogger().error(
+        errors.AdapterError("adapter_get_user failed", cause={"err": original, "user_id": "7"})
+    )
+    lines = webauth_lines(webauth_log)
+    assert lines[0].startswith("[auth][error] AdapterError: adapter_get_user failed.")
+    assert lines[1].startswith("[auth][cause]: Traceback (most recent call last):")
+    assert lines[1].rstrip().endswith("ConnectionError: database down")
+    assert lines[2].startswith("[auth][details]: ")
+    assert json.loads(lines[2].removeprefix("[auth][details]: ")) == {"user_id": "7"}
+    assert len(lines) == 3
+
+
+def test_error_with_only_err_in_cause_has_no_details_line(webauth_log):
+    AuthLogger().error(errors.EventError("handler raised", cause={"err": ValueError("x")}))
+    lines = webauth_lines(webauth_log)
+    assert len(lines) == 2
+    assert lines[1] == "[auth][cause]: ValueError: x"
+
+
+def test_raised_error_without_cause_logs_its_stack(webauth_log):
+    try:
+        raise errors.InvalidCheck("state mismatch")
+    except errors.InvalidCheck as exc:
+        AuthLogger().error(exc)
+    lines = webauth_lines(webauth_log)
+    assert lines[0].startswith("[auth][error] InvalidCheck: state mismatch.")
+    assert "test_raised_error_without_cause_logs_its_stack" in lines[1]  # the stack
+
+
+def test_non_auth_error_uses_its_class_name(webauth_log):
+    AuthLogger().error(RuntimeError("boom"))
+    assert webauth_lines(webauth_log) == ["[auth][error] RuntimeError: boom"]
+
+
+def test_warn_format(webauth_log):
+    AuthLogger().warn("csrf-disabled")
+    (record,) = webauth_log.records
+    assert record.levelno == logging.WARNING
+    assert (
+        record.getMessage() == "[auth][warn][csrf-disabled] Read more: https://warnings.authjs.dev"
+    )
+
+
+def test_debug_is_off_by_default(webauth_log):
+    AuthLogger().debug("CREATE_STATE", {"value": 1})
+    assert webauth_log.records == []
+
+
+def test_debug_format(webauth_log):
+    auth_logger = AuthLogger(debug_enabled=True)
+    auth_logger.debug("adapter_get_user")
+    auth_logger.debug("CREATE_STATE", {"value": "abc", "maxAge": 900})
+    records = webauth_log.records
+    assert [r.levelno for r in records] == [logging.DEBUG, logging.DEBUG]
+    assert records[0].getMessage() == "[auth][debug]: adapter_get_user"
+    message = records[1].getMessage()
+    assert message.startswith("[auth][debug]: CREATE_STATE {")
+    assert json.loads(message.removeprefix("[auth][debug]: CREATE_STATE ")) == {
+        "value": "abc",
+        "maxAge": 900,
+    }
+
+
+# -- the debug option ---------------------------------------------------------------------
+
+
+def test_debug_option_enables_debug_messages(webauth_log):
+    config = build_config({"debug": True}, {}.get)
+    assert "[auth][warn][debug-enabled] Read more: https://warnings.authjs.dev" in (
+        webauth_lines(webauth_log)
+    )
+    config.logger.debug("authorization url is ready", {"provider": "github"})
+    assert webauth_lines(webauth_log)[-1].startswith("[auth][debug]: authorization url is ready")
+
+
+def test_debug_option_off_suppresses_debug_messages(webauth_log):
+    config = build_config({"debug": False}, {}.get)
+    config.logger.debug("authorization url is ready")
+    assert webauth_lines(webauth_log) == []
+
+
+@pytest.fixture
+def alice(db):
+    return get_user_model().objects.create_user(
+        "alice", email="alice@example.com", password=PASSWORD, first_name="Alice"
+    )
+
+
+def big_token(*, token, **kw):
+    token["blob"] = "x" * 6000
+    return token
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("debug", [True, False])
+def test_debug_option_through_a_real_request(client, alice, settings, webauth_log, debug):
+    settings.WEBAUTH = {**settings.WEBAUTH, "debug": debug, "callbacks": {"jwt": big_token}}
+    response = client.post(
+        "/auth/callback/credentials",
+        {"csrfToken": csrf_pair(client), "username": "alice", "password": PASSWORD},
+    )
+    assert "authjs.session-token.1" in response.cookies  # chunked
+    chunking = [line for line in webauth_lines(webauth_log) if "CHUNKING_SESSION_COOKIE" in line]
+    assert bool(chunking) is debug
+    assert any("debug-enabled" in line for line in webauth_lines(webauth_log)) is debug
+
+
+@pytest.mark.django_db
+def test_debug_logs_adapter_calls(client, alice, settings, webauth_log):
+    settings.WEBAUTH = {
+        **settings.WEBAUTH,
+        "debug": True,
+        "adapter": "webauth.adapters.django.DjangoAdapter",
+    }
+    token = force_sign_in(client, alice)
+    webauth_log.clear()
+    assert client.get("/auth/session").json()["user"]["email"] == "alice@example.com"
+    lines = webauth_lines(webauth_log)
+    assert "[auth][debug]: adapter_get_session_and_user" in lines
+    assert not any(token in line for line in lines)  # the session token is not logged
+
+
+# -- the logger option --------------------------------------------------------------------
+
+
+class Recorder:
+    def __init__(self):
+        self.calls = []
+
+    def error(self, error):
+        self.calls.append(("error", error))
+
+    def warn(self, code):
+        self.calls.append(("warn", code))
+
+    def debug(self, message, metadata=None):
+        self.calls.append(("debug", message, metadata))
+
+
+RECORDER = Recorder()
+
+
+def recorded_error(error):
+    RECORDER.error(error)
+
+
+def test_logger_option_overrides_each_level(webauth_log):
+    rec = Recorder()
+    config = build_config(
+        {"logger": {"error": rec.error, "warn": rec.warn, "debug": rec.debug}}, {}.get
+    )
+    error = AccessDenied("no")
+    config.logger.error(error)
+    config.logger.warn("csrf-disabled")
+    config.logger.debug("CREATE_STATE", {"value": 1})
+    assert rec.calls == [
+        ("error", error),
+        ("warn", "csrf-disabled"),
+        ("debug", "CREATE_STATE", {"value": 1}),
+    ]
+    assert webauth_lines(webauth_log) == []  # the built-in logger was not used
+
+
+def test_custom_debug_is_called_even_without_the_debug_option():
+    rec = Recorder()
+    config = build_config({"logger": {"debug": rec.debug}}, {}.get)
+    assert config.debug is False
+    config.logger.debug("adapter_get_user")
+    assert rec.calls == [("debug", "adapter_get_user", None)]
+
+
+def test_undefined_levels_use_the_built_in_logger(webauth_log):
+    rec = Recorder()
+    config = build_config({"logger": {"error": rec.error}}, {}.get)
+    config.logger.warn("debug-enabled")
+    config.logger.error(AccessDenied("x"))
+    assert [c[0] for c in rec.calls] == ["error"]
+    assert webauth_lines(webauth_log) == [
+        "[auth][warn][debug-enabled] Read more: https://warnings.authjs.dev"
+    ]
+
+
+def test_logger_option_as_dotted_paths():
+    RECORDER.calls.clear()
+    config = build_config({"logger": {"error": "tests.test_logger.recorded_error"}}, {}.get)
+    config.logger.error(AccessDenied("x"))
+    assert RECORDER.calls[0][0] == "error"
+    assert RECORDER.calls[0][1].type == "AccessDenied"
+
+
+@pytest.mark.parametrize("level", ["error", "warn", "debug"])
+def test_a_raising_custom_logger_is_contained(webauth_log, level):
+    def broken(*args):
+        raise RuntimeError("logger down")
+
+    config = build_config({"logger": {level: broken}}, {}.get)
+    getattr(config.logger, level)(AccessDenied("x") if level == "error" else "csrf-disabled")
+    (record,) = webauth_log.records
+    assert f"the custom {level} logger raised" in record.getMessage()
+    assert record.exc_info and "logger down" in str(record.exc_info[1])
+
+
+@pytest.mark.django_db
+def test_logger_option_receives_errors_from_a_real_request(client, alice, settings):
+    rec = Recorder()
+    settings.WEBAUTH = {**settings.WEBAUTH, "logger": {"error": rec.error}}
+    response = client.post(
+        "/auth/callback/credentials",
+        {"csrfToken": csrf_pair(client), "username": "alice", "password": WRONG_PASSWORD},
+    )
+    assert response["Location"].endswith("error=CredentialsSignin&code=credentials")
+    (kind, error), *_ = rec.calls
+    assert kind == "error" and isinstance(error, CredentialsSignin)
+
+
+@pytest.mark.django_db
+def test_logger_option_receives_warnings(client, settings):
+    rec = Recorder()
+    settings.WEBAUTH = {**settings.WEBAUTH, "skip_csrf_check": True, "logger": {"warn": rec.warn}}
+    client.get("/auth/csrf")
+    assert ("warn", "csrf-disabled") in rec.calls
+
+
+# -- secrets never reach the log ---------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_wrong_password_is_logged_without_the_password(client, alice, settings, caplog):
+    caplog.set_level(logging.DEBUG)  # every logger, every level
+    settings.WEBAUTH = {**settings.WEBAUTH, "debug": True}
+    response = client.post(
+        "/auth/callback/credentials",
+        {"csrfToken": csrf_pair(client), "username": "alice", "password": WRONG_PASSWORD},
+    )
+    assert response["Location"] == (
+        "http://testserver/auth/signin?error=CredentialsSignin&code=credentials"
+    )
+    assert "[auth][error] CredentialsSignin" in caplog.text  # the failure is logged...
+    assert WRONG_PASSWORD not in caplog.text  # ...without the password
+    assert SECRET not in caplog.text
+
+
+@pytest.mark.django_db
+def test_successful_sign_in_and_session_read_log_no_secret(client, alice, settings, caplog):
+    caplog.set_level(logging.DEBUG)
+    settings.WEBAUTH = {**settings.WEBAUTH, "debug": True, "callbacks": {"jwt": big_token}}
+    response = client.post(
+        "/auth/callback/credentials",
+        {"csrfToken": csrf_pair(client), "username": "alice", "password": PASSWORD},
+    )
+    assert response.status_code == 302
+    jwt_chunk = response.cookies["authjs.session-token.0"].value
+    client.get("/auth/session")
+    assert "[auth][debug]: CHUNKING_SESSION_COOKIE" in caplog.text
+    assert PASSWORD not in caplog.text
+    assert SECRET not in caplog.text
+    assert jwt_chunk not in caplog.text
+
+
+@pytest.mark.django_db
+def test_authorize_crash_logs_the_cause_but_not_the_credentials(client, settings, caplog):
+    from webauth.providers import Credentials
+
+    def authorize(credentials, request):
+        raise ConnectionError("user directory unreachable")
+
+    caplog.set_level(logging.DEBUG)
+    settings.WEBAUTH = {
+        **settings.WEBAUTH,
+        "providers": [Credentials(id="pin", authorize=authorize)],
+    }
+    client.post("/auth/callback/pin", {"csrfToken": csrf_pair(client), "pin": "918273"})
+    assert "[auth][error] CallbackRouteError" in caplog.text
+    assert "[auth][cause]: Traceback" in caplog.text
+    assert "user directory unreachable" in caplog.text
+    assert '"provider": "pin"' in caplog.text  # [auth][details]
+    assert "918273" not in caplog.text
+
+
+@pytest.mark.django_db
+def test_tampered_session_cookie_is_not_echoed_to_the_log(client, caplog):
+    caplog.set_level(logging.DEBUG)
+    forged = "eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2Q0JDLUhTNTEyIn0..forged-iv.forged-body.forged-tag"
+    client.cookies["authjs.session-token"] = forged
+    assert client.get("/auth/session").content == b"null"
+    assert "[auth][error] JWTSessionError: Invalid JWT." in caplog.text
+    assert "forged-body" not in caplog.text
+
+
+def test_bad_secret_type_error_does_not_echo_the_value():
+    with pytest.raises(ImproperlyConfigured) as info:
+        build_config({"secret": {"value": "super-secret-value"}}, {}.get)
+    assert "super-secret-value" not in str(info.value)
