@@ -19,4 +19,11 @@ urlpatterns = [
     path("helper-signin/", views.helper_signin, name="helper-signin"),
     path("helper-signout/", views.helper_signout, name="helper-signout"),
     path("account/settings/", views.whoami, name="account-settings"),
+    path("session-only/", views.session_only, name="session-only"),
+    path("staff-only/", views.staff_only, name="staff-only"),
+    path("staff-only-async/", views.staff_only_async, name="staff-only-async"),
+    path("private-cbv-custom/", views.PrivateCustomView.as_view(), name="private-cbv-custom"),
+    path("contrib-login/", views.contrib_login, name="contrib-login"),
+    path("session-async/", views.session_async, name="session-async"),
+    path("private-cbv-async/", views.PrivateAsyncView.as_view(), name="private-cbv-async"),
 ]

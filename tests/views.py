@@ -98,3 +98,66 @@ FORGED_JWKS: dict = {"keys": []}
 
 def forged_jwks(request):
     return JsonResponse(FORGED_JWKS)
+
+
+# -- request integration tests (test_middleware, test_decorators, test_asgi) ---------
+
+from django.contrib.auth import authenticate, login  # noqa: E402
+
+from webauth.decorators import session_passes_test  # noqa: E402
+
+
+def session_only(request):
+    """Reads ``request.auth_session`` and nothing else (never ``request.user``)."""
+    return JsonResponse({"session": request.auth_session})
+
+
+def _is_staff_address(session):
+    email = (session or {}).get("user", {}).get("email") or ""
+    return email.endswith("@staff.example.com")
+
+
+@session_passes_test(_is_staff_address)
+def staff_only(request):
+    return HttpResponse("staff")
+
+
+@session_passes_test(_is_staff_address, redirect_to="/not-staff/")
+async def staff_only_async(request):
+    return HttpResponse("staff async")
+
+
+class PrivateCustomView(AuthRequiredMixin, View):
+    redirect_to = "/cbv-login/"
+
+    def get(self, request):
+        return HttpResponse("cbv custom")
+
+
+@csrf_exempt
+def contrib_login(request):
+    """Signs in through ``django.contrib.auth.login`` and reports ``request.user`` after it."""
+    user = authenticate(
+        request, username=request.POST.get("username"), password=request.POST.get("password")
+    )
+    login(request, user)
+    return JsonResponse({"username": request.user.username})
+
+
+async def session_async(request):
+    """An async view reading the session and the user the async way."""
+    session = await aget_session(request)
+    user = await request.auser()
+    return JsonResponse(
+        {
+            "session": session,
+            "auth_session_matches": request.auth_session == session,
+            "authenticated": user.is_authenticated,
+            "username": getattr(user, "username", None),
+        }
+    )
+
+
+class PrivateAsyncView(AuthRequiredMixin, View):
+    async def get(self, request):
+        return JsonResponse({"session": await aget_session(request)})
