@@ -3,3 +3,7 @@
 from .settings import *  # noqa: F403
 
 AUTH_USER_MODEL = "webauth.User"
+
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):  # noqa: F405
+    # The outer test run owns test_test; this settings module runs in a subprocess.
+    DATABASES["default"]["TEST"] = {"NAME": "test_webauth_user_model"}  # noqa: F405

@@ -279,3 +279,21 @@ def test_deactivated_user_loses_the_database_session(client, alice, db_strategy)
     response = client.get("/auth/session")
     assert response.json() is None and response.cookies[COOKIE]["max-age"] == "0"
     assert not Session.objects.exists()
+
+
+@pytest.mark.parametrize("strategy", ["jwt", "database"])
+def test_django_logout_ends_the_webauth_session(client, alice, settings, strategy):
+    settings.WEBAUTH = {
+        **settings.WEBAUTH,
+        "adapter": "webauth.adapters.django.DjangoAdapter",
+        "session": {"strategy": strategy},
+    }
+    alice.is_staff = True
+    alice.save()
+    force_sign_in(client, alice)
+    assert client.get("/whoami/").json()["authenticated"] is True
+    response = client.post("/admin/logout/")
+    assert response.status_code == 200
+    assert response.cookies[COOKIE]["max-age"] == "0"
+    assert not Session.objects.exists()
+    assert client.get("/whoami/").json()["authenticated"] is False

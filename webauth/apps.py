@@ -1,4 +1,4 @@
-"""The app config: registers the system checks and the settings reload."""
+"""The app config: registers the system checks, the settings reload and the logout hook."""
 
 from django.apps import AppConfig
 from django.utils.translation import gettext_lazy as _
@@ -10,9 +10,12 @@ class WebauthConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_out
         from django.core.signals import setting_changed
 
         from . import checks  # noqa: F401  (registers the checks)
         from .conf import reset_config
+        from .middleware import end_on_django_logout
 
         setting_changed.connect(reset_config, dispatch_uid="webauth.reset_config")
+        user_logged_out.connect(end_on_django_logout, dispatch_uid="webauth.django_logout")

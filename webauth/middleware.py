@@ -28,6 +28,7 @@ session endpoint does, re-issuing the JWT cookie at most once per
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -301,3 +302,22 @@ class AuthMiddleware:
         elif hasattr(request, "_webauth_pending_csrf"):
             state.finish(response)  # only the CSRF cookie: no I/O, no user code
         return response
+
+
+def end_on_django_logout(sender: Any, request: HttpRequest | None = None, **kwargs: Any) -> None:
+    """``user_logged_out`` receiver: ``django.contrib.auth.logout()`` ends the webauth session too.
+
+    So the admin's "Log out" (and any view calling ``logout()``) signs the user
+    out of webauth: the database session is deleted and the middleware deletes
+    the session cookie on the way out.
+    """
+    state: RequestAuth | None = getattr(request, "_webauth", None)
+    if state is None or not state.has_cookie:
+        return
+    config = state.config
+    if config.session.strategy == "database" and state.raw_token:
+        # A failure is already logged; the cookie is deleted below all the same.
+        with contextlib.suppress(AuthError):
+            AdapterCaller(config.adapter, config.logger)("delete_session", state.raw_token)
+    state._result = SessionResult(clear=True)
+    state._user = False
