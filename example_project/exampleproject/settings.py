@@ -20,6 +20,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "oauth2_provider",  # the bundled "Example IdP" (an OpenID provider), see below
     "webauth",  # webauth: its models, templates, template tags and checks
     "exampleproject",  # this project's templates and the example_setup command
 ]
@@ -58,7 +59,7 @@ TEMPLATES = [
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
-        "NAME": BASE_DIR / "db.sqlite3",
+        "NAME": os.environ.get("EXAMPLE_DB", BASE_DIR / "db.sqlite3"),
     }
 }
 
@@ -74,7 +75,55 @@ STATIC_URL = "static/"
 # value: anyone who knows it can forge sessions.
 AUTH_SECRET = os.environ.get("AUTH_SECRET") or "example-project-DEV-ONLY-secret-do-not-deploy"
 
+# The port scripts/example serves on: the Example IdP's URLs depend on it.
+PORT = int(os.environ.get("PORT", "8000"))
+
+# webauth: credentials sign-in for the demo user, the bundled Example IdP, and
+# GitHub / Google whenever their client ids are in the environment
+# (AUTH_GITHUB_ID + AUTH_GITHUB_SECRET, AUTH_GOOGLE_ID + AUTH_GOOGLE_SECRET).
+from webauth.providers.oauth import OIDC  # noqa: E402
+
 WEBAUTH = {
     "secret": AUTH_SECRET,
-    "providers": ["webauth.providers.DjangoCredentials"],
+    # OAuth sign-ins store users and linked accounts through the ORM adapter...
+    "adapter": "webauth.adapters.django.DjangoAdapter",
+    # ...while the session stays a JWT cookie (an adapter alone would pick "database").
+    "session": {"strategy": "jwt"},
+    "providers": [
+        "webauth.providers.DjangoCredentials",
+        OIDC(
+            id="example-idp",
+            name="Example IdP",
+            # The IdP lives in this same project under /idp/, reached as 127.0.0.1
+            # so that its login cookie stays apart from the site's (localhost).
+            issuer=f"http://127.0.0.1:{PORT}/idp",
+            client_id="example-client",
+            client_secret="example-client-secret",
+        ),
+        *[p for p in ("github", "google") if os.environ.get(f"AUTH_{p.upper()}_ID")],
+    ],
 }
+
+# --- The bundled Example IdP: django-oauth-toolkit as an OpenID provider --------
+# Not part of using webauth: it exists so "Sign in with Example IdP" works offline.
+# manage.py example_setup registers its client and the IdP user.
+IDP_KEY_FILE = BASE_DIR / "idp_key.pem"
+if not IDP_KEY_FILE.exists():
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    _key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    IDP_KEY_FILE.write_bytes(
+        _key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+OAUTH2_PROVIDER = {
+    "OIDC_ENABLED": True,
+    "OIDC_RSA_PRIVATE_KEY": IDP_KEY_FILE.read_text(),
+    "OAUTH2_VALIDATOR_CLASS": "exampleproject.idp.Validator",
+    "SCOPES": {"openid": "OpenID", "profile": "Your name", "email": "Your email address"},
+}
+LOGIN_URL = "/idp/login/"  # where the IdP sends people who have not logged in to it

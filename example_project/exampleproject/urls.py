@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from . import views
@@ -10,4 +11,11 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # webauth: /auth/signin, /auth/signout, /auth/session, /auth/csrf, /auth/callback/...
     path("auth/", include("webauth.urls")),
+    # The bundled Example IdP (not needed to use webauth).
+    path(
+        "idp/login/",
+        auth_views.LoginView.as_view(template_name="exampleproject/idp_login.html"),
+        name="idp-login",
+    ),
+    path("idp/", include("oauth2_provider.urls", namespace="oauth2_provider")),
 ]

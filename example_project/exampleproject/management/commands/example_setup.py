@@ -1,20 +1,52 @@
-"""``manage.py example_setup``: create (or reset) the demo user. Safe to run again."""
+"""``manage.py example_setup``: the demo user and the bundled Example IdP. Safe to run again."""
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
 USERNAME = "demo"
 PASSWORD = "demo-password"
+IDP_USERNAME = "idp-alice"
+IDP_PASSWORD = "idp-password"
 
 
 class Command(BaseCommand):
-    help = "Create the demo user (a superuser, so the admin works too)."
+    help = "Create the demo user (a superuser) and register the Example IdP's client."
 
     def handle(self, *args, **options):
-        user, created = get_user_model().objects.get_or_create(
+        users = get_user_model().objects
+        user, created = users.get_or_create(
             username=USERNAME, defaults={"email": "demo@example.com", "first_name": "Demo"}
         )
         user.is_staff = user.is_superuser = user.is_active = True
         user.set_password(PASSWORD)  # reset each time, so the printed password works
         user.save()
         self.stdout.write(f"Demo user: {USERNAME} / {PASSWORD}" + (" (created)" if created else ""))
+        self._idp(users)
+
+    def _idp(self, users):
+        """The IdP's own user and the OAuth client webauth uses (see settings.WEBAUTH)."""
+        from oauth2_provider.models import get_application_model
+
+        idp_user, _ = users.get_or_create(
+            username=IDP_USERNAME,
+            defaults={"first_name": "Alice", "last_name": "Example"},
+        )
+        idp_user.set_password(IDP_PASSWORD)
+        idp_user.save()
+        provider = next(
+            p for p in settings.WEBAUTH["providers"] if getattr(p, "id", "") == "example-idp"
+        )
+        redirect_uri = f"http://localhost:{settings.PORT}/auth/callback/example-idp"
+        application, _ = get_application_model().objects.get_or_create(
+            client_id=provider.client_id, defaults={"user": idp_user}
+        )
+        application.name = "webauth example project"
+        application.client_secret = provider.client_secret  # hashed on save
+        application.client_type = "confidential"
+        application.authorization_grant_type = "authorization-code"
+        application.redirect_uris = redirect_uri
+        application.algorithm = "RS256"
+        application.skip_authorization = True
+        application.save()
+        self.stdout.write(f"Example IdP user: {IDP_USERNAME} / {IDP_PASSWORD}")
