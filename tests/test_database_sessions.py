@@ -297,3 +297,13 @@ def test_django_logout_ends_the_webauth_session(client, alice, settings, strateg
     assert response.cookies[COOKIE]["max-age"] == "0"
     assert not Session.objects.exists()
     assert client.get("/whoami/").json()["authenticated"] is False
+
+
+
+@pytest.mark.django_db(transaction=True)
+def test_async_view_reads_a_database_session_through_auser(async_client, alice, db_strategy):
+    from asgiref.sync import async_to_sync
+
+    force_sign_in(async_client, alice)
+    response = async_to_sync(async_client.get)("/whoami-async/")
+    assert response.json() == {"authenticated": True, "username": "alice"}

@@ -283,6 +283,8 @@ def read_database_session(
                 trigger="update", new_session=None if new_session is _UNSET else new_session
             )
         session = run_session(config, **params)
+    except SynchronousOnlyOperation:
+        raise  # read from async code: use aget_session() / request.auser()
     except Exception as exc:
         error = exc if isinstance(exc, SessionTokenError) else SessionTokenError(cause={"err": exc})
         config.logger.error(error)

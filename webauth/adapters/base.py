@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from asgiref.sync import sync_to_async
+from django.core.exceptions import SynchronousOnlyOperation
 
 from ..errors import AdapterError, AuthError, MissingAdapterMethods
 from ..utils import call
@@ -180,7 +181,7 @@ class AdapterCaller:
         fn = self._method(name)
         try:
             return call(fn, *args)
-        except AuthError:
+        except (AuthError, SynchronousOnlyOperation):
             raise
         except Exception as exc:
             raise self._failed(name, exc) from exc
