@@ -299,7 +299,6 @@ def test_django_logout_ends_the_webauth_session(client, alice, settings, strateg
     assert client.get("/whoami/").json()["authenticated"] is False
 
 
-
 @pytest.mark.django_db(transaction=True)
 def test_async_view_reads_a_database_session_through_auser(async_client, alice, db_strategy):
     from asgiref.sync import async_to_sync

@@ -265,10 +265,12 @@ def handle_callback(ctx: AuthContext, provider: OAuth2) -> HttpResponse:
     forwarded = _proxy_hop(ctx, provider, params)
     if forwarded is not None:
         return forwarded
+    # The state is checked first, so that only the browser that started the
+    # sign-in can even be shown the provider's error.
+    _check_state(ctx, provider, params)
     if "error" in params:
         description = params.get("error_description", "")
         raise OAuthCallbackError(f"{params['error'][:100]}: {description[:300]}".rstrip(": "))
-    _check_state(ctx, provider, params)
     ep = endpoints(ctx.config, provider)
     if "iss" in params and ep.get("issuer") and not _issuer_matches(params["iss"], ep["issuer"]):
         raise InvalidCheck(
