@@ -249,29 +249,30 @@ def test_e005_base_path_from_auth_url(settings, monkeypatch):
     assert check_config() == []
 
 
-def test_e005_script_prefix_is_allowed_for(settings):
-    settings.WEBAUTH = GOOD
-    set_script_prefix("/mounted/")
-    try:
-        clear_url_caches()
-        assert check_config() == []
-    finally:
-        set_script_prefix("/")
-
-
-def test_e005_hint_leaves_out_the_script_prefix(settings):
-    settings.ROOT_URLCONF = "tests.test_checks"
+def test_e005_base_path_must_include_the_script_prefix(settings):
+    # webauth builds its URLs from base_path, so under FORCE_SCRIPT_NAME="/mounted"
+    # it must be the full path: "/mounted/auth".
     settings.WEBAUTH = GOOD
     set_script_prefix("/mounted/")
     try:
         clear_url_caches()
         error = only(check_config(), "webauth.E005")
-        assert "included at '/api/auth'" in error.msg
-        assert "Set WEBAUTH['base_path'] = '/api/auth'" in error.hint
-        settings.WEBAUTH = {**GOOD, "base_path": "/api/auth"}
+        assert "served at '/mounted/auth'" in error.msg
+        assert "Set WEBAUTH['base_path'] = '/mounted/auth'" in error.hint
+        settings.WEBAUTH = {**GOOD, "base_path": "/mounted/auth"}
         assert check_config() == []
     finally:
         set_script_prefix("/")
+
+
+def test_e005_hint_names_the_url_include_without_a_script_prefix(settings):
+    settings.ROOT_URLCONF = "tests.test_checks"
+    settings.WEBAUTH = GOOD
+    error = only(check_config(), "webauth.E005")
+    assert "served at '/api/auth'" in error.msg
+    assert "Set WEBAUTH['base_path'] = '/api/auth' or include webauth.urls at 'auth/'" in (
+        error.hint
+    )
 
 
 def test_e005_root_base_path(settings):

@@ -125,18 +125,18 @@ def _check_base_path(base_path: str) -> list[CheckMessage]:
         return []  # webauth.urls not included (an API-only project may not need it)
     except ImproperlyConfigured:
         return []
-    prefix = get_script_prefix().rstrip("/")
-    expected = prefix + base_path + "/session"
-    if session_url != expected and session_url != base_path + "/session":
+    # base_path is the routes' full path, as in Auth.js: it includes a script
+    # prefix (FORCE_SCRIPT_NAME), because webauth builds its URLs from it.
+    if session_url != base_path + "/session":
         mounted = session_url[: -len("/session")]
-        if prefix and mounted.startswith(prefix + "/"):
-            mounted = mounted[len(prefix) :]  # base_path does not include SCRIPT_NAME
+        hint = f"Set WEBAUTH['base_path'] = {mounted!r}"
+        if get_script_prefix() == "/":
+            included = (base_path.lstrip("/") + "/") if base_path else ""
+            hint += f" or include webauth.urls at {included!r}"
         return [
             Error(
-                f"webauth.urls is included at {mounted!r} but WEBAUTH['base_path'] is "
-                f"{base_path!r}.",
-                hint=f"Set WEBAUTH['base_path'] = {mounted!r} or include webauth.urls at "
-                f"{(base_path.lstrip('/') + '/') if base_path else ''!r}.",
+                f"webauth.urls is served at {mounted!r} but WEBAUTH['base_path'] is {base_path!r}.",
+                hint=hint + ".",
                 id="webauth.E005",
             )
         ]

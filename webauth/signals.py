@@ -1,13 +1,14 @@
 """Django signals for webauth's events.
 
 Each is sent with ``sender`` = the provider id (or ``None``) and the event's
-message as keyword arguments. They are notifications for audit and logging:
+message as keyword arguments (write receivers with ``**kwargs``: keys that a
+flow does not have are left out). They are notifications for audit and logging:
 a receiver that raises is logged and never breaks the sign-in.
 
 =================  ==========================================================
 signal             keyword arguments
 =================  ==========================================================
-``signed_in``      ``user``, ``account``, ``profile``, ``is_new_user``, ``request``
+``signed_in``      ``user``, ``account``, ``request``; OAuth adds ``profile``, ``is_new_user``
 ``signed_out``     ``session`` (database strategy) or ``token`` (jwt), ``request``
 ``user_created``   ``user``, ``request``
 ``user_updated``   ``user``, ``request``
