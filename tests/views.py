@@ -161,3 +161,35 @@ async def session_async(request):
 class PrivateAsyncView(AuthRequiredMixin, View):
     async def get(self, request):
         return JsonResponse({"session": await aget_session(request)})
+
+
+#: What the fake token endpoint of the private_key_jwt test received.
+TOKEN_REQUESTS: list = []
+
+
+@csrf_exempt
+def fake_token(request):
+    """A token endpoint that accepts only a valid private_key_jwt client assertion."""
+    from jwcrypto import jwk, jwt
+
+    from .keys import rsa_key_pem
+
+    TOKEN_REQUESTS.append(request.POST.dict())
+    key = jwk.JWK.from_pem(rsa_key_pem("client").encode())
+    try:
+        assertion = jwt.JWT(jwt=request.POST["client_assertion"], key=key, algs=["RS256"])
+        claims = json.loads(assertion.claims)
+    except Exception:
+        return JsonResponse({"error": "invalid_client"}, status=401)
+    expected = request.build_absolute_uri()
+    if claims.get("iss") != "pk-client" or claims.get("sub") != "pk-client":
+        return JsonResponse({"error": "invalid_client"}, status=401)
+    if claims.get("aud") not in (expected, [expected]):
+        return JsonResponse({"error": "invalid_client"}, status=401)
+    return JsonResponse({"access_token": "pk-access", "token_type": "Bearer", "expires_in": 3600})
+
+
+def fake_userinfo(request):
+    if request.headers.get("Authorization") != "Bearer pk-access":
+        return JsonResponse({"error": "invalid_token"}, status=401)
+    return JsonResponse({"sub": "pk-user-1", "email": "pk@example.com", "name": "Pat Key"})
