@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 __all__ = [
+    "ACCOUNT_TOKEN_FIELDS",
     "AdapterAccount",
     "AdapterAuthenticator",
     "AdapterSession",
@@ -27,6 +28,18 @@ __all__ = [
     "as_user",
     "as_verification_token",
 ]
+
+#: The token-response fields an account keeps in fields of their own; any other
+#: key of a token response goes to ``AdapterAccount.extra``.
+ACCOUNT_TOKEN_FIELDS = (
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "scope",
+    "token_type",
+    "expires_at",
+    "session_state",
+)
 
 _WIRE_NAMES = {
     "provider_account_id": "providerAccountId",

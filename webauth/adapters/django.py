@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from ..models import Account, Authenticator, Session, VerificationToken, token_hash
 from ..types import (
+    ACCOUNT_TOKEN_FIELDS,
     AdapterAccount,
     AdapterAuthenticator,
     AdapterSession,
@@ -43,16 +44,6 @@ from ..types import (
 from ..types import VerificationToken as VerificationTokenRecord
 
 __all__ = ["DjangoAdapter"]
-
-_ACCOUNT_FIELDS = (
-    "access_token",
-    "refresh_token",
-    "id_token",
-    "scope",
-    "token_type",
-    "expires_at",
-    "session_state",
-)
 
 
 def _valid_ip(value: str | None) -> str | None:
@@ -217,7 +208,7 @@ class DjangoAdapter:
             type=obj.type,
             provider=obj.provider,
             provider_account_id=obj.provider_account_id,
-            **{name: getattr(obj, name) for name in _ACCOUNT_FIELDS},
+            **{name: getattr(obj, name) for name in ACCOUNT_TOKEN_FIELDS},
             extra=dict(obj.extra or {}),
         )
 
@@ -230,7 +221,7 @@ class DjangoAdapter:
             type=record.type,
             provider=record.provider,
             provider_account_id=str(record.provider_account_id),
-            **{name: getattr(record, name) for name in _ACCOUNT_FIELDS},
+            **{name: getattr(record, name) for name in ACCOUNT_TOKEN_FIELDS},
             extra=record.extra,
         )
         obj.save(using=self.using, force_insert=True)
@@ -247,7 +238,7 @@ class DjangoAdapter:
         )
         if obj is None:
             return None
-        for name in _ACCOUNT_FIELDS:
+        for name in ACCOUNT_TOKEN_FIELDS:
             setattr(obj, name, getattr(record, name))
         obj.extra = record.extra
         obj.save(using=self.using)

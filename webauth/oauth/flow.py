@@ -30,7 +30,7 @@ from ..errors import (
 )
 from ..providers.oauth import DEFAULT_SCOPE
 from ..responses import redirect
-from ..types import AdapterAccount, AdapterUser, as_user
+from ..types import ACCOUNT_TOKEN_FIELDS, AdapterAccount, AdapterUser, as_user
 from .accounts import login_or_register
 from .checks import clear_checks, decode_state, new_checks, read_check
 from .client import oauth_session
@@ -58,16 +58,6 @@ _RESERVED = frozenset(
         "callbackUrl",
         "csrfToken",
     }
-)
-#: Token-response fields stored on the account's own columns.
-_TOKEN_FIELDS = (
-    "access_token",
-    "refresh_token",
-    "id_token",
-    "scope",
-    "token_type",
-    "expires_at",
-    "session_state",
 )
 MAX_PARAM_LENGTH = 8192
 
@@ -293,8 +283,8 @@ def handle_callback(ctx: AuthContext, provider: OAuth2) -> HttpResponse:
         type=provider.type,
         provider=provider.id,
         provider_account_id=user_data["id"],
-        **{name: tokens.get(name) for name in _TOKEN_FIELDS},
-        extra={k: v for k, v in tokens.items() if k not in _TOKEN_FIELDS},
+        **{name: tokens.get(name) for name in ACCOUNT_TOKEN_FIELDS},
+        extra={k: v for k, v in tokens.items() if k not in ACCOUNT_TOKEN_FIELDS},
     )
     response = _sign_in(ctx, provider, user_data, account, profile)
     clear_checks(ctx, response)
