@@ -1,0 +1,536 @@
+"""HTTP benchmark: webauth behind gunicorn, loaded with wrk, against plain Django.
+
+Run from anywhere (Linux; needs ``/usr/bin/wrk``: ``apt-get install wrk``)::
+
+    python benchmarks/bench_http.py                # SQLite file in a temp dir
+    python benchmarks/bench_http.py --postgres     # PostgreSQL at 127.0.0.1:5432
+    python benchmarks/bench_http.py --duration 20 --repeat 5
+
+In one run it migrates a fresh database, creates a user, a ``django.contrib.sessions``
+database session (``sessionid``) and a webauth JWT session cookie for that user,
+starts one gunicorn server per middleware stack of ``benchmarks/http/settings.py``
+(2 sync workers each by default: one per core of a 2-core machine) and loads each
+case with ``wrk --latency``:
+
+1. ``GET /plain``, no middleware at all: the ceiling;
+2. ``GET /auth/session`` with the JWT cookie, ``[AuthMiddleware]``: decode, callbacks,
+   re-encode and ``Set-Cookie``;
+3. ``GET /whoami`` (``request.user.pk``) with the JWT cookie, ``[AuthMiddleware]``;
+4. ``GET /whoami`` with ``sessionid``, ``[SessionMiddleware, AuthenticationMiddleware]``:
+   the ``django.contrib.auth`` baseline;
+5. ``GET /plain`` without cookies, ``[AuthMiddleware]``: compared with (1), the same
+   view and request without the middleware.
+
+Every case runs with the same wrk threads, connections and duration. After a
+warm-up of every case, ``--repeat`` rounds run all cases back to back, the order
+reversed every other round, with the cases of each ratio adjacent; each ratio is
+the median of its per-round ratios, the table shows per-case medians. Requests
+carry the cookies a browser would hold by then (for (2) also the CSRF and
+callback-URL cookies of its first answer).
+
+Besides wrk's figures it reads the gunicorn workers' CPU time from ``/proc``:
+"CPU us/req" is server CPU per request, which other load on the machine
+disturbs far less than requests/s, so its ratios are printed alongside.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+SETTINGS_MODULE = "benchmarks.http.settings"
+SESSION_COOKIE = "authjs.session-token"
+# The cases of each ratio are neighbours in this order: (2)/(1), (1) vs (5), (3)/(4).
+RUN_ORDER = ("2", "1", "5", "3", "4")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Case:
+    """One request to load: which stack serves it, what it sends and must get back."""
+
+    key: str
+    title: str
+    stack: str
+    path: str
+    cookies: dict[str, str] = field(default_factory=dict)
+    expect_body: str | None = None
+    expect_set_cookies: frozenset[str] = frozenset()
+    adopt_cookies: bool = False  # first send the cookies its first answer sets
+
+
+@dataclass
+class Result:
+    """What one wrk run measured; ``cpu_us`` is the server's CPU time per request."""
+
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    requests: int
+    errors: int
+    cpu_us: float = 0.0
+
+
+@dataclass
+class Server:
+    """A running gunicorn: its base URL and its workers' pids."""
+
+    url: str
+    workers: list[int]
+
+
+@dataclass
+class Ratio:
+    """A target on a ratio of two cases; ``value`` maps a round's results to the figure."""
+
+    label: str
+    target: float
+    at_least: bool
+    value: Callable[[dict[str, Result]], float]
+    cpu_value: Callable[[dict[str, Result]], float]
+    unit: str = ""
+
+
+RATIOS = [
+    Ratio(
+        "(2)/(1) session vs bare",
+        0.75,
+        True,
+        lambda r: r["2"].rps / r["1"].rps,
+        lambda r: r["1"].cpu_us / r["2"].cpu_us,
+    ),
+    Ratio(
+        "(3)/(4) JWT vs DB session",
+        1.5,
+        True,
+        lambda r: r["3"].rps / r["4"].rps,
+        lambda r: r["4"].cpu_us / r["3"].cpu_us,
+    ),
+    Ratio(
+        "(5) AuthMiddleware overhead",
+        2.0,
+        False,
+        lambda r: (r["1"].rps / r["5"].rps - 1) * 100,
+        lambda r: (r["5"].cpu_us / r["1"].cpu_us - 1) * 100,
+        "%",
+    ),
+]
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=int, default=10, help="seconds per run (10)")
+    parser.add_argument("--warmup", type=int, default=3, help="warm-up seconds per case (3)")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds; medians are shown (5)")
+    parser.add_argument("--threads", type=int, default=1, help="wrk threads (1)")
+    parser.add_argument("--connections", type=int, default=4, help="wrk connections (4)")
+    parser.add_argument(
+        "--workers", type=int, default=2, help="gunicorn sync workers per stack (2: one per core)"
+    )
+    parser.add_argument("--postgres", action="store_true", help="PostgreSQL at 127.0.0.1:5432")
+    parser.add_argument("--wrk", default=shutil.which("wrk") or "/usr/bin/wrk", help="wrk binary")
+    return parser.parse_args()
+
+
+# ------------------------------------------------------------------ database
+
+
+def setup_django(database: str) -> None:
+    """Configure Django in this process with the benchmark settings and *database*."""
+    os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS_MODULE
+    os.environ["WEBAUTH_BENCH_DATABASE"] = database
+    os.environ["WEBAUTH_BENCH_STACK"] = "webauth"
+    import django
+
+    django.setup()
+
+
+def prepare_database(postgres: bool) -> None:
+    """Create the tables (in a schema of their own on PostgreSQL)."""
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db import connection
+
+    if postgres:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
+            cursor.execute(f"CREATE SCHEMA {settings.PG_SCHEMA}")
+    call_command("migrate", verbosity=0)
+
+
+def drop_schema() -> None:
+    """Remove the PostgreSQL schema the run created."""
+    from django.conf import settings
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
+    connection.close()
+
+
+def create_sessions() -> tuple[str, dict[str, str], dict[str, str]]:
+    """A user, and cookies for a JWT session and a database session of that user.
+
+    Returns ``(user pk, JWT cookies, database-session cookies)``.
+    """
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+
+    from webauth.test import session_cookie_for
+
+    user = get_user_model().objects.create_user(
+        "alice", email="alice@example.com", password="bench-password", first_name="Alice"
+    )
+    name, value = session_cookie_for(user)
+    client = Client()
+    client.force_login(user)
+    session_id = client.cookies[settings.SESSION_COOKIE_NAME].value
+    connection.close()  # the servers are other processes; hold no lock on the database
+    return str(user.pk), {name: value}, {settings.SESSION_COOKIE_NAME: session_id}
+
+
+# ------------------------------------------------------------------- servers
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def children(pid: int) -> list[int]:
+    """Pids of the live child processes of *pid* (from ``/proc``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rpartition(")")[2].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of *pids* so far."""
+    ticks = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / CLOCK_TICKS
+
+
+def wait_for_workers(port: int, process: subprocess.Popen[bytes], count: int) -> list[int]:
+    """Wait until gunicorn listens on *port* with *count* workers; returns their pids."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"gunicorn exited with {process.returncode}")
+        workers = children(process.pid)
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except OSError:
+            workers = []
+        if len(workers) == count:
+            return workers
+        time.sleep(0.1)
+    raise RuntimeError(f"gunicorn did not start {count} workers on port {port} within 30 s")
+
+
+@contextmanager
+def gunicorn(stack: str, database: str, workers: int) -> Iterator[Server]:
+    """Serve the benchmark site with the middleware *stack*."""
+    port = free_port()
+    env = {**os.environ, "WEBAUTH_BENCH_STACK": stack, "WEBAUTH_BENCH_DATABASE": database}
+    env["DJANGO_SETTINGS_MODULE"] = SETTINGS_MODULE
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "benchmarks.http.wsgi:application",
+        f"--bind=127.0.0.1:{port}",
+        f"--workers={workers}",
+        "--worker-class=sync",
+        "--log-level=warning",
+        f"--chdir={REPO_ROOT}",
+    ]
+    process = subprocess.Popen(command, env=env)
+    try:
+        yield Server(f"http://127.0.0.1:{port}", wait_for_workers(port, process, workers))
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+# ---------------------------------------------------------------- requests
+
+
+def cookie_header(cookies: dict[str, str]) -> str:
+    return "; ".join(f"{name}={value}" for name, value in cookies.items())
+
+
+def fetch(url: str, cookies: dict[str, str]) -> tuple[int, str, SimpleCookie]:
+    """One GET: status, body and the cookies the answer sets."""
+    request = urllib.request.Request(url)
+    if cookies:
+        request.add_header("Cookie", cookie_header(cookies))
+    with urllib.request.urlopen(request, timeout=10) as response:
+        jar: SimpleCookie = SimpleCookie()
+        for header in response.headers.get_all("Set-Cookie") or []:
+            jar.load(header)
+        return response.status, response.read().decode(), jar
+
+
+def adopt_cookies(case: Case, base_url: str) -> None:
+    """Send what a browser would after its first request: the cookies the answer set."""
+    _, _, jar = fetch(base_url + case.path, case.cookies)
+    for name, morsel in jar.items():
+        if morsel.value:
+            case.cookies[name] = morsel.coded_value
+
+
+def verify(case: Case, base_url: str) -> None:
+    """Check that the case gets the answer it is meant to measure."""
+    status, body, jar = fetch(base_url + case.path, case.cookies)
+    problems = []
+    if status != 200:
+        problems.append(f"status {status}")
+    if case.expect_body is not None and body != case.expect_body:
+        problems.append(f"body {body[:200]!r}, expected {case.expect_body!r}")
+    if set(jar) != case.expect_set_cookies:
+        problems.append(f"sets cookies {sorted(jar)}, expected {sorted(case.expect_set_cookies)}")
+    if problems:
+        raise RuntimeError(f"case {case.key} ({case.path}): " + "; ".join(problems))
+
+
+# --------------------------------------------------------------------- wrk
+
+_UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
+
+
+def parse_latency(text: str, percentile: str) -> float:
+    match = re.search(rf"^\s*{percentile}%\s+([\d.]+)(us|ms|s|m)\s*$", text, re.MULTILINE)
+    if match is None:
+        raise ValueError(f"no {percentile}% latency in wrk output:\n{text}")
+    return float(match.group(1)) * _UNIT_MS[match.group(2)]
+
+
+def parse_wrk(text: str) -> Result:
+    """Requests/s, p50 and p99 (ms), requests and errors from ``wrk --latency`` output."""
+    rps = re.search(r"^Requests/sec:\s+([\d.]+)", text, re.MULTILINE)
+    requests = re.search(r"^\s*(\d+) requests in", text, re.MULTILINE)
+    if rps is None or requests is None:
+        raise ValueError(f"unexpected wrk output:\n{text}")
+    errors = sum(int(n) for n in re.findall(r"Non-2xx or 3xx responses:\s+(\d+)", text))
+    timeouts = re.search(r"Socket errors:.*?timeout (\d+)", text)
+    if timeouts is not None:
+        errors += int(timeouts.group(1))
+    p50, p99 = parse_latency(text, "50"), parse_latency(text, "99")
+    return Result(float(rps.group(1)), p50, p99, int(requests.group(1)), errors)
+
+
+def run_wrk(args: argparse.Namespace, server: Server, case: Case, duration: int) -> Result:
+    """Load *case* for *duration* seconds; also measures the workers' CPU per request."""
+    command = [args.wrk, f"--threads={args.threads}", f"--connections={args.connections}"]
+    command += [f"--duration={duration}s", "--latency", server.url + case.path]
+    if case.cookies:
+        command += ["--header", f"Cookie: {cookie_header(case.cookies)}"]
+    cpu_before = cpu_seconds(server.workers)
+    completed = subprocess.run(command, capture_output=True, text=True, check=True)
+    cpu = cpu_seconds(server.workers) - cpu_before
+    result = parse_wrk(completed.stdout)
+    result.cpu_us = cpu / max(result.requests, 1) * 1e6
+    return result
+
+
+# ------------------------------------------------------------------- cases
+
+
+def make_cases(user_pk: str, jwt: dict[str, str], db_session: dict[str, str]) -> list[Case]:
+    return [
+        Case("1", "GET /plain, no middleware", "bare", "/plain", expect_body="ok"),
+        Case(
+            "2",
+            "GET /auth/session, JWT cookie",
+            "webauth",
+            "/auth/session",
+            cookies=dict(jwt),
+            expect_set_cookies=frozenset({SESSION_COOKIE}),
+            adopt_cookies=True,
+        ),
+        Case(
+            "3",
+            "request.user, JWT cookie",
+            "webauth",
+            "/whoami",
+            cookies=dict(jwt),
+            expect_body=user_pk,
+        ),
+        Case(
+            "4",
+            "request.user, sessionid cookie",
+            "contrib",
+            "/whoami",
+            cookies=dict(db_session),
+            expect_body=user_pk,
+        ),
+        Case("5", "GET /plain, anonymous", "webauth", "/plain", expect_body="ok"),
+    ]
+
+
+def measure(
+    args: argparse.Namespace, cases: list[Case], servers: dict[str, Server]
+) -> list[dict[str, Result]]:
+    """Warm every case up, then run ``--repeat`` rounds; one ``{case: Result}`` per round."""
+    by_key = {case.key: case for case in cases}
+    order = [by_key[key] for key in RUN_ORDER]
+    for case in order:
+        run_wrk(args, servers[case.stack], case, args.warmup)
+    rounds = []
+    for number in range(args.repeat):
+        results = {}
+        for case in order if number % 2 == 0 else reversed(order):
+            results[case.key] = run_wrk(args, servers[case.stack], case, args.duration)
+            progress(number, case, results[case.key])
+        rounds.append(results)
+    return rounds
+
+
+def progress(number: int, case: Case, result: Result) -> None:
+    print(
+        f"  round {number + 1} ({case.key}): {result.rps:7.1f} req/s, "
+        f"{result.cpu_us:6.1f} CPU us/req",
+        file=sys.stderr,
+    )
+
+
+# ------------------------------------------------------------------ report
+
+
+def print_setup(args: argparse.Namespace, load: float) -> None:
+    import django
+    from django.conf import settings
+
+    print(
+        f"Python {sys.version.split()[0]}, Django {django.get_version()}, "
+        f"{os.cpu_count()} CPUs, load average before the run {load:.2f}; "
+        f"database {'postgres' if args.postgres else 'sqlite'}"
+    )
+    print(
+        f"gunicorn {args.workers} sync workers per stack; wrk {args.threads} thread(s), "
+        f"{args.connections} connections; {args.repeat} rounds x {args.duration}s per case "
+        f"(medians), {args.warmup}s warm-up"
+    )
+    for name, stack in settings.STACKS.items():
+        print(f"  stack {name:<8} {[m.rsplit('.', 1)[-1] for m in stack]}")
+    print()
+
+
+def print_table(cases: list[Case], rounds: list[dict[str, Result]]) -> None:
+    """Per case: median req/s with its range over the rounds, p50, p99, CPU per request."""
+    header = (
+        f"{'case':<36} {'stack':<8} {'req/s':>7} {'min-max':>11} "
+        f"{'p50 ms':>7} {'p99 ms':>7} {'CPU us/req':>10}"
+    )
+    print(header)
+    print("-" * len(header))
+    for case in cases:
+        runs = [results[case.key] for results in rounds]
+        rps = [r.rps for r in runs]
+        line = (
+            f"({case.key}) {case.title:<32} {case.stack:<8} {statistics.median(rps):7.1f} "
+            f"{f'{min(rps):.0f}-{max(rps):.0f}':>11} "
+            f"{statistics.median(r.p50_ms for r in runs):7.2f} "
+            f"{statistics.median(r.p99_ms for r in runs):7.2f} "
+            f"{statistics.median(r.cpu_us for r in runs):10.1f}"
+        )
+        errors = sum(r.errors for r in runs)
+        print(line + (f"  ({errors} errors)" if errors else ""))
+
+
+def print_ratios(rounds: list[dict[str, Result]]) -> bool:
+    """Each target on the median per-round ratio; returns whether all are met."""
+    print(f"\n{'':<30} {'req/s':>8} {'(CPU)':>9}   target")
+    all_met = True
+    for ratio in RATIOS:
+        value = statistics.median(ratio.value(results) for results in rounds)
+        cpu_value = statistics.median(ratio.cpu_value(results) for results in rounds)
+        met = value >= ratio.target if ratio.at_least else value <= ratio.target
+        all_met = all_met and met
+        target = f"{'>=' if ratio.at_least else '<='} {ratio.target}{ratio.unit}"
+        print(
+            f"{ratio.label:<30} {f'{value:.2f}{ratio.unit}':>8} "
+            f"{f'({cpu_value:.2f}{ratio.unit})':>9}   {target:<8} {'MET' if met else 'NOT MET'}"
+        )
+    print(
+        "(5) overhead: the time per request AuthMiddleware adds to (1). (CPU): the same ratio\n"
+        "from the gunicorn workers' CPU time per request (not counting a PostgreSQL server)."
+    )
+    return all_met
+
+
+# -------------------------------------------------------------------- main
+
+
+def run(args: argparse.Namespace, database: str) -> bool:
+    """Prepare, serve, load and report; returns whether every target is met."""
+    load = os.getloadavg()[0]
+    prepare_database(args.postgres)
+    user_pk, jwt, db_session = create_sessions()
+    cases = make_cases(user_pk, jwt, db_session)
+    with ExitStack() as stack:
+        servers = {
+            name: stack.enter_context(gunicorn(name, database, args.workers))
+            for name in sorted({case.stack for case in cases})
+        }
+        for case in cases:
+            if case.adopt_cookies:
+                adopt_cookies(case, servers[case.stack].url)
+            verify(case, servers[case.stack].url)
+        rounds = measure(args, cases, servers)
+    print_setup(args, load)
+    print_table(cases, rounds)
+    met = print_ratios(rounds)
+    print(f"load average after the run {os.getloadavg()[0]:.2f}")
+    return met
+
+
+def main() -> int:
+    args = parse_args()
+    if not os.access(args.wrk, os.X_OK):
+        print(f"wrk not found at {args.wrk}: apt-get install wrk", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="webauth-bench-") as tmp:
+        database = "postgres" if args.postgres else str(Path(tmp) / "bench.sqlite3")
+        setup_django(database)
+        try:
+            met = run(args, database)
+        finally:
+            if args.postgres:
+                drop_schema()
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""Settings of the benchmark site that ``benchmarks/bench_http.py`` serves through gunicorn.
+
+Two environment variables pick the variant, so that one module serves every case:
+
+``WEBAUTH_BENCH_STACK``
+    A key of :data:`STACKS` (default ``webauth``): the ``MIDDLEWARE`` list.
+``WEBAUTH_BENCH_DATABASE``
+    ``postgres`` for PostgreSQL at 127.0.0.1:5432 (user ``postgres``, database
+    ``test``, tables in the schema :data:`PG_SCHEMA`), else the path of an SQLite
+    file (default ``bench.sqlite3`` in the current directory).
+
+Everything else is identical across variants: the same apps, URLs and database,
+persistent database connections (``CONN_MAX_AGE = None``) as a production site
+would have, ``DEBUG = False``.
+
+``benchmarks/http`` has no ``__init__.py`` on purpose: as a namespace package it
+never shadows the standard library's ``http`` for scripts run from ``benchmarks/``.
+"""
+
+import os
+
+SECRET_KEY = "webauth-bench-not-secret"
+DEBUG = False
+ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+USE_TZ = True
+ROOT_URLCONF = "benchmarks.http.urls"
+WSGI_APPLICATION = "benchmarks.http.wsgi.application"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "webauth",
+]
+
+#: The middleware stacks the benchmark compares, by name.
+STACKS = {
+    # Nothing at all: the ceiling of Django behind gunicorn.
+    "bare": [],
+    # All a webauth site needs: request.user and request.auth_session come from it.
+    "webauth": ["webauth.middleware.AuthMiddleware"],
+    # All a django.contrib.auth site needs for request.user from a database session.
+    "contrib": [
+        "django.contrib.sessions.middleware.SessionMiddleware",
+        "django.contrib.auth.middleware.AuthenticationMiddleware",
+    ],
+}
+STACK = os.environ.get("WEBAUTH_BENCH_STACK", "webauth")
+MIDDLEWARE = STACKS[STACK]
+# The bare and contrib variants leave AuthMiddleware out deliberately.
+SILENCED_SYSTEM_CHECKS = ["webauth.E006"]
+
+PG_SCHEMA = "webauth_bench"
+_DATABASE = os.environ.get("WEBAUTH_BENCH_DATABASE", "bench.sqlite3")
+if _DATABASE == "postgres":
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.postgresql",
+            "HOST": "127.0.0.1",
+            "PORT": "5432",
+            "USER": "postgres",
+            "NAME": "test",
+            "CONN_MAX_AGE": None,
+            "OPTIONS": {"options": f"-c search_path={PG_SCHEMA}"},
+        }
+    }
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": _DATABASE,
+            "CONN_MAX_AGE": None,
+        }
+    }
+
+WEBAUTH = {
+    "secret": "bench-secret-0123456789abcdef0123456789abcdef",
+    "providers": ["webauth.providers.DjangoCredentials"],
+}

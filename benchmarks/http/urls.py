@@ -1,0 +1,11 @@
+"""URLs of the benchmark site: two tiny views and webauth's routes, as a user mounts them."""
+
+from django.urls import include, path
+
+from . import views
+
+urlpatterns = [
+    path("plain", views.plain),
+    path("whoami", views.whoami),
+    path("auth/", include("webauth.urls")),
+]

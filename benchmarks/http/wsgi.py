@@ -1,0 +1,12 @@
+"""WSGI entry point of the benchmark site: ``gunicorn benchmarks.http.wsgi:application``.
+
+Run it from the repository root; ``WEBAUTH_BENCH_STACK`` and ``WEBAUTH_BENCH_DATABASE``
+choose the variant (see ``benchmarks/http/settings.py``).
+"""
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchmarks.http.settings")
+application = get_wsgi_application()
