@@ -19,7 +19,9 @@ case with ``wrk --latency``:
 4. ``GET /whoami`` with ``sessionid``, ``[SessionMiddleware, AuthenticationMiddleware]``:
    the ``django.contrib.auth`` baseline;
 5. ``GET /plain`` without cookies, ``[AuthMiddleware]``: compared with (1), the same
-   view and request without the middleware.
+   view and request without the middleware;
+6. ``GET /whoami`` with a webauth *database* session (the ORM adapter), ``[AuthMiddleware]``:
+   compared with (4), the ``django.contrib.auth`` baseline.
 
 Every case runs with the same wrk threads, connections and duration. After a
 warm-up of every case, ``--repeat`` rounds run all cases back to back, the order
@@ -58,8 +60,8 @@ if str(REPO_ROOT) not in sys.path:
 
 SETTINGS_MODULE = "benchmarks.http.settings"
 SESSION_COOKIE = "authjs.session-token"
-# The cases of each ratio are neighbours in this order: (2)/(1), (1) vs (5), (3)/(4).
-RUN_ORDER = ("2", "1", "5", "3", "4")
+# The cases of each ratio are neighbours in this order: (2)/(1), (1) vs (5), (3)/(4), (4)/(6).
+RUN_ORDER = ("2", "1", "5", "3", "4", "6")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -132,6 +134,13 @@ RATIOS = [
         lambda r: (r["5"].cpu_us / r["1"].cpu_us - 1) * 100,
         "%",
     ),
+    Ratio(
+        "(6)/(4) DB session vs contrib",
+        1.3,
+        True,
+        lambda r: r["6"].rps / r["4"].rps,
+        lambda r: r["4"].cpu_us / r["6"].cpu_us,
+    ),
 ]
 
 
@@ -186,15 +195,16 @@ def drop_schema() -> None:
     connection.close()
 
 
-def create_sessions() -> tuple[str, dict[str, str], dict[str, str]]:
+def create_sessions() -> tuple[str, dict[str, str], dict[str, str], dict[str, str]]:
     """A user, and cookies for a JWT session and a database session of that user.
 
-    Returns ``(user pk, JWT cookies, database-session cookies)``.
+    Returns ``(user pk, JWT cookies, contrib.sessions cookies, webauth database-session
+    cookies)``.
     """
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.db import connection
-    from django.test import Client
+    from django.test import Client, override_settings
 
     from webauth.test import session_cookie_for
 
@@ -202,11 +212,18 @@ def create_sessions() -> tuple[str, dict[str, str], dict[str, str]]:
         "alice", email="alice@example.com", password="bench-password", first_name="Alice"
     )
     name, value = session_cookie_for(user)
+    with override_settings(WEBAUTH={**settings.WEBAUTH, "adapter": DJANGO_ADAPTER}):
+        db_name, db_value = session_cookie_for(user)  # a webauth database session
     client = Client()
     client.force_login(user)
     session_id = client.cookies[settings.SESSION_COOKIE_NAME].value
     connection.close()  # the servers are other processes; hold no lock on the database
-    return str(user.pk), {name: value}, {settings.SESSION_COOKIE_NAME: session_id}
+    return (
+        str(user.pk),
+        {name: value},
+        {settings.SESSION_COOKIE_NAME: session_id},
+        {db_name: db_value},
+    )
 
 
 # ------------------------------------------------------------------- servers
@@ -367,7 +384,12 @@ def run_wrk(args: argparse.Namespace, server: Server, case: Case, duration: int)
 # ------------------------------------------------------------------- cases
 
 
-def make_cases(user_pk: str, jwt: dict[str, str], db_session: dict[str, str]) -> list[Case]:
+DJANGO_ADAPTER = "webauth.adapters.django.DjangoAdapter"
+
+
+def make_cases(
+    user_pk: str, jwt: dict[str, str], db_session: dict[str, str], webauth_db: dict[str, str]
+) -> list[Case]:
     return [
         Case("1", "GET /plain, no middleware", "bare", "/plain", expect_body="ok"),
         Case(
@@ -396,6 +418,14 @@ def make_cases(user_pk: str, jwt: dict[str, str], db_session: dict[str, str]) ->
             expect_body=user_pk,
         ),
         Case("5", "GET /plain, anonymous", "webauth", "/plain", expect_body="ok"),
+        Case(
+            "6",
+            "request.user, webauth DB session",
+            "webauth-db",
+            "/whoami",
+            cookies=dict(webauth_db),
+            expect_body=user_pk,
+        ),
     ]
 
 
@@ -497,8 +527,8 @@ def run(args: argparse.Namespace, database: str) -> bool:
     """Prepare, serve, load and report; returns whether every target is met."""
     load = os.getloadavg()[0]
     prepare_database(args.postgres)
-    user_pk, jwt, db_session = create_sessions()
-    cases = make_cases(user_pk, jwt, db_session)
+    user_pk, jwt, db_session, webauth_db = create_sessions()
+    cases = make_cases(user_pk, jwt, db_session, webauth_db)
     with ExitStack() as stack:
         servers = {
             name: stack.enter_context(gunicorn(name, database, args.workers))

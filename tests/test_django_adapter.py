@@ -157,3 +157,41 @@ def test_postgres_marker_matches_the_environment():
         assert connection.vendor == "postgresql"
     else:
         assert settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
+
+
+def test_session_lookup_is_compiled_once_and_matches_the_orm():
+    from webauth.adapters.django import _session_lookup
+
+    user = get_user_model().objects.create_user("fast", email="fast@example.com", first_name="F")
+    adapter.create_session(
+        AdapterSession(
+            session_token="fast-token",
+            user_id=str(user.pk),
+            expires=timezone.now() + timedelta(days=1),
+            ip_address="10.1.2.3",
+        )
+    )
+    lookup = _session_lookup("default", settings.AUTH_USER_MODEL)
+    assert lookup is not None  # the fast path is used on this database
+    fast = lookup.fetch(token_hash("fast-token"))
+    orm = Session.objects.select_related("user").get(token_hash=token_hash("fast-token"))
+    for field in Session._meta.concrete_fields:
+        assert getattr(fast, field.attname) == getattr(orm, field.attname), field.name
+    for field in get_user_model()._meta.concrete_fields:
+        assert getattr(fast.user, field.attname) == getattr(orm.user, field.attname), field.name
+    assert lookup.fetch(token_hash("no-such-token")) is None
+
+
+def test_user_lookup_is_compiled_and_matches_the_orm():
+    from webauth.conf import get_config
+    from webauth.middleware import _load_user, _user_lookup
+
+    user = get_user_model().objects.create_user("quick", email="q@example.com", first_name="Q")
+    model = get_user_model()
+    assert _user_lookup("default", model._meta.label) is not None
+    loaded = _load_user(get_config(), str(user.pk))
+    orm = model.objects.get(pk=user.pk)
+    for field in model._meta.concrete_fields:
+        assert getattr(loaded, field.attname) == getattr(orm, field.attname), field.name
+    for bad in ("x", "1.5", str(2**70), "-" + str(2**70), ""):
+        assert _load_user(get_config(), bad) is None

@@ -10,6 +10,7 @@ Session cookies longer than 3936 characters are split into ``.0``, ``.1``, ...
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -40,6 +41,8 @@ CHUNK_SIZE = 4096 - 160
 
 # encodeURIComponent leaves these unescaped besides letters and digits.
 _JS_SAFE = "-_.!~*'()"
+#: Matches values that encodeURIComponent leaves unchanged.
+_ALREADY_SAFE = re.compile(r"[A-Za-z0-9\-_.!~*'()]*").fullmatch
 
 # Default (name, options) per cookie key; max_age only where Auth.js sets one.
 _CHECK_MAX_AGE = 15 * 60
@@ -71,6 +74,8 @@ class CookieSpec:
 
 def encode_value(value: str) -> str:
     """JavaScript ``encodeURIComponent``."""
+    if _ALREADY_SAFE(value):  # session JWTs always are: skip the copy
+        return value
     return quote(value, safe=_JS_SAFE)
 
 
@@ -108,6 +113,11 @@ def _specs(config: Config, secure: bool) -> dict[str, CookieSpec]:
             partitioned=bool(options.pop("partitioned", False)),
         )
     return specs
+
+
+@lru_cache(maxsize=8)
+def _http_date(seconds: int) -> str:
+    return http_date(seconds)
 
 
 def cookie_specs(config: Config, secure: bool) -> dict[str, CookieSpec]:
@@ -148,7 +158,7 @@ def set_cookie(
             expires = datetime.now(UTC).replace(microsecond=0)
             expires = datetime.fromtimestamp(expires.timestamp() + spec.max_age, UTC)
     if expires is not None:
-        morsel["expires"] = http_date(expires.timestamp())
+        morsel["expires"] = _http_date(int(expires.timestamp()))
     response.cookies[morsel.key] = morsel
 
 

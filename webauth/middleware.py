@@ -30,11 +30,14 @@ from __future__ import annotations
 
 import contextlib
 import time
+import weakref
 from collections.abc import Awaitable, Callable
+from functools import lru_cache
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.contrib.auth.models import AnonymousUser
+from django.db import models, router
 from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect
 from django.utils.functional import SimpleLazyObject
 
@@ -42,6 +45,7 @@ from . import cookies as ck
 from .adapters.base import AdapterCaller
 from .conf import Config, get_config
 from .errors import AuthError
+from .fastquery import CompiledLookup
 from .sessions import SessionResult, encode_token, read_database_session, read_jwt_session
 from .types import as_user
 
@@ -51,10 +55,13 @@ __all__ = ["AuthMiddleware", "RequestAuth", "get_request_auth"]
 class RequestAuth:
     """The per-request session state behind ``request.auth_session`` and ``request.user``."""
 
-    __slots__ = ("_result", "_user", "config", "request", "secure", "spec")
+    __slots__ = ("_request", "_result", "_user", "config", "cookies", "secure", "spec")
 
     def __init__(self, request: HttpRequest, config: Config) -> None:
-        self.request = request
+        # A weak reference: the request holds this object (request._webauth), and a
+        # strong one back would make every request cyclic garbage for the GC.
+        self._request = weakref.ref(request)
+        self.cookies: dict[str, str] = request.COOKIES
         self.config = config
         if config.use_secure_cookies is not None:
             self.secure = config.use_secure_cookies
@@ -67,9 +74,17 @@ class RequestAuth:
         self._user: Any = None
 
     @property
+    def request(self) -> HttpRequest:
+        """The request this state belongs to."""
+        request = self._request()
+        if request is None:  # only after the request itself is gone
+            raise ReferenceError("the request of this RequestAuth no longer exists")
+        return request
+
+    @property
     def has_cookie(self) -> bool:
         """Whether the request carries a session cookie at all (no decryption)."""
-        cookies = self.request.COOKIES
+        cookies = self.cookies
         name = self.spec.name
         if name in cookies:
             return True
@@ -85,7 +100,7 @@ class RequestAuth:
         """The session cookie's value (chunks joined), without decoding it."""
         if not self.has_cookie:
             return None
-        return ck.read_chunked(self.request.COOKIES, self.spec.name)
+        return ck.read_chunked(self.cookies, self.spec.name)
 
     @property
     def result(self) -> SessionResult:
@@ -137,12 +152,12 @@ class RequestAuth:
         if self.spec.name in response.cookies or f"{self.spec.name}.0" in response.cookies:
             return  # the view (sign-in, sign-out, the session route) already wrote it
         if result.clear:
-            ck.set_chunked(response, self.spec, None, self.request.COOKIES)
+            ck.set_chunked(response, self.spec, None, self.cookies)
             return
         if self.config.session.strategy == "database":
             if result.extended and result.cookie is not None:
                 ck.set_chunked(
-                    response, self.spec, result.cookie, self.request.COOKIES, expires=result.expires
+                    response, self.spec, result.cookie, self.cookies, expires=result.expires
                 )
             return
         token = result.token
@@ -154,7 +169,7 @@ class RequestAuth:
             return
         value = encode_token(self.config, token, self.spec.name, self.config.jwt.max_age)
         expires = _expiry(self.config.session.max_age)
-        ck.set_chunked(response, self.spec, value, self.request.COOKIES, expires=expires)
+        ck.set_chunked(response, self.spec, value, self.cookies, expires=expires)
 
 
 def _expiry(max_age: int) -> Any:
@@ -184,11 +199,48 @@ def _load_user(config: Config, user_id: str) -> Any:
             return _active(record.instance)
         user_id = record.id
     model = get_user_model()
+    lookup = _user_lookup(router.db_for_read(model), model._meta.label)
+    if lookup is not None:
+        try:
+            pk = int(user_id)
+        except (TypeError, ValueError):
+            return None
+        if not -(2**63) <= pk < 2**63:
+            return None
+        return _active(lookup.fetch(pk))
     try:
         user = model._default_manager.get(pk=user_id)
     except (model.DoesNotExist, ValueError, TypeError, ValidationError, OverflowError):
         return None
     return _active(user)
+
+
+_PK_PLACEHOLDER = -987_654_321
+
+
+@lru_cache(maxsize=16)
+def _user_lookup(alias: str, label: str) -> CompiledLookup | None:
+    """``_default_manager.filter(pk=...)`` compiled once, for integer primary keys.
+
+    A default manager that overrides ``get_queryset`` may filter per request
+    (tenants, soft deletes); its lookups go through the ORM every time.
+    """
+    from django.contrib.auth import get_user_model
+
+    model = get_user_model()
+    manager = model._default_manager
+    if type(manager).get_queryset is not models.Manager.get_queryset:
+        return None
+    if not isinstance(model._meta.pk, models.IntegerField):
+        return None
+    try:
+        return CompiledLookup(
+            alias,
+            lambda using: manager.db_manager(using).filter(pk=_PK_PLACEHOLDER),
+            placeholder=_PK_PLACEHOLDER,
+        )
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
 
 
 _lazy_request_classes: dict[type, type] = {}

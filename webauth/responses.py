@@ -16,17 +16,17 @@ NO_CACHE_HEADERS = {
 }
 
 
+_encode_json = json.JSONEncoder(separators=(",", ":"), default=str).encode
+
+
 def json_response(data: Any, *, status: int = 200, no_cache: bool = False) -> HttpResponse:
     """A JSON response; ``None`` is sent as the literal ``null``."""
-    response = HttpResponse(
-        json.dumps(data, separators=(",", ":"), default=str),
+    return HttpResponse(
+        _encode_json(data),
         status=status,
         content_type="application/json",
+        headers=NO_CACHE_HEADERS if no_cache else None,
     )
-    if no_cache:
-        for key, value in NO_CACHE_HEADERS.items():
-            response[key] = value
-    return response
 
 
 def bad_request() -> HttpResponse:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import SynchronousOnlyOperation
@@ -44,10 +45,13 @@ _UNSET: Any = object()
 
 def encode_token(config: Config, token: Mapping[str, Any], salt: str, max_age: int) -> str:
     """Encode a session JWT with ``jwt.encode`` if configured, else :func:`webauth.jwt.encode`."""
-    fn = config.jwt.encode or jose.encode
+    if config.jwt.encode is None:
+        return jose.encode(token=token, secret=config.secret, salt=salt, max_age=max_age)
     from .utils import call
 
-    return call(fn, token=token, secret=list(config.secret), salt=salt, max_age=max_age)
+    return call(
+        config.jwt.encode, token=token, secret=list(config.secret), salt=salt, max_age=max_age
+    )
 
 
 def decode_token(config: Config, token: str, salt: str) -> dict[str, Any] | None:
@@ -62,8 +66,17 @@ def decode_token(config: Config, token: str, salt: str) -> dict[str, Any] | None
 
 def iso_expires(ts: float) -> str:
     """JavaScript's ``Date.toISOString()``: milliseconds and ``Z``."""
-    dt = datetime.fromtimestamp(ts, UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    seconds = int(ts // 1)
+    micros = round((ts - seconds) * 1_000_000)  # as datetime.fromtimestamp rounds
+    if micros == 1_000_000:
+        seconds, micros = seconds + 1, 0
+    return f"{_iso_second(seconds)}.{micros // 1000:03d}Z"
+
+
+@lru_cache(maxsize=4)
+def _iso_second(seconds: int) -> str:
+    # Formatting dominates; sessions read in the same second share it.
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
 def default_session(token: Mapping[str, Any], expires: str) -> dict[str, Any]:

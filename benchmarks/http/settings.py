@@ -40,6 +40,8 @@ STACKS = {
     "bare": [],
     # All a webauth site needs: request.user and request.auth_session come from it.
     "webauth": ["webauth.middleware.AuthMiddleware"],
+    # The same, with the ORM adapter and so database sessions (see WEBAUTH below).
+    "webauth-db": ["webauth.middleware.AuthMiddleware"],
     # All a django.contrib.auth site needs for request.user from a database session.
     "contrib": [
         "django.contrib.sessions.middleware.SessionMiddleware",
@@ -78,3 +80,5 @@ WEBAUTH = {
     "secret": "bench-secret-0123456789abcdef0123456789abcdef",
     "providers": ["webauth.providers.DjangoCredentials"],
 }
+if STACK == "webauth-db":
+    WEBAUTH["adapter"] = "webauth.adapters.django.DjangoAdapter"  # strategy: database

@@ -21,13 +21,16 @@ import re
 import secrets
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
-from django.db import transaction
+from django.db import router, transaction
 from django.utils import timezone
 
+from ..fastquery import PLACEHOLDER, CompiledLookup
 from ..models import Account, Authenticator, Session, VerificationToken, token_hash
 from ..types import (
     ACCOUNT_TOKEN_FIELDS,
@@ -44,6 +47,20 @@ from ..types import (
 from ..types import VerificationToken as VerificationTokenRecord
 
 __all__ = ["DjangoAdapter"]
+
+
+@lru_cache(maxsize=16)
+def _session_lookup(alias: str, user_model: str) -> CompiledLookup | None:
+    """``select_related("user").filter(token_hash=...)``: run on every request, compiled once."""
+    try:
+        return CompiledLookup(
+            alias,
+            lambda using: (
+                Session.objects.using(using).select_related("user").filter(token_hash=PLACEHOLDER)
+            ),
+        )
+    except (AttributeError, KeyError, TypeError, ValueError):  # an unusual backend: use the ORM
+        return None
 
 
 def _valid_ip(value: str | None) -> str | None:
@@ -307,12 +324,17 @@ class DjangoAdapter:
 
     def get_session_and_user(self, session_token: str) -> tuple[AdapterSession, AdapterUser] | None:
         """The session and its user in one joined query."""
-        obj = (
-            Session.objects.using(self.using)
-            .select_related("user")
-            .filter(token_hash=token_hash(session_token))
-            .first()
-        )
+        alias = self.using or router.db_for_read(Session)
+        lookup = _session_lookup(alias, settings.AUTH_USER_MODEL)
+        if lookup is not None:
+            obj = lookup.fetch(token_hash(session_token))
+        else:
+            obj = (
+                Session.objects.using(alias)
+                .select_related("user")
+                .filter(token_hash=token_hash(session_token))
+                .first()
+            )
         if obj is None:
             return None
         return self._session_record(obj, session_token), self.to_record(obj.user)
