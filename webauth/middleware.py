@@ -55,7 +55,7 @@ __all__ = ["AuthMiddleware", "RequestAuth", "get_request_auth"]
 class RequestAuth:
     """The per-request session state behind ``request.auth_session`` and ``request.user``."""
 
-    __slots__ = ("_request", "_result", "_user", "config", "cookies", "secure", "spec")
+    __slots__ = ("_request", "_result", "_secure", "_spec", "_user", "config", "cookies")
 
     def __init__(self, request: HttpRequest, config: Config) -> None:
         # A weak reference: the request holds this object (request._webauth), and a
@@ -63,15 +63,30 @@ class RequestAuth:
         self._request = weakref.ref(request)
         self.cookies: dict[str, str] = request.COOKIES
         self.config = config
-        if config.use_secure_cookies is not None:
-            self.secure = config.use_secure_cookies
-        elif config.url:
-            self.secure = config.url.startswith("https://")
-        else:
-            self.secure = request.is_secure()
-        self.spec = ck.cookie_specs(config, self.secure)["session_token"]
+        self._secure: bool | None = None
+        self._spec: ck.CookieSpec | None = None
         self._result: SessionResult | None = None
         self._user: Any = None
+
+    @property
+    def secure(self) -> bool:
+        """Whether cookies get the ``__Secure-`` prefix (decided once, on first use)."""
+        if self._secure is None:
+            config = self.config
+            if config.use_secure_cookies is not None:
+                self._secure = config.use_secure_cookies
+            elif config.url:
+                self._secure = config.url.startswith("https://")
+            else:
+                self._secure = self.request.is_secure()
+        return self._secure
+
+    @property
+    def spec(self) -> ck.CookieSpec:
+        """The session cookie's name and attributes."""
+        if self._spec is None:
+            self._spec = ck.cookie_specs(self.config, self.secure)["session_token"]
+        return self._spec
 
     @property
     def request(self) -> HttpRequest:
@@ -85,6 +100,8 @@ class RequestAuth:
     def has_cookie(self) -> bool:
         """Whether the request carries a session cookie at all (no decryption)."""
         cookies = self.cookies
+        if not cookies:
+            return False
         name = self.spec.name
         if name in cookies:
             return True
