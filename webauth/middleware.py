@@ -55,7 +55,17 @@ __all__ = ["AuthMiddleware", "RequestAuth", "get_request_auth"]
 class RequestAuth:
     """The per-request session state behind ``request.auth_session`` and ``request.user``."""
 
-    __slots__ = ("_request", "_result", "_secure", "_spec", "_user", "config", "cookies")
+    __slots__ = (
+        "_auser_value",
+        "_request",
+        "_result",
+        "_secure",
+        "_spec",
+        "_user",
+        "_user_value",
+        "config",
+        "cookies",
+    )
 
     def __init__(self, request: HttpRequest, config: Config) -> None:
         # A weak reference: the request holds this object (request._webauth), and a
@@ -67,6 +77,8 @@ class RequestAuth:
         self._spec: ck.CookieSpec | None = None
         self._result: SessionResult | None = None
         self._user: Any = None
+        self._user_value: Any = _UNSET  # what request.user returns (made on first read)
+        self._auser_value: Any = _UNSET
 
     @property
     def secure(self) -> bool:
@@ -261,6 +273,7 @@ def _user_lookup(alias: str, label: str) -> CompiledLookup | None:
 
 
 _lazy_request_classes: dict[type, type] = {}
+_UNSET: Any = object()
 
 
 def _auth_session(request: Any) -> Any:
@@ -273,9 +286,46 @@ def _set_auth_session(request: Any, value: Any) -> None:
     state._result = SessionResult(session=value)
 
 
+def _get_user(request: Any) -> Any:
+    state: RequestAuth = request._webauth
+    if state._user_value is _UNSET:
+        fallback = request.__dict__.get("user")  # contrib.auth's lazy user, if any
+        state._user_value = SimpleLazyObject(lambda: state.get_user(fallback))
+    return state._user_value
+
+
+def _set_user(request: Any, value: Any) -> None:
+    # contrib.auth's login() and logout() assign request.user: that wins.
+    request._webauth._user_value = value
+
+
+def _get_auser(request: Any) -> Any:
+    state: RequestAuth = request._webauth
+    if state._auser_value is not _UNSET:
+        return state._auser_value
+    previous = request.__dict__.get("auser")
+
+    async def auser() -> Any:
+        if state.has_cookie:
+            user = await sync_to_async(state.session_user)()
+            if user is not None:
+                return user
+        if previous is not None:
+            return await previous()
+        return AnonymousUser()
+
+    return auser
+
+
+def _set_auser(request: Any, value: Any) -> None:
+    request._webauth._auser_value = value
+
+
 def _with_lazy_session(request: HttpRequest) -> None:
     # ``request.auth_session`` must be None (not a proxy) when there is no session,
-    # yet computed only on first read: a property on a per-class subclass gives both.
+    # yet computed only on first read; ``request.user`` and ``request.auser`` are
+    # made only when read too. Properties on a per-class subclass give all three
+    # without allocating anything for requests that never read them.
     cls = type(request)
     sub = _lazy_request_classes.get(cls)
     if sub is None:
@@ -284,6 +334,8 @@ def _with_lazy_session(request: HttpRequest) -> None:
             (cls,),
             {
                 "auth_session": property(_auth_session, _set_auth_session),
+                "user": property(_get_user, _set_user),
+                "auser": property(_get_auser, _set_auser),
                 "__module__": cls.__module__,
             },
         )
@@ -316,20 +368,6 @@ class AuthMiddleware:
         state = RequestAuth(request, get_config())
         request._webauth = state  # type: ignore[attr-defined]
         _with_lazy_session(request)
-        previous = request.__dict__.get("user")
-        previous_auser = request.__dict__.get("auser")
-        request.user = SimpleLazyObject(lambda: state.get_user(previous))  # type: ignore[assignment]
-
-        async def auser() -> Any:
-            if state.has_cookie:
-                user = await sync_to_async(state.session_user)()
-                if user is not None:
-                    return user
-            if previous_auser is not None:
-                return await previous_auser()
-            return AnonymousUser()
-
-        request.auser = auser
         return state
 
     def _protected_redirect(
