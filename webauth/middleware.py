@@ -55,17 +55,7 @@ __all__ = ["AuthMiddleware", "RequestAuth", "get_request_auth"]
 class RequestAuth:
     """The per-request session state behind ``request.auth_session`` and ``request.user``."""
 
-    __slots__ = (
-        "_auser_value",
-        "_request",
-        "_result",
-        "_secure",
-        "_spec",
-        "_user",
-        "_user_value",
-        "config",
-        "cookies",
-    )
+    __slots__ = ("_request", "_result", "_secure", "_spec", "_user", "config", "cookies")
 
     def __init__(self, request: HttpRequest, config: Config) -> None:
         # A weak reference: the request holds this object (request._webauth), and a
@@ -77,8 +67,6 @@ class RequestAuth:
         self._spec: ck.CookieSpec | None = None
         self._result: SessionResult | None = None
         self._user: Any = None
-        self._user_value: Any = _UNSET  # what request.user returns (made on first read)
-        self._auser_value: Any = _UNSET
 
     @property
     def secure(self) -> bool:
@@ -286,24 +274,35 @@ def _set_auth_session(request: Any, value: Any) -> None:
     state._result = SessionResult(session=value)
 
 
+# request.user / request.auser values live in the request's own __dict__ (under
+# private keys), never on RequestAuth: the lazy user's closure holds the state,
+# and the state holding it back would make a reference cycle per request.
+_USER_KEY = "_webauth_user"
+_AUSER_KEY = "_webauth_auser"
+
+
 def _get_user(request: Any) -> Any:
-    state: RequestAuth = request._webauth
-    if state._user_value is _UNSET:
-        fallback = request.__dict__.get("user")  # contrib.auth's lazy user, if any
-        state._user_value = SimpleLazyObject(lambda: state.get_user(fallback))
-    return state._user_value
+    attrs = request.__dict__
+    value = attrs.get(_USER_KEY, _UNSET)
+    if value is _UNSET:
+        state: RequestAuth = request._webauth
+        fallback = attrs.get("user")  # contrib.auth's lazy user, if any
+        value = attrs[_USER_KEY] = SimpleLazyObject(lambda: state.get_user(fallback))
+    return value
 
 
 def _set_user(request: Any, value: Any) -> None:
     # contrib.auth's login() and logout() assign request.user: that wins.
-    request._webauth._user_value = value
+    request.__dict__[_USER_KEY] = value
 
 
 def _get_auser(request: Any) -> Any:
+    attrs = request.__dict__
+    override = attrs.get(_AUSER_KEY, _UNSET)
+    if override is not _UNSET:
+        return override
     state: RequestAuth = request._webauth
-    if state._auser_value is not _UNSET:
-        return state._auser_value
-    previous = request.__dict__.get("auser")
+    previous = attrs.get("auser")
 
     async def auser() -> Any:
         if state.has_cookie:
@@ -318,7 +317,7 @@ def _get_auser(request: Any) -> Any:
 
 
 def _set_auser(request: Any, value: Any) -> None:
-    request._webauth._auser_value = value
+    request.__dict__[_AUSER_KEY] = value
 
 
 def _with_lazy_session(request: HttpRequest) -> None:
