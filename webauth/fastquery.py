@@ -11,9 +11,10 @@ with one parameter, and then only executes the statement and builds the objects
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
-from django.db import connections, models
+from django.db import connections, models, router
 
 __all__ = ["PLACEHOLDER", "CompiledLookup"]
 
@@ -68,3 +69,53 @@ class CompiledLookup:
             related = model.from_db(self.alias, names, [row[i] for i in cols])
             field.set_cached_value(obj, related)
         return obj
+
+
+_PK_PLACEHOLDER = -987_654_321
+
+
+@lru_cache(maxsize=16)
+def _user_lookup(alias: str, label: str) -> CompiledLookup | None:
+    """``_default_manager.filter(pk=...)`` compiled once, for integer primary keys.
+
+    A default manager that overrides ``get_queryset`` may filter per request
+    (tenants, soft deletes); its lookups go through the ORM every time.
+    """
+    from django.contrib.auth import get_user_model
+
+    model = get_user_model()
+    manager = model._default_manager
+    if type(manager).get_queryset is not models.Manager.get_queryset:
+        return None
+    if not isinstance(model._meta.pk, models.IntegerField):
+        return None
+    try:
+        return CompiledLookup(
+            alias,
+            lambda using: manager.db_manager(using).filter(pk=_PK_PLACEHOLDER),
+            placeholder=_PK_PLACEHOLDER,
+        )
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+
+
+def user_by_pk(user_id: Any, using: str | None = None) -> Any:
+    """The ``AUTH_USER_MODEL`` instance with this primary key, or ``None`` (any id accepted)."""
+    from django.contrib.auth import get_user_model
+    from django.core.exceptions import ValidationError
+
+    model = get_user_model()
+    alias = using or router.db_for_read(model)
+    lookup = _user_lookup(alias, model._meta.label)
+    if lookup is not None:
+        try:
+            pk = int(user_id)
+        except (TypeError, ValueError):
+            return None
+        if not -(2**63) <= pk < 2**63:
+            return None
+        return lookup.fetch(pk)
+    try:
+        return model._default_manager.db_manager(alias).get(pk=user_id)
+    except (model.DoesNotExist, ValueError, TypeError, ValidationError, OverflowError):
+        return None

@@ -32,12 +32,10 @@ import contextlib
 import time
 import weakref
 from collections.abc import Awaitable, Callable
-from functools import lru_cache
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.contrib.auth.models import AnonymousUser
-from django.db import models, router
 from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect
 from django.utils.functional import SimpleLazyObject
 
@@ -45,7 +43,7 @@ from . import cookies as ck
 from .adapters.base import AdapterCaller
 from .conf import Config, get_config
 from .errors import AuthError
-from .fastquery import CompiledLookup
+from .fastquery import user_by_pk
 from .sessions import SessionResult, encode_token, read_database_session, read_jwt_session
 from .types import as_user
 
@@ -202,9 +200,6 @@ def _active(user: Any) -> Any:
 
 def _load_user(config: Config, user_id: str) -> Any:
     """The ``AUTH_USER_MODEL`` instance for *user_id* (through the adapter when there is one)."""
-    from django.contrib.auth import get_user_model
-    from django.core.exceptions import ValidationError
-
     if config.adapter is not None and callable(getattr(config.adapter, "get_user", None)):
         try:
             record = as_user(AdapterCaller(config.adapter, config.logger)("get_user", user_id))
@@ -215,49 +210,7 @@ def _load_user(config: Config, user_id: str) -> Any:
         if record.instance is not None:
             return _active(record.instance)
         user_id = record.id
-    model = get_user_model()
-    lookup = _user_lookup(router.db_for_read(model), model._meta.label)
-    if lookup is not None:
-        try:
-            pk = int(user_id)
-        except (TypeError, ValueError):
-            return None
-        if not -(2**63) <= pk < 2**63:
-            return None
-        return _active(lookup.fetch(pk))
-    try:
-        user = model._default_manager.get(pk=user_id)
-    except (model.DoesNotExist, ValueError, TypeError, ValidationError, OverflowError):
-        return None
-    return _active(user)
-
-
-_PK_PLACEHOLDER = -987_654_321
-
-
-@lru_cache(maxsize=16)
-def _user_lookup(alias: str, label: str) -> CompiledLookup | None:
-    """``_default_manager.filter(pk=...)`` compiled once, for integer primary keys.
-
-    A default manager that overrides ``get_queryset`` may filter per request
-    (tenants, soft deletes); its lookups go through the ORM every time.
-    """
-    from django.contrib.auth import get_user_model
-
-    model = get_user_model()
-    manager = model._default_manager
-    if type(manager).get_queryset is not models.Manager.get_queryset:
-        return None
-    if not isinstance(model._meta.pk, models.IntegerField):
-        return None
-    try:
-        return CompiledLookup(
-            alias,
-            lambda using: manager.db_manager(using).filter(pk=_PK_PLACEHOLDER),
-            placeholder=_PK_PLACEHOLDER,
-        )
-    except (AttributeError, KeyError, TypeError, ValueError):
-        return None
+    return _active(user_by_pk(user_id))
 
 
 _lazy_request_classes: dict[type, type] = {}

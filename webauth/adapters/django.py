@@ -30,7 +30,7 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import router, transaction
 from django.utils import timezone
 
-from ..fastquery import PLACEHOLDER, CompiledLookup
+from ..fastquery import PLACEHOLDER, CompiledLookup, user_by_pk
 from ..models import Account, Authenticator, Session, VerificationToken, token_hash
 from ..types import (
     ACCOUNT_TOKEN_FIELDS,
@@ -170,11 +170,8 @@ class DjangoAdapter:
 
     def get_user(self, id: str) -> AdapterUser | None:
         """The user with this primary key."""
-        try:
-            obj = self._users().get(pk=id)
-        except (self.user_model.DoesNotExist, ValueError, TypeError):
-            return None
-        return self.to_record(obj)
+        obj = user_by_pk(id, self.using)  # compiled once: JWT sessions call this per request
+        return self.to_record(obj) if obj is not None else None
 
     def get_user_by_email(self, email: str) -> AdapterUser | None:
         """The user with this email (case-insensitive)."""
