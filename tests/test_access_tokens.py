@@ -6,7 +6,7 @@ import time
 import pytest
 from asgiref.sync import async_to_sync
 from django.core.cache import cache
-from django.db import connection, connections
+from django.db import connections
 
 from webauth import aget_access_token, get_access_token
 from webauth.models import Account
@@ -72,9 +72,6 @@ def test_refused_refresh_raises(account):
 
 
 def test_concurrent_calls_refresh_once(account):
-    if connection.vendor == "sqlite":
-        # SQLite in memory cannot be shared by threads in the test process.
-        pytest.skip("needs a server database (WEBAUTH_TEST_POSTGRES=1)")
     expire(account)
     results, errors = [], []
     barrier = threading.Barrier(6)

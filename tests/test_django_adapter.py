@@ -111,11 +111,8 @@ def test_update_account_replaces_tokens():
     assert account.access_token == "new" and account.refresh_token == "r"
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_redemption_gives_the_token_to_exactly_one_caller():
-    if connection.vendor != "postgresql":
-        pytest.skip("concurrency is proven on PostgreSQL (set WEBAUTH_TEST_POSTGRES=1)")
     expires = timezone.now() + timedelta(hours=1)
     threads_count = 16
     rounds = 10
@@ -184,7 +181,8 @@ def test_session_lookup_is_compiled_once_and_matches_the_orm():
 
 def test_user_lookup_is_compiled_and_matches_the_orm():
     from webauth.conf import get_config
-    from webauth.middleware import _load_user, _user_lookup
+    from webauth.fastquery import _user_lookup
+    from webauth.middleware import _load_user
 
     user = get_user_model().objects.create_user("quick", email="q@example.com", first_name="Q")
     model = get_user_model()
