@@ -804,3 +804,51 @@ def test_decode_from_many_threads() -> None:
     for thread in threads:
         thread.join()
     assert failures == []
+
+
+def test_jti_is_a_version_4_uuid() -> None:
+    seen = set()
+    for _ in range(200):
+        claims = jwt.decode(
+            token=jwt.encode(token={}, secret=SECRET, salt=SALT), secret=SECRET, salt=SALT
+        )
+        assert claims is not None
+        parsed = uuid.UUID(claims["jti"])
+        assert str(parsed) == claims["jti"]  # lowercase, dashed: as crypto.randomUUID()
+        assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
+        seen.add(claims["jti"])
+    assert len(seen) == 200
+
+
+def test_ivs_never_repeat_and_each_token_decrypts_alone() -> None:
+    # encode() reuses one CBC context per key and thread and takes a block of its
+    # output as the IV: every token must still be a self-contained CBC encryption
+    # under its own IV, which jwcrypto (a fresh context per token) checks here.
+    key = jwt.derive_key(SECRET, SALT)
+    tokens = [jwt.encode(token={"i": i}, secret=SECRET, salt=SALT) for i in range(300)]
+    ivs = [token.split(".")[2] for token in tokens]
+    assert len(set(ivs)) == len(ivs)
+    for i, token in reversed(list(enumerate(tokens))):  # out of order on purpose
+        assert json.loads(jwcrypto_decrypt(token, key))["i"] == i
+
+
+def test_encode_from_many_threads() -> None:
+    key = jwt.derive_key(SECRET, SALT)
+    made: list[tuple[int, str]] = []
+    lock = threading.Lock()
+
+    def work(n: int) -> None:
+        for i in range(100):
+            token = jwt.encode(token={"n": n, "i": i, "pad": "x" * i}, secret=SECRET, salt=SALT)
+            with lock:
+                made.append((n * 1000 + i, token))
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(made) == 800
+    for number, token in made:
+        claims = json.loads(jwcrypto_decrypt(token, key))
+        assert claims["n"] * 1000 + claims["i"] == number

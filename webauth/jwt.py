@@ -32,7 +32,6 @@ import os
 import struct
 import threading
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
@@ -222,14 +221,48 @@ def _tag(key: _CBCKey, mac_input: bytes) -> bytes:
     return mac.digest()[:32]
 
 
-class _Decryptors(threading.local):
-    """Per-thread AES-256-CBC decryption contexts, one per key."""
+class _Contexts(threading.local):
+    """Per-thread AES-256-CBC contexts (one kind: encryption or decryption), one per key."""
 
     def __init__(self) -> None:
         self.by_kid: dict[str, CipherContext] = {}
 
 
-_decryptors: Final = _Decryptors()
+_decryptors: Final = _Contexts()
+_encryptors: Final = _Contexts()
+
+
+def _cbc_encrypt(key: _CBCKey, padded: bytes) -> tuple[bytes, bytes]:
+    """``(iv, ciphertext)`` of whole-block *padded* under a fresh, unpredictable IV.
+
+    As with decryption, the OpenSSL context (its key schedule) is kept per key and
+    thread. Such a context carries one thing between calls: the last ciphertext
+    block L it produced. Feeding it one random block R first yields
+    E(R XOR L): since R is fresh from ``os.urandom`` and E is a permutation, that
+    block is uniformly random and unpredictable, and the rest of the output is
+    exactly CBC encryption of *padded* with it as the IV. So it is the IV. This is
+    NIST SP 800-38A's "forward cipher applied to a nonce" way of making CBC IVs,
+    with a random nonce. Nothing is ever buffered (whole blocks only), and the
+    context is never finalized.
+    """
+    contexts = _encryptors.by_kid
+    context = contexts.get(key.kid)
+    if context is None:
+        if len(contexts) >= 64:
+            contexts.clear()
+        context = Cipher(key.aes, modes.CBC(os.urandom(16))).encryptor()
+        contexts[key.kid] = context
+    out: bytes = context.update(os.urandom(16) + padded)
+    return out[:16], out[16:]
+
+
+def _random_uuid() -> str:
+    """``str(uuid.uuid4())`` in a third of the time: 122 random bits, RFC 9562 layout."""
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40  # version 4
+    b[8] = (b[8] & 0x3F) | 0x80  # variant 10xx
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _cbc_decrypt(key: _CBCKey, iv_and_ciphertext: bytes) -> bytes:
@@ -305,7 +338,7 @@ def encode(
     # in Auth.js: a re-issued session gets a new lifetime and a new identity.
     payload["iat"] = now
     payload["exp"] = now + max_age
-    payload["jti"] = str(uuid.uuid4())
+    payload["jti"] = _random_uuid()
     try:
         plaintext = _JSON_ENCODER.encode(payload).encode("utf-8")
     except UnicodeEncodeError:
@@ -313,11 +346,8 @@ def encode(
         # The all-ASCII form is the same JSON value.
         plaintext = _JSON_ENCODER_ASCII.encode(payload).encode("ascii")
 
-    # A fresh random IV per token (RFC 7518 5.2.2.1); CBC needs it unpredictable.
-    iv = os.urandom(16)
-    encryptor = Cipher(key.aes, modes.CBC(iv)).encryptor()
-    ciphertext = encryptor.update(plaintext + _PKCS7[16 - len(plaintext) % 16])
-    ciphertext += encryptor.finalize()
+    # A fresh unpredictable IV per token (RFC 7518 5.2.2.1), made by _cbc_encrypt.
+    iv, ciphertext = _cbc_encrypt(key, plaintext + _PKCS7[16 - len(plaintext) % 16])
     # Encrypt-then-MAC over AAD || IV || ciphertext || AL, truncated to 256 bits.
     tag = _tag(key, key.header + iv + ciphertext + key.header_al)
     # "dir" has no encrypted key: its segment stays empty (the ".." in the token).
