@@ -15,7 +15,9 @@ class WebauthConfig(AppConfig):
 
         from . import checks  # noqa: F401  (registers the checks)
         from .conf import reset_config
+        from .context import forget_validated_hosts
         from .middleware import end_on_django_logout
 
         setting_changed.connect(reset_config, dispatch_uid="webauth.reset_config")
+        setting_changed.connect(forget_validated_hosts, dispatch_uid="webauth.validated_hosts")
         user_logged_out.connect(end_on_django_logout, dispatch_uid="webauth.django_logout")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -37,7 +37,40 @@ def request_origin(request: HttpRequest, config: Config) -> str:
         return origin
     if not config.trust_host:
         raise UntrustedHost(f"Host must be trusted. URL was: {request.build_absolute_uri()[:200]}")
-    return f"{request.scheme}://{request.get_host()}"
+    return f"{request.scheme}://{validated_host(request)}"
+
+
+# What request.get_host() returned for a given Host (and X-Forwarded-Host) header.
+# With a Host header, get_host() depends on nothing else but settings, and this
+# cache is emptied whenever one of those changes (see forget_validated_hosts).
+# Only hosts that passed validation are kept: a disallowed one raises
+# DisallowedHost on every request, as before.
+_HOST_SETTINGS = frozenset(
+    {"ALLOWED_HOSTS", "DEBUG", "USE_X_FORWARDED_HOST", "USE_X_FORWARDED_PORT"}
+)
+_validated_hosts: dict[tuple[str, str | None], str] = {}
+
+
+def validated_host(request: HttpRequest) -> str:
+    """``request.get_host()``, remembered per host headers (it runs on every webauth route)."""
+    meta = request.META
+    header = meta.get("HTTP_HOST")
+    if not header:  # HTTP/1.0 without Host: the host then depends on port and scheme
+        return request.get_host()
+    key = (header, meta.get("HTTP_X_FORWARDED_HOST"))
+    host = _validated_hosts.get(key)
+    if host is None:
+        host = request.get_host()  # validates against ALLOWED_HOSTS, or raises
+        if len(_validated_hosts) >= 256:
+            _validated_hosts.clear()
+        _validated_hosts[key] = host
+    return host
+
+
+def forget_validated_hosts(*, setting: str | None = None, **kwargs: Any) -> None:
+    """``setting_changed`` receiver: a change to the host settings empties the cache."""
+    if setting is None or setting in _HOST_SETTINGS:
+        _validated_hosts.clear()
 
 
 def parse_body(request: HttpRequest) -> dict[str, Any]:
@@ -59,6 +92,15 @@ def parse_body(request: HttpRequest) -> dict[str, Any]:
     return {}
 
 
+@lru_cache(maxsize=256)
+def _usable_callback_url(value: str) -> bool:
+    # Cached: a browser sends the same callback-url cookie with every request.
+    if value.startswith("/"):
+        return True
+    parts = urlsplit(value)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
 class AuthContext:
     """Everything an action needs about the current request."""
 
@@ -75,14 +117,27 @@ class AuthContext:
         self.config = config
         self.action = action
         self.provider_id = provider_id
-        self.body: dict[str, Any] = dict(body) if body is not None else parse_body(request)
-        self.query: dict[str, str] = {k: v[-1] for k, v in request.GET.lists()}
+        if body is not None:
+            self.body = dict(body)
         self.origin = request_origin(request, config)
         secure = config.use_secure_cookies
         self.secure: bool = self.origin.startswith("https://") if secure is None else secure
         self.cookies = ck.cookie_specs(config, self.secure)
         self.base_url = self.origin + config.base_path
         self.provider = config.get_provider(provider_id)
+
+    # Parsed on first use: GET /session, the busiest route, reads neither.
+    @cached_property
+    def body(self) -> dict[str, Any]:
+        """The POST body (JSON object or form) as a flat dict; ``{}`` for a GET."""
+        return parse_body(self.request)
+
+    @cached_property
+    def query(self) -> dict[str, str]:
+        """The query string as a flat dict (the last value of a repeated key wins)."""
+        if not self.request.META.get("QUERY_STRING"):
+            return {}
+        return {k: v[-1] for k, v in self.request.GET.lists()}
 
     # -- CSRF ---------------------------------------------------------------
     @cached_property
@@ -107,12 +162,7 @@ class AuthContext:
     def assert_callback_urls(self) -> None:
         """Reject a query or cookie ``callbackUrl`` that is not http(s) or relative."""
         for value in (self.query.get("callbackUrl"), self.callback_url_cookie):
-            if value is None:
-                continue
-            if value.startswith("/"):
-                continue
-            parts = urlsplit(value)
-            if parts.scheme not in ("http", "https") or not parts.netloc:
+            if value is not None and not _usable_callback_url(value):
                 raise InvalidCallbackUrl(f"Invalid callback URL. Received: {value[:200]!r}")
 
     @cached_property

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from http.cookies import Morsel
@@ -69,7 +69,6 @@ class CookieSpec:
     domain: str | None = None
     max_age: int | None = None
     partitioned: bool = False
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 def encode_value(value: str) -> str:
@@ -83,10 +82,20 @@ def decode_value(value: str) -> str:
     """Auth.js's cookie parser: decode only when ``%`` is present; raw value on error."""
     if "%" not in value:
         return value
+    if len(value) <= 1024:
+        return _decode_cached(value)
+    return _decode(value)
+
+
+def _decode(value: str) -> str:
     try:
         return unquote(value, errors="strict")
     except UnicodeDecodeError:
         return value
+
+
+# The callback-url cookie comes back encoded with every request; remember a few.
+_decode_cached = lru_cache(maxsize=256)(_decode)
 
 
 @lru_cache(maxsize=32)
@@ -125,10 +134,10 @@ def cookie_specs(config: Config, secure: bool) -> dict[str, CookieSpec]:
     return _specs(config, secure)
 
 
-def _morsel(spec: CookieSpec, value: str, *, name: str | None = None) -> Morsel[str]:
+@lru_cache(maxsize=128)
+def _attributes(spec: CookieSpec) -> dict[str, Any]:
+    # A spec's attributes never change, so they go through Morsel's checks once.
     morsel: Morsel[str] = Morsel()
-    # Setting coded_value ourselves keeps SimpleCookie from quoting the value its own way.
-    morsel.set(name or spec.name, value, encode_value(value))
     morsel["path"] = spec.path
     if spec.domain:
         morsel["domain"] = spec.domain
@@ -139,6 +148,14 @@ def _morsel(spec: CookieSpec, value: str, *, name: str | None = None) -> Morsel[
     morsel["samesite"] = spec.same_site
     if spec.partitioned and "partitioned" in Morsel._reserved:  # type: ignore[attr-defined]
         morsel["partitioned"] = True
+    return dict(morsel)
+
+
+def _morsel(spec: CookieSpec, value: str, *, name: str | None = None) -> Morsel[str]:
+    morsel: Morsel[str] = Morsel()
+    dict.update(morsel, _attributes(spec))  # already validated by _attributes
+    # Setting coded_value ourselves keeps SimpleCookie from quoting the value its own way.
+    morsel.set(name or spec.name, value, encode_value(value))
     return morsel
 
 

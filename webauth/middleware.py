@@ -53,18 +53,25 @@ __all__ = ["AuthMiddleware", "RequestAuth", "get_request_auth"]
 class RequestAuth:
     """The per-request session state behind ``request.auth_session`` and ``request.user``."""
 
-    __slots__ = ("_request", "_result", "_secure", "_spec", "_user", "config", "cookies")
+    __slots__ = ("_cookies", "_request", "_result", "_secure", "_spec", "_user", "config")
 
     def __init__(self, request: HttpRequest, config: Config) -> None:
         # A weak reference: the request holds this object (request._webauth), and a
         # strong one back would make every request cyclic garbage for the GC.
         self._request = weakref.ref(request)
-        self.cookies: dict[str, str] = request.COOKIES
+        self._cookies: dict[str, str] | None = None
         self.config = config
         self._secure: bool | None = None
         self._spec: ck.CookieSpec | None = None
         self._result: SessionResult | None = None
         self._user: Any = None
+
+    @property
+    def cookies(self) -> dict[str, str]:
+        """The request's cookies (parsed on first use, as Django does)."""
+        if self._cookies is None:
+            self._cookies = self.request.COOKIES
+        return self._cookies
 
     @property
     def secure(self) -> bool:
@@ -156,7 +163,8 @@ class RequestAuth:
 
     def finish(self, response: HttpResponseBase) -> None:
         """Slide the session's expiry or delete an unusable cookie; issue a pending CSRF cookie."""
-        pending = getattr(self.request, "_webauth_pending_csrf", None)
+        request = self._request()
+        pending = request.__dict__.get("_webauth_pending_csrf") if request is not None else None
         if pending is not None and pending.cookie is not None:
             spec = ck.cookie_specs(self.config, self.secure)["csrf_token"]
             if spec.name not in response.cookies:
@@ -339,10 +347,11 @@ class AuthMiddleware:
         if self._async:
             return self.__acall__(request)
         state = self._attach(request)
-        redirect = self._protected_redirect(request, state)
-        if redirect is not None:
-            state.finish(redirect)  # deletes an unusable cookie, as Auth.js's middleware does
-            return redirect
+        if state.config.protected_paths:
+            redirect = self._protected_redirect(request, state)
+            if redirect is not None:
+                state.finish(redirect)  # deletes an unusable cookie, as Auth.js's middleware does
+                return redirect
         response = self.get_response(request)
         state.finish(response)
         return response

@@ -22,7 +22,8 @@ _encode_json = json.JSONEncoder(separators=(",", ":"), default=str).encode
 def json_response(data: Any, *, status: int = 200, no_cache: bool = False) -> HttpResponse:
     """A JSON response; ``None`` is sent as the literal ``null``."""
     return HttpResponse(
-        _encode_json(data),
+        # Bytes, so that Django need not work out a charset to encode a str with.
+        _encode_json(data).encode(),
         status=status,
         content_type="application/json",
         headers=NO_CACHE_HEADERS if no_cache else None,

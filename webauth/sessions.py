@@ -129,23 +129,28 @@ def read_jwt_session(
         payload = decode_token(config, raw, salt)
         if payload is None:
             raise JWTSessionError("Invalid JWT")
-        params: dict[str, Any] = {"token": payload, "session": None}
-        if trigger == "update":
-            params.update(trigger="update", session=None if new_session is _UNSET else new_session)
-        token = run_jwt(config, **params)
-        if token is None:
-            return SessionResult(clear=True)
-        token = dict(token)
-        now = time.time()
-        max_age = config.session.max_age
-        expires_ts = now + max_age
+        callbacks = config.callbacks
+        if callbacks.jwt is None:
+            token = payload  # the default jwt callback returns the token as it is
+        else:
+            params: dict[str, Any] = {"token": payload, "session": None}
+            if trigger == "update":
+                params.update(
+                    trigger="update", session=None if new_session is _UNSET else new_session
+                )
+            returned = run_jwt(config, **params)
+            if returned is None:
+                return SessionResult(clear=True)
+            token = dict(returned)
+        expires_ts = time.time() + config.session.max_age
         session = default_session(token, iso_expires(expires_ts))
-        s_params: dict[str, Any] = {"session": session, "token": token}
-        if trigger == "update":
-            s_params.update(
-                trigger="update", new_session=None if new_session is _UNSET else new_session
-            )
-        session = run_session(config, **s_params)
+        if callbacks.session is not None:
+            s_params: dict[str, Any] = {"session": session, "token": token}
+            if trigger == "update":
+                s_params.update(
+                    trigger="update", new_session=None if new_session is _UNSET else new_session
+                )
+            session = run_session(config, **s_params)
         result = SessionResult(session=session, token=token, user_id=_sub(token))
         if reissue:
             result.cookie = encode_token(config, token, salt, config.jwt.max_age)

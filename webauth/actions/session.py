@@ -27,9 +27,10 @@ def session(ctx: AuthContext) -> HttpResponse:
         # Auth.js answers a failed update with 400 and a null body.
         return json_response(None, status=400)
     config = ctx.config
-    result = read_session(
-        ctx, trigger="update" if is_update else None, new_session=ctx.body.get("data")
-    )
+    if is_update:
+        result = read_session(ctx, trigger="update", new_session=ctx.body.get("data"))
+    else:
+        result = read_session(ctx)
     response = json_response(result.session, no_cache=not is_update)
     write_session_result(ctx, response, result)
     if result.session is not None:

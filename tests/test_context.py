@@ -1,0 +1,79 @@
+"""The per-request context: the site's origin and the caches on the hot path."""
+
+import pytest
+from django.core.exceptions import DisallowedHost
+from django.http import HttpRequest
+
+from webauth.callbacks import default_redirect
+from webauth.context import forget_validated_hosts, validated_host
+from webauth.cookies import decode_value
+from webauth.errors import InvalidCallbackUrl
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_host_cache():
+    forget_validated_hosts()
+    yield
+    forget_validated_hosts()
+
+
+def test_a_disallowed_host_is_refused_every_time(client):
+    assert client.get("/auth/session", HTTP_HOST="example.com").status_code == 200
+    for _ in range(2):
+        assert client.get("/auth/session", HTTP_HOST="evil.example").status_code == 400
+    assert client.get("/auth/session", HTTP_HOST="example.com").status_code == 200
+
+
+def test_changing_allowed_hosts_forgets_the_hosts_seen(rf, settings):
+    # Through the test client CommonMiddleware would refuse the host itself, so
+    # this asks webauth's own check directly.
+    assert validated_host(rf.get("/", HTTP_HOST="app.example.com")) == "app.example.com"
+    settings.ALLOWED_HOSTS = ["testserver"]  # sends setting_changed
+    with pytest.raises(DisallowedHost):
+        validated_host(rf.get("/", HTTP_HOST="app.example.com"))
+
+
+def test_host_headers_are_validated_once(rf, monkeypatch):
+    calls = []
+    get_host = HttpRequest.get_host
+
+    def counting(request: HttpRequest) -> str:
+        calls.append(request.META.get("HTTP_HOST"))
+        return get_host(request)
+
+    monkeypatch.setattr(HttpRequest, "get_host", counting)
+    for _ in range(3):
+        assert validated_host(rf.get("/", HTTP_HOST="example.com")) == "example.com"
+    assert validated_host(rf.get("/", HTTP_HOST="app.example.com")) == "app.example.com"
+    assert calls == ["example.com", "app.example.com"]
+
+
+def test_the_forwarded_host_is_part_of_what_is_remembered(client, settings):
+    settings.USE_X_FORWARDED_HOST = True
+    plain = client.get("/auth/session", HTTP_HOST="example.com")
+    forwarded = client.get(
+        "/auth/session", HTTP_HOST="example.com", HTTP_X_FORWARDED_HOST="app.example.com"
+    )
+    assert plain.cookies["authjs.callback-url"].value == "http://example.com"
+    assert forwarded.cookies["authjs.callback-url"].value == "http://app.example.com"
+
+
+@pytest.mark.parametrize("length", [10, 2000])
+def test_default_redirect_is_the_same_for_short_and_long_urls(length):
+    base = "https://example.com"
+    path = "/" + "a" * length
+    assert default_redirect(url=path, base_url=base) == base + path
+    assert default_redirect(url=base + path, base_url=base) == base + path
+    assert default_redirect(url="https://evil.example" + path, base_url=base) == base
+    with pytest.raises(InvalidCallbackUrl):
+        default_redirect(url="javascript:" + path, base_url=base)
+
+
+@pytest.mark.parametrize("length", [10, 2000])
+def test_cookie_values_decode_the_same_for_short_and_long_values(length):
+    text = "é/" * length
+    encoded = "%C3%A9%2F" * length
+    assert decode_value(encoded) == text
+    assert decode_value("%FF" + encoded) == "%FF" + encoded  # invalid UTF-8: left as is
