@@ -396,6 +396,24 @@ def test_protected_path_redirects_with_an_expired_cookie(client, alice, protecte
     assert response.cookies[COOKIE]["max-age"] == "0"  # as Auth.js's middleware does
 
 
+@pytest.mark.parametrize(
+    "headers",
+    [{"HTTP_ACCEPT": "application/json"}, {"HTTP_X_REQUESTED_WITH": "XMLHttpRequest"}],
+)
+def test_protected_path_answers_json_clients_with_401(client, alice, protected, headers):
+    with freeze_time("2020-01-01"):
+        force_sign_in(client, alice)  # expired by now: deleted on the way out
+    response = client.get("/account/settings/", **headers)
+    assert response.status_code == 401
+    assert response.json() == {"error": "SessionRequired"}
+    assert response.cookies[COOKIE]["max-age"] == "0"
+
+
+def test_protected_path_still_redirects_browsers(client, protected):
+    response = client.get("/account/settings/", HTTP_ACCEPT="text/html,application/json;q=0.9")
+    assert response.status_code == 302
+
+
 def test_paths_outside_protected_paths_are_open(client, protected):
     assert client.get("/whoami/").status_code == 200
 
@@ -465,3 +483,29 @@ def test_chunked_session_cookie_is_refreshed_in_chunks(client, alice, large_toke
         joined = joined_chunks(response)
         assert claims_of(joined)["large"] == "x" * 6000
     assert response.json()["username"] == "alice"
+
+
+# -- state made on first use ---------------------------------------------------------------
+
+
+def test_a_request_that_reads_nothing_gets_no_state(rf):
+    request = rf.get("/plain")
+    response = AuthMiddleware(lambda r: HttpResponse("ok"))(request)
+    assert "_webauth" not in request.__dict__
+    assert response.cookies == {}
+
+
+def test_user_logged_out_ends_a_session_nobody_read(rf, alice):
+    from django.contrib.auth.signals import user_logged_out
+
+    name, value = session_cookie_for(alice)
+    request = rf.get("/logout")
+    request.COOKIES[name] = value
+
+    def view(request):
+        # A logout that never touched request.user or the session first.
+        user_logged_out.send(sender=type(alice), request=request, user=None)
+        return HttpResponse("bye")
+
+    response = AuthMiddleware(view)(request)
+    assert response.cookies[name]["max-age"] == "0"

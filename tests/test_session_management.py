@@ -2,6 +2,7 @@
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.http import HttpResponse
 from django.test import RequestFactory
 
 from webauth.middleware import AuthMiddleware
@@ -37,7 +38,7 @@ def sign_in(client, agent):
 def request_with(token):
     request = RequestFactory().get("/")
     request.COOKIES[COOKIE] = token
-    AuthMiddleware(lambda r: None)._attach(request)
+    AuthMiddleware(lambda r: HttpResponse())(request)  # as if it had been served
     return request
 
 

@@ -20,30 +20,13 @@ from functools import wraps
 from typing import Any, TypeVar
 
 from asgiref.sync import iscoroutinefunction, sync_to_async
-from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect, JsonResponse
+from django.http import HttpRequest
 
-from .helpers import get_session, signin_url
+from .helpers import get_session, session_required_response
 
 __all__ = ["AuthRequiredMixin", "auth_required", "session_passes_test"]
 
 V = TypeVar("V", bound=Callable[..., Any])
-
-
-def _wants_json(request: HttpRequest) -> bool:
-    if request.headers.get("X-Requested-With") == "XMLHttpRequest":
-        return True
-    accept = request.headers.get("Accept", "")
-    if "application/json" not in accept:
-        return False
-    return request.get_preferred_type(["text/html", "application/json"]) == "application/json"
-
-
-def _deny(request: HttpRequest, redirect_to: str | None) -> HttpResponseBase:
-    if _wants_json(request):
-        return JsonResponse({"error": "SessionRequired"}, status=401)
-    if redirect_to is not None:
-        return HttpResponseRedirect(redirect_to)
-    return HttpResponseRedirect(signin_url(request, callback_url=request.get_full_path()))
 
 
 def session_passes_test(
@@ -59,7 +42,7 @@ def session_passes_test(
                 session = await sync_to_async(get_session)(request)
                 if test(session):
                     return await view(request, *args, **kwargs)
-                return _deny(request, redirect_to)
+                return session_required_response(request, redirect_to)
 
             return _async_view  # type: ignore[return-value]
 
@@ -67,7 +50,7 @@ def session_passes_test(
         def _view(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
             if test(get_session(request)):
                 return view(request, *args, **kwargs)
-            return _deny(request, redirect_to)
+            return session_required_response(request, redirect_to)
 
         return _view  # type: ignore[return-value]
 
@@ -100,10 +83,10 @@ class AuthRequiredMixin:
             # An async view's dispatch must return an awaitable, denial included.
             return self._async_dispatch(request, *args, **kwargs)
         if not _has_user(get_session(request)):
-            return _deny(request, self.redirect_to)
+            return session_required_response(request, self.redirect_to)
         return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
 
     async def _async_dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         if not _has_user(await sync_to_async(get_session)(request)):
-            return _deny(request, self.redirect_to)
+            return session_required_response(request, self.redirect_to)
         return await super().dispatch(request, *args, **kwargs)  # type: ignore[misc]

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from asgiref.sync import sync_to_async
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect, JsonResponse
 
 from . import cookies as ck
 from .conf import get_config
@@ -23,9 +23,11 @@ __all__ = [
     "asign_out",
     "get_session",
     "get_token",
+    "session_required_response",
     "sign_in",
     "sign_out",
     "signin_url",
+    "wants_json",
 ]
 
 
@@ -100,6 +102,32 @@ def signin_url(
     if not params:
         return page
     return page + ("&" if "?" in page else "?") + urlencode(params)
+
+
+def wants_json(request: HttpRequest) -> bool:
+    """Whether the client asked for JSON (``Accept`` prefers it, or an XHR) rather than a page."""
+    if request.headers.get("X-Requested-With") == "XMLHttpRequest":
+        return True
+    accept = request.headers.get("Accept", "")
+    if "application/json" not in accept:
+        return False
+    return request.get_preferred_type(["text/html", "application/json"]) == "application/json"
+
+
+def session_required_response(
+    request: HttpRequest, redirect_to: str | None = None
+) -> HttpResponseBase:
+    """The answer to a request that needs a session and has none.
+
+    ``401 {"error": "SessionRequired"}`` for a client that asked for JSON, else a
+    redirect to *redirect_to* or to the sign-in page with ``callbackUrl`` set to
+    the page that was asked for. ``@auth_required`` and ``protected_paths`` use it.
+    """
+    if wants_json(request):
+        return JsonResponse({"error": "SessionRequired"}, status=401)
+    if redirect_to is not None:
+        return HttpResponseRedirect(redirect_to)
+    return HttpResponseRedirect(signin_url(request, callback_url=request.get_full_path()))
 
 
 def _context(request: HttpRequest, body: Mapping[str, Any]) -> Any:

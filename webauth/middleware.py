@@ -36,7 +36,7 @@ from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.contrib.auth.models import AnonymousUser
-from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponseBase
 from django.utils.functional import SimpleLazyObject
 
 from . import cookies as ck
@@ -226,13 +226,12 @@ _UNSET: Any = object()
 
 
 def _auth_session(request: Any) -> Any:
-    return request._webauth.session
+    return get_request_auth(request).session
 
 
 def _set_auth_session(request: Any, value: Any) -> None:
     # Assigning replaces the lazy value (for tests and custom middleware).
-    state = request._webauth
-    state._result = SessionResult(session=value)
+    get_request_auth(request)._result = SessionResult(session=value)
 
 
 # request.user / request.auser values live in the request's own __dict__ (under
@@ -246,7 +245,7 @@ def _get_user(request: Any) -> Any:
     attrs = request.__dict__
     value = attrs.get(_USER_KEY, _UNSET)
     if value is _UNSET:
-        state: RequestAuth = request._webauth
+        state = get_request_auth(request)
         fallback = attrs.get("user")  # contrib.auth's lazy user, if any
         value = attrs[_USER_KEY] = SimpleLazyObject(lambda: state.get_user(fallback))
     return value
@@ -262,7 +261,7 @@ def _get_auser(request: Any) -> Any:
     override = attrs.get(_AUSER_KEY, _UNSET)
     if override is not _UNSET:
         return override
-    state: RequestAuth = request._webauth
+    state = get_request_auth(request)
     previous = attrs.get("auser")
 
     async def auser() -> Any:
@@ -296,6 +295,7 @@ def _with_lazy_session(request: HttpRequest) -> None:
                 "auth_session": property(_auth_session, _set_auth_session),
                 "user": property(_get_user, _set_user),
                 "auser": property(_get_auser, _set_auser),
+                "_webauth_middleware": True,  # AuthMiddleware has seen this request
                 "__module__": cls.__module__,
             },
         )
@@ -305,7 +305,7 @@ def _with_lazy_session(request: HttpRequest) -> None:
 
 def get_request_auth(request: HttpRequest) -> RequestAuth:
     """The request's :class:`RequestAuth`, creating it when the middleware did not."""
-    state: RequestAuth | None = getattr(request, "_webauth", None)
+    state: RequestAuth | None = request.__dict__.get("_webauth")
     if state is None:
         state = RequestAuth(request, get_config())
         request._webauth = state  # type: ignore[attr-defined]
@@ -324,51 +324,54 @@ class AuthMiddleware:
         if self._async:
             markcoroutinefunction(self)
 
-    def _attach(self, request: HttpRequest) -> RequestAuth:
-        state = RequestAuth(request, get_config())
-        request._webauth = state  # type: ignore[attr-defined]
-        _with_lazy_session(request)
-        return state
+    # The per-request state (RequestAuth) is made on first use: a request that
+    # reads neither the session nor the user costs a class swap and two dict lookups.
 
-    def _protected_redirect(
-        self, request: HttpRequest, state: RequestAuth
-    ) -> HttpResponseBase | None:
-        paths = state.config.protected_paths
+    def _protected_redirect(self, request: HttpRequest) -> HttpResponseBase | None:
+        paths = get_config().protected_paths
         if not paths or not request.path.startswith(tuple(paths)):
             return None
+        state = get_request_auth(request)
         if state.session is not None:
             return None
-        from .helpers import signin_url
+        from .helpers import session_required_response
 
-        url = signin_url(request, callback_url=request.get_full_path())
-        return HttpResponseRedirect(url)
+        redirect = session_required_response(request)
+        state.finish(redirect)  # deletes an unusable cookie, as Auth.js's middleware does
+        return redirect
 
     def __call__(self, request: HttpRequest) -> Any:
         if self._async:
             return self.__acall__(request)
-        state = self._attach(request)
-        if state.config.protected_paths:
-            redirect = self._protected_redirect(request, state)
+        _with_lazy_session(request)
+        if get_config().protected_paths:
+            redirect = self._protected_redirect(request)
             if redirect is not None:
-                state.finish(redirect)  # deletes an unusable cookie, as Auth.js's middleware does
                 return redirect
         response = self.get_response(request)
-        state.finish(response)
+        attrs = request.__dict__
+        state: RequestAuth | None = attrs.get("_webauth")
+        if state is None and "_webauth_pending_csrf" in attrs:
+            state = get_request_auth(request)
+        if state is not None:
+            state.finish(response)
         return response
 
     async def __acall__(self, request: HttpRequest) -> Any:
-        state = self._attach(request)
-        if state.config.protected_paths:
-            redirect = await sync_to_async(self._protected_redirect)(request, state)
+        _with_lazy_session(request)
+        if get_config().protected_paths:
+            redirect = await sync_to_async(self._protected_redirect)(request)
             if redirect is not None:
-                await sync_to_async(state.finish)(redirect)
                 return redirect
         get_response: Callable[[HttpRequest], Awaitable[Any]] = self.get_response
         response = await get_response(request)
-        if state.evaluated:
+        attrs = request.__dict__
+        state: RequestAuth | None = attrs.get("_webauth")
+        if state is not None and state.evaluated:
             await sync_to_async(state.finish)(response)
-        elif hasattr(request, "_webauth_pending_csrf"):
-            state.finish(response)  # only the CSRF cookie: no I/O, no user code
+        elif state is not None or "_webauth_pending_csrf" in attrs:
+            # Only the CSRF cookie: no I/O, no user code.
+            get_request_auth(request).finish(response)
         return response
 
 
@@ -379,7 +382,11 @@ def end_on_django_logout(sender: Any, request: HttpRequest | None = None, **kwar
     out of webauth: the database session is deleted and the middleware deletes
     the session cookie on the way out.
     """
-    state: RequestAuth | None = getattr(request, "_webauth", None)
+    if request is None:
+        return
+    state: RequestAuth | None = request.__dict__.get("_webauth")
+    if state is None and getattr(request, "_webauth_middleware", False):
+        state = get_request_auth(request)  # made on first use: this is the first
     if state is None or not state.has_cookie:
         return
     config = state.config
