@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from django.http import HttpRequest, HttpResponseBase
+from django.utils.functional import cached_property  # unlike functools' (3.11), no lock
 
 from . import cookies as ck
 from .callbacks import run_redirect

@@ -44,17 +44,18 @@ def new_csrf_cookie_value(secret: str) -> tuple[str, str]:
     return token, f"{token}|{_hash(token, secret)}"
 
 
-def _token_of(cookie_value: str, secret: str) -> str | None:
-    """The token of a cookie value we issued, or ``None`` for anything else."""
+def _issued_state(cookie_value: str, secret: str) -> CsrfState | None:
+    """The state of a cookie value we issued (not verified yet), or ``None`` for anything else."""
     token, _, digest = cookie_value.partition("|")
     if token and hmac.compare_digest(digest.encode(), _hash(token, secret).encode()):
-        return token
+        return CsrfState(token=token, cookie=None, verified=False)
     return None
 
 
 # A browser sends the same CSRF cookie with every request: remember the verdict on
-# recent values (a pure function of its arguments) rather than re-hashing each time.
-_cached_token_of = lru_cache(maxsize=1024)(_token_of)
+# recent values (a pure function of its arguments; CsrfState is immutable) rather
+# than re-hashing each time.
+_cached_issued_state = lru_cache(maxsize=1024)(_issued_state)
 
 
 def check_csrf(
@@ -63,15 +64,16 @@ def check_csrf(
     """Validate the CSRF cookie and, for a POST, the token sent in the body."""
     if cookie_value and "|" in cookie_value:
         if len(cookie_value) <= 256:  # ours are 129 characters
-            token = _cached_token_of(cookie_value, secret)
+            state = _cached_issued_state(cookie_value, secret)
         else:
-            token = _token_of(cookie_value, secret)
-        if token is not None:
-            verified = (
+            state = _issued_state(cookie_value, secret)
+        if state is not None:
+            if (
                 is_post
                 and isinstance(body_token, str)
-                and hmac.compare_digest(body_token.encode(), token.encode())
-            )
-            return CsrfState(token=token, cookie=None, verified=verified)
+                and hmac.compare_digest(body_token.encode(), state.token.encode())
+            ):
+                return CsrfState(token=state.token, cookie=None, verified=True)
+            return state
     token, cookie = new_csrf_cookie_value(secret)
     return CsrfState(token=token, cookie=cookie, verified=False)

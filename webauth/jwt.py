@@ -232,7 +232,7 @@ _decryptors: Final = _Contexts()
 _encryptors: Final = _Contexts()
 
 
-def _cbc_encrypt(key: _CBCKey, padded: bytes) -> tuple[bytes, bytes]:
+def _cbc_encrypt(key: _CBCKey, padded: bytes, random_block: bytes) -> tuple[bytes, bytes]:
     """``(iv, ciphertext)`` of whole-block *padded* under a fresh, unpredictable IV.
 
     As with decryption, the OpenSSL context (its key schedule) is kept per key and
@@ -240,7 +240,8 @@ def _cbc_encrypt(key: _CBCKey, padded: bytes) -> tuple[bytes, bytes]:
     block L it produced. Feeding it one random block R first yields
     E(R XOR L): since R is fresh from ``os.urandom`` and E is a permutation, that
     block is uniformly random and unpredictable, and the rest of the output is
-    exactly CBC encryption of *padded* with it as the IV. So it is the IV. This is
+    exactly CBC encryption of *padded* with it as the IV. So it is the IV (R is
+    *random_block*: 16 bytes from ``os.urandom``, never used for anything else). This is
     NIST SP 800-38A's "forward cipher applied to a nonce" way of making CBC IVs,
     with a random nonce. Nothing is ever buffered (whole blocks only), and the
     context is never finalized.
@@ -252,13 +253,13 @@ def _cbc_encrypt(key: _CBCKey, padded: bytes) -> tuple[bytes, bytes]:
             contexts.clear()
         context = Cipher(key.aes, modes.CBC(os.urandom(16))).encryptor()
         contexts[key.kid] = context
-    out: bytes = context.update(os.urandom(16) + padded)
+    out: bytes = context.update(random_block + padded)
     return out[:16], out[16:]
 
 
-def _random_uuid() -> str:
-    """``str(uuid.uuid4())`` in a third of the time: 122 random bits, RFC 9562 layout."""
-    b = bytearray(os.urandom(16))
+def _random_uuid(random_bytes: bytes) -> str:
+    """``str(uuid.uuid4())`` of 16 bytes from ``os.urandom``: 122 random bits, RFC 9562 layout."""
+    b = bytearray(random_bytes)
     b[6] = (b[6] & 0x0F) | 0x40  # version 4
     b[8] = (b[8] & 0x3F) | 0x80  # variant 10xx
     h = b.hex()
@@ -338,7 +339,9 @@ def encode(
     # in Auth.js: a re-issued session gets a new lifetime and a new identity.
     payload["iat"] = now
     payload["exp"] = now + max_age
-    payload["jti"] = _random_uuid()
+    # One call for all the randomness a token needs: the jti and the IV's block.
+    randomness = os.urandom(32)
+    payload["jti"] = _random_uuid(randomness[:16])
     try:
         plaintext = _JSON_ENCODER.encode(payload).encode("utf-8")
     except UnicodeEncodeError:
@@ -347,7 +350,9 @@ def encode(
         plaintext = _JSON_ENCODER_ASCII.encode(payload).encode("ascii")
 
     # A fresh unpredictable IV per token (RFC 7518 5.2.2.1), made by _cbc_encrypt.
-    iv, ciphertext = _cbc_encrypt(key, plaintext + _PKCS7[16 - len(plaintext) % 16])
+    iv, ciphertext = _cbc_encrypt(
+        key, plaintext + _PKCS7[16 - len(plaintext) % 16], randomness[16:]
+    )
     # Encrypt-then-MAC over AAD || IV || ciphertext || AL, truncated to 256 bits.
     tag = _tag(key, key.header + iv + ciphertext + key.header_al)
     # "dir" has no encrypted key: its segment stays empty (the ".." in the token).

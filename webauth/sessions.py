@@ -82,9 +82,12 @@ def _iso_second(seconds: int) -> str:
 def default_session(token: Mapping[str, Any], expires: str) -> dict[str, Any]:
     """Auth.js's default session: name, email and image from the token, and ``expires``."""
     user = {}
-    for key, claim in (("name", "name"), ("email", "email"), ("image", "picture")):
-        if key in ("name", "email", "image") and claim in token:
-            user[key] = token[claim]
+    if "name" in token:
+        user["name"] = token["name"]
+    if "email" in token:
+        user["email"] = token["email"]
+    if "picture" in token:
+        user["image"] = token["picture"]
     return {"user": user, "expires": expires}
 
 

@@ -93,11 +93,15 @@ def auth_view(
     if request.method not in ("GET", "POST"):
         return bad_request()
     if action is not None:
-        rest = f"{action}/{provider_id}" if provider_id is not None else action
-    route = parse_route(rest)
-    if route is None:
-        return bad_request()
-    action, provider_id = route
+        # A named pattern of webauth.urls: the action is known and provider_id is a
+        # single path segment, so only Auth.js's "undefined" quirk is left to apply.
+        if provider_id == "undefined":
+            provider_id = None
+    else:
+        route = parse_route(rest)
+        if route is None:
+            return bad_request()
+        action, provider_id = route
     try:
         config = get_config()
     except ImproperlyConfigured as exc:
