@@ -1,6 +1,16 @@
 """Views of the benchmark site, as small as possible so that the stack is what gets measured."""
 
+import json
+import time
+
 from django.http import HttpRequest, HttpResponse
+from django.utils.http import http_date
+
+from webauth import jwt
+from webauth.conf import get_config
+
+SESSION_COOKIE = "authjs.session-token"
+NO_CACHE = {"Cache-Control": "private, no-cache, no-store", "Expires": "0", "Pragma": "no-cache"}
 
 
 def plain(request: HttpRequest) -> HttpResponse:
@@ -11,3 +21,28 @@ def plain(request: HttpRequest) -> HttpResponse:
 def whoami(request: HttpRequest) -> HttpResponse:
     """The primary key of ``request.user`` (``None`` when anonymous)."""
     return HttpResponse(str(request.user.pk), content_type="text/plain")
+
+
+def session_floor(request: HttpRequest) -> HttpResponse:
+    """The least any ``GET /auth/session`` must do, for comparison with webauth's route.
+
+    Decode the JWT cookie, answer the default session as JSON, re-encode the token
+    and set it: what Auth.js's session endpoint does, without its CSRF and
+    callback-URL cookies, callbacks, events, error handling or configuration. It
+    uses webauth's JWT module (the fastest such code we have) and Django's own
+    response and ``set_cookie``. Not a usable endpoint: a benchmark yardstick.
+    """
+    config = get_config()
+    name = SESSION_COOKIE
+    token = jwt.decode(token=request.COOKIES.get(name), secret=config.secret, salt=name)
+    if token is None:
+        return HttpResponse(b"null", content_type="application/json")
+    max_age = config.session.max_age
+    expires = time.time() + max_age
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(expires))
+    user = {"name": token.get("name"), "email": token.get("email"), "image": token.get("picture")}
+    body = json.dumps({"user": user, "expires": f"{stamp}.000Z"}, separators=(",", ":"))
+    response = HttpResponse(body.encode(), content_type="application/json", headers=NO_CACHE)
+    value = jwt.encode(token=token, secret=config.secret, salt=name, max_age=config.jwt.max_age)
+    response.set_cookie(name, value, expires=http_date(expires), httponly=True, samesite="Lax")
+    return response
