@@ -91,6 +91,19 @@ def test_set_cookie_header_format():
     assert "Max-Age" not in header and "expires" not in header.lower()
 
 
+def test_partitioned_cookies_say_so():
+    cfg = config(cookies={"session_token": {"options": {"partitioned": True}}})
+    specs = ck.cookie_specs(cfg, True)
+    response = HttpResponse()
+    ck.set_chunked(response, specs["session_token"], "v" * 10, {})
+    ck.set_cookie(response, specs["csrf_token"], "tok|hash")
+    session = response.cookies[specs["session_token"].name].OutputString()
+    assert "; Partitioned" in session and "; Secure" in session
+    assert "Partitioned" not in response.cookies[specs["csrf_token"].name].OutputString()
+    # What Django sends as the Set-Cookie header value.
+    assert "Partitioned" in response.cookies[specs["session_token"].name].output(header="")
+
+
 def test_check_cookie_has_max_age_and_expires():
     response = HttpResponse()
     spec = ck.cookie_specs(config(), False)["state"]

@@ -134,10 +134,21 @@ def cookie_specs(config: Config, secure: bool) -> dict[str, CookieSpec]:
     return _specs(config, secure)
 
 
+class _Morsel(Morsel[str]):
+    """A cookie that can carry ``Partitioned`` (CHIPS) on every supported Python.
+
+    ``http.cookies`` learnt the attribute only in Python 3.14; adding it to the
+    reserved attributes and flags is all its output code needs.
+    """
+
+    _reserved = {**Morsel._reserved, "partitioned": "Partitioned"}  # type: ignore[attr-defined]
+    _flags = Morsel._flags | {"partitioned"}  # type: ignore[attr-defined]
+
+
 @lru_cache(maxsize=128)
 def _attributes(spec: CookieSpec) -> dict[str, Any]:
     # A spec's attributes never change, so they go through Morsel's checks once.
-    morsel: Morsel[str] = Morsel()
+    morsel = _Morsel()
     morsel["path"] = spec.path
     if spec.domain:
         morsel["domain"] = spec.domain
@@ -146,13 +157,13 @@ def _attributes(spec: CookieSpec) -> dict[str, Any]:
     if spec.secure:
         morsel["secure"] = True
     morsel["samesite"] = spec.same_site
-    if spec.partitioned and "partitioned" in Morsel._reserved:  # type: ignore[attr-defined]
+    if spec.partitioned:
         morsel["partitioned"] = True
     return dict(morsel)
 
 
 def _morsel(spec: CookieSpec, value: str, *, name: str | None = None) -> Morsel[str]:
-    morsel: Morsel[str] = Morsel()
+    morsel = _Morsel()
     dict.update(morsel, _attributes(spec))  # already validated by _attributes
     # Setting coded_value ourselves keeps SimpleCookie from quoting the value its own way.
     morsel.set(name or spec.name, value, encode_value(value))
