@@ -145,6 +145,38 @@ def test_buttons_without_request_in_context_is_a_clear_error():
 # -- provider_signin_url -----------------------------------------------------------------
 
 
+# -- webauth_csrf_token --------------------------------------------------------------------
+
+
+def test_csrf_token_tag_sets_the_matching_cookie_once(client):
+    response = client.get("/login-form/")
+    tokens = hidden_values(response.content.decode(), "csrfToken")
+    assert len(tokens) == 2 and tokens[0] == tokens[1] and len(tokens[0]) == 64
+    assert csrf_cookie_token(response) == tokens[0]
+
+
+def test_csrf_token_tag_reuses_an_existing_cookie(client):
+    token = csrf_pair(client)
+    response = client.get("/login-form/")
+    assert hidden_values(response.content.decode(), "csrfToken") == [token, token]
+    assert CSRF_COOKIE not in response.cookies
+
+
+def test_a_hand_written_form_signs_in(client, alice):
+    [token, _] = hidden_values(client.get("/login-form/").content.decode(), "csrfToken")
+    response = client.post(
+        "/auth/callback/credentials",
+        {"csrfToken": token, "username": "alice", "password": "correct horse"},
+    )
+    assert response.status_code == 302
+    assert client.get("/whoami/").json()["username"] == "alice"
+
+
+def test_csrf_token_tag_without_request_in_context_is_a_clear_error():
+    with pytest.raises(TemplateSyntaxError, match="needs the request"):
+        render("{% webauth_csrf_token %}")
+
+
 def test_provider_signin_url_of_credentials_is_the_callback_route():
     assert render('{% provider_signin_url "credentials" %}') == "/auth/callback/credentials"
 

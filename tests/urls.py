@@ -18,6 +18,7 @@ urlpatterns = [
     path("fake-userinfo/", views.fake_userinfo, name="fake-userinfo"),
     path("whoami-async/", views.whoami_async, name="whoami-async"),
     path("buttons/", views.buttons, name="buttons"),
+    path("login-form/", views.login_form),
     path("helper-signin/", views.helper_signin, name="helper-signin"),
     path("helper-signout/", views.helper_signout, name="helper-signout"),
     path("account/settings/", views.whoami, name="account-settings"),

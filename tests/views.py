@@ -62,6 +62,17 @@ def buttons(request):
     return HttpResponse(template.render({}, request))
 
 
+def login_form(request):
+    """A hand-written sign-in form, as a project would write one."""
+    template = engines["django"].from_string(
+        "{% load webauth %}"
+        '<form method="post" action="{% provider_signin_url "credentials" %}">'
+        "{% webauth_csrf_token %}{% webauth_csrf_token %}"
+        '<input name="username"><input name="password" type="password"></form>'
+    )
+    return HttpResponse(template.render({}, request))
+
+
 @csrf_exempt
 def helper_signin(request):
     data = json.loads(request.body or b"{}")

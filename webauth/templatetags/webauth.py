@@ -3,7 +3,8 @@
 ``{% webauth_signin_buttons %}`` renders a sign-in form per provider (each a POST
 with webauth's CSRF token); ``{% webauth_signin_buttons callback_url="/next" %}``
 sets where the user lands. ``{% provider_signin_url "github" %}`` is the URL a
-provider's form posts to.
+provider's form posts to, and ``{% webauth_csrf_token %}`` the hidden CSRF input a
+hand-written form needs.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from django import template
 from django.template.loader import render_to_string
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
@@ -32,11 +34,7 @@ def webauth_signin_buttons(context: Any, callback_url: str | None = None) -> Saf
         )
     ctx = AuthContext(request, get_config(), body={})
     target = callback_url or request.get_full_path()
-    # Issue the CSRF cookie along with the response that shows these forms.
-    pending = getattr(request, "_webauth_pending_csrf", None)
-    if ctx.csrf.cookie is not None and pending is None:
-        request._webauth_pending_csrf = ctx.csrf  # written by AuthMiddleware
-    token = (pending or ctx.csrf).token
+    token = _csrf_token(request, ctx)
     html = render_to_string(
         "webauth/signin_buttons.html",
         {
@@ -47,6 +45,37 @@ def webauth_signin_buttons(context: Any, callback_url: str | None = None) -> Saf
         request=request,
     )
     return mark_safe(html)
+
+
+def _csrf_token(request: Any, ctx: Any) -> str:
+    """webauth's CSRF token for a form on this page; the cookie goes out with the response."""
+    pending = request.__dict__.get("_webauth_pending_csrf")
+    if pending is not None:
+        return str(pending.token)  # one token per response, however many forms
+    if ctx.csrf.cookie is not None:
+        request._webauth_pending_csrf = ctx.csrf  # written by AuthMiddleware
+    return str(ctx.csrf.token)
+
+
+@register.simple_tag(takes_context=True)
+def webauth_csrf_token(context: Any) -> SafeString:
+    """A hidden ``csrfToken`` input for a hand-written form that posts to webauth's routes.
+
+    Django's ``{% csrf_token %}`` does not do here: webauth checks its own
+    (Auth.js's) double-submit token. The cookie is set by ``AuthMiddleware`` on
+    the response that renders the form.
+    """
+    from ..conf import get_config
+    from ..context import AuthContext
+
+    request = context.get("request")
+    if request is None:
+        raise template.TemplateSyntaxError(
+            "{% webauth_csrf_token %} needs the request in the template context "
+            "(enable django.template.context_processors.request)."
+        )
+    token = _csrf_token(request, AuthContext(request, get_config(), body={}))
+    return format_html('<input type="hidden" name="csrfToken" value="{}">', token)
 
 
 @register.simple_tag(takes_context=True)
