@@ -115,6 +115,15 @@ def test_events_of_a_first_sign_in(client, idp, rp, settings):
     assert seen[2][1]["profile"]["email"] == "ida@idp.example"
 
 
+def test_a_new_user_goes_to_pages_new_user_once(client, client_factory, idp, rp, settings):
+    settings.WEBAUTH = {**settings.WEBAUTH, "pages": {"new_user": "/welcome/"}}
+    response = sign_in(client, idp)
+    # As Auth.js: the configured path as it is, with where to go next.
+    assert response["Location"] == "/welcome/?callbackUrl=http%3A%2F%2Ftestserver%2Fafter%2F"
+    assert session_claims(response)["sub"]
+    assert sign_in(client_factory(), idp)["Location"] == "http://testserver/after/"
+
+
 def test_database_strategy(client, idp, rp, settings):
     from webauth.models import Session
 

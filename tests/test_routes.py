@@ -311,7 +311,7 @@ def test_signin_page_redirects_to_custom_page(client, settings):
     response = client.get("/auth/signin?error=CredentialsSignin")
     assert response.status_code == 302
     assert response["Location"] == (
-        "http://testserver/login/?callbackUrl=http%3A%2F%2Ftestserver&error=CredentialsSignin"
+        "/login/?callbackUrl=http%3A%2F%2Ftestserver&error=CredentialsSignin"
     )
 
 
@@ -355,7 +355,7 @@ def test_signout_page(client):
 def test_signout_page_custom(client, settings):
     settings.WEBAUTH = {**settings.WEBAUTH, "pages": {"sign_out": "/bye/"}}
     response = client.get("/auth/signout")
-    assert response["Location"] == "http://testserver/bye/"
+    assert response["Location"] == "/bye/"
 
 
 def test_signout_deletes_session_and_fires_event(client, alice, settings):
@@ -412,7 +412,18 @@ def test_error_page_escapes_input(client):
 def test_error_page_custom(client, settings):
     settings.WEBAUTH = {**settings.WEBAUTH, "pages": {"error": "/oops/"}}
     response = client.get("/auth/error?error=AccessDenied")
-    assert response["Location"] == "http://testserver/oops/?error=AccessDenied"
+    assert response["Location"] == "/oops/?error=AccessDenied"
+
+
+def test_configuration_error_on_a_page_route_goes_to_the_custom_error_page(client, settings):
+    settings.WEBAUTH = {**settings.WEBAUTH, "pages": {"error": "/oops/"}}
+    response = client.get("/auth/signin?callbackUrl=javascript:alert(1)")
+    assert response.status_code == 302
+    assert response["Location"] == "http://testserver/oops/?error=Configuration"
+    # Everything else gets the JSON 500.
+    response = client.get("/auth/session?callbackUrl=javascript:alert(1)")
+    assert response.status_code == 500
+    assert "server configuration" in response.json()["message"]
 
 
 def test_verify_request_page(client):
@@ -424,7 +435,7 @@ def test_verify_request_page(client):
 def test_verify_request_custom_keeps_query(client, settings):
     settings.WEBAUTH = {**settings.WEBAUTH, "pages": {"verify_request": "/check/"}}
     response = client.get("/auth/verify-request?provider=email&type=email")
-    assert response["Location"] == "http://testserver/check/?provider=email&type=email"
+    assert response["Location"] == "/check/?provider=email&type=email"
 
 
 # -- X-Auth-Return-Redirect --------------------------------------------------------

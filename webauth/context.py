@@ -179,15 +179,22 @@ class AuthContext:
         return run_redirect(self.config, url=url, base_url=self.origin)
 
     # -- URLs ---------------------------------------------------------------
-    def page_url(self, page: str, params: Mapping[str, str] | None = None) -> str:
-        """URL of a built-in page (``signin``, ``error``, ...) or its configured replacement."""
+    def page_url(
+        self, page: str, params: Mapping[str, str] | None = None, *, raw: bool = False
+    ) -> str:
+        """URL of a built-in page (``signin``, ``error``, ...) or its configured replacement.
+
+        A configured page is joined to the origin, as Auth.js does when it routes
+        an error; with ``raw`` it is used as configured, as Auth.js does when a
+        page route (``GET /auth/signin`` ...) forwards to it.
+        """
         custom = {
             "signin": self.config.pages.sign_in,
             "signout": self.config.pages.sign_out,
             "error": self.config.pages.error,
             "verify-request": self.config.pages.verify_request,
         }.get(page)
-        url = (self.origin + custom) if custom and custom.startswith("/") else custom
+        url = (self.origin + custom) if custom and custom.startswith("/") and not raw else custom
         if not url:
             url = f"{self.base_url}/{page}"
         if params:

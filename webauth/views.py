@@ -177,6 +177,9 @@ def _config_error_response(
                     ErrorPageLoop(f"The error page {error_page} should not require authentication")
                 )
             else:
+                # As Auth.js: the configured page joined to the request's origin.
+                if error_page.startswith("/"):
+                    error_page = request.build_absolute_uri(error_page)
                 return redirect(f"{error_page}?{urlencode({'error': 'Configuration'})}")
         if config is None:
             from .conf import Config as _Config

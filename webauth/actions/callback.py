@@ -140,8 +140,9 @@ def finish_sign_in(
     if is_new_user and new_user_page:
         from urllib.parse import quote
 
-        target = ctx.origin + new_user_page if new_user_page.startswith("/") else new_user_page
-        url = f"{target}{'&' if '?' in target else '?'}callbackUrl={quote(url, safe='')}"
+        # The configured path as it is, as in Auth.js (not joined to the origin).
+        sep = "&" if "?" in new_user_page else "?"
+        url = f"{new_user_page}{sep}callbackUrl={quote(url, safe='')}"
     response = redirect(url)
     write_session_result(ctx, response, result)
     message: dict[str, Any] = {"user": user, "account": account, "request": ctx.request}

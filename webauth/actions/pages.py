@@ -17,7 +17,7 @@ def error_page(ctx: AuthContext) -> HttpResponse:
     """The error page (status by type), or a redirect to ``pages.error``."""
     error = ctx.query.get("error")
     if ctx.config.pages.error:
-        url = ctx.page_url("error")
+        url = ctx.page_url("error", raw=True)
         if error is not None:
             url += ("&" if "?" in url else "?") + "error=" + quote(error, safe="")
         return redirect(url)
@@ -27,7 +27,7 @@ def error_page(ctx: AuthContext) -> HttpResponse:
 def verify_request_page(ctx: AuthContext) -> HttpResponse:
     """The "check your email" page, or a redirect to ``pages.verify_request``."""
     if ctx.config.pages.verify_request:
-        url = ctx.page_url("verify-request")
+        url = ctx.page_url("verify-request", raw=True)
         query = ctx.request.META.get("QUERY_STRING", "")
         if query:
             url += ("&" if "?" in url else "?") + query

@@ -18,7 +18,7 @@ def signin_page(ctx: AuthContext) -> HttpResponse:
         params = {"callbackUrl": ctx.callback_url}
         if "error" in ctx.query:
             params["error"] = ctx.query["error"]
-        return redirect(ctx.page_url("signin", params))
+        return redirect(ctx.page_url("signin", params, raw=True))
     return render_signin_page(ctx)
 
 

@@ -17,7 +17,7 @@ __all__ = ["signout", "signout_page"]
 def signout_page(ctx: AuthContext) -> HttpResponse:
     """The confirmation page, or a redirect to ``pages.sign_out``."""
     if ctx.config.pages.sign_out:
-        return redirect(ctx.page_url("signout"))
+        return redirect(ctx.page_url("signout", raw=True))
     return render_signout_page(ctx)
 
 
