@@ -327,6 +327,41 @@ def test_middleware_in_the_right_order_is_silent():
     assert check_middleware() == []
 
 
+# -- W004 / W005 --------------------------------------------------------------------------------
+
+
+def test_w004_base_path_repeats_the_url_path(settings):
+    settings.WEBAUTH = {**GOOD, "url": "https://example.com/auth/", "base_path": "/auth"}
+    message = only(check_config(), "webauth.W004")
+    assert isinstance(message, Warning) and "env-url-basepath-redundant" in message.hint
+
+
+def test_w004_from_auth_url(settings, monkeypatch):
+    monkeypatch.setenv("AUTH_URL", "https://example.com/auth")
+    settings.WEBAUTH = {**GOOD, "base_path": "/auth"}
+    assert ids(check_config()) == ["webauth.W004"]
+
+
+def test_w005_url_path_differs_from_base_path(settings):
+    settings.WEBAUTH = {**GOOD, "url": "https://example.com/api/auth", "base_path": "/auth"}
+    message = only(check_config(), "webauth.W005")
+    assert "/api/auth" in message.msg and "ignores" in message.msg
+    assert "env-url-basepath-mismatch" in message.hint
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"url": "https://example.com/auth"},  # the URL's path is the base path
+        {"url": "https://example.com", "base_path": "/auth"},  # no path to disagree with
+        {"base_path": "/auth"},
+    ],
+)
+def test_no_url_path_warning_when_nothing_disagrees(settings, extra):
+    settings.WEBAUTH = {**GOOD, **extra}
+    assert [m for m in ids(check_config()) if m in ("webauth.W004", "webauth.W005")] == []
+
+
 # -- W002 / W003 --------------------------------------------------------------------------------
 
 

@@ -13,6 +13,8 @@ id                 problem
 ``webauth.E007``   ``AuthMiddleware`` before ``AuthenticationMiddleware``
 ``webauth.W002``   no providers configured
 ``webauth.W003``   ``skip_csrf_check`` is on
+``webauth.W004``   ``base_path`` repeats the path of ``url``/``AUTH_URL`` (redundant)
+``webauth.W005``   the path of ``url``/``AUTH_URL`` differs from ``base_path`` (ignored)
 ``webauth.E008``   the adapter lacks methods the configured session strategy calls
 =================  ==============================================================
 """
@@ -83,7 +85,37 @@ def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
         )
     messages.extend(_check_adapter(config))
     messages.extend(_check_base_path(config.base_path))
+    messages.extend(_check_url_path(raw, config))
     return messages
+
+
+def _check_url_path(raw: Any, config: Any) -> list[CheckMessage]:
+    """Auth.js's ``env-url-basepath-redundant`` and ``-mismatch`` warnings."""
+    from urllib.parse import urlsplit
+
+    explicit = isinstance(raw, dict) and raw.get("base_path") is not None
+    if not config.url or not explicit:
+        return []  # without base_path, the URL's path is the base path
+    path = urlsplit(config.url).path.rstrip("/")
+    if not path:
+        return []
+    if path == config.base_path:
+        return [
+            Warning(
+                f"WEBAUTH['base_path'] repeats the path of the site URL ({config.url}).",
+                hint="Drop WEBAUTH['base_path']: the path of url / AUTH_URL already sets it "
+                "(Auth.js warns env-url-basepath-redundant).",
+                id="webauth.W004",
+            )
+        ]
+    return [
+        Warning(
+            f"The path of the site URL ({config.url}) differs from WEBAUTH['base_path'] "
+            f"({config.base_path or '/'}); webauth uses base_path and ignores that path.",
+            hint="Make them agree, or drop one of them (Auth.js warns env-url-basepath-mismatch).",
+            id="webauth.W005",
+        )
+    ]
 
 
 def _check_adapter(config: Any) -> list[CheckMessage]:
