@@ -155,6 +155,11 @@ def parse_args() -> argparse.Namespace:
         "--workers", type=int, default=2, help="gunicorn sync workers per stack (2: one per core)"
     )
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL at 127.0.0.1:5432")
+    parser.add_argument(
+        "--fresh-servers",
+        action="store_true",
+        help="start new servers (and warm up) for every round",
+    )
     parser.add_argument("--wrk", default=shutil.which("wrk") or "/usr/bin/wrk", help="wrk binary")
     return parser.parse_args()
 
@@ -441,17 +446,68 @@ def measure(
     args: argparse.Namespace, cases: list[Case], servers: dict[str, Server]
 ) -> list[dict[str, Result]]:
     """Warm every case up, then run ``--repeat`` rounds; one ``{case: Result}`` per round."""
+    warm_up(args, cases, servers)
+    return [one_round(args, cases, servers, number) for number in range(args.repeat)]
+
+
+def ordered(cases: list[Case], number: int) -> list[Case]:
+    """The cases in :data:`RUN_ORDER`, reversed in every other round."""
     by_key = {case.key: case for case in cases}
     order = [by_key[key] for key in RUN_ORDER]
-    for case in order:
+    return order if number % 2 == 0 else order[::-1]
+
+
+def warm_up(args: argparse.Namespace, cases: list[Case], servers: dict[str, Server]) -> None:
+    for case in ordered(cases, 0):
         run_wrk(args, servers[case.stack], case, args.warmup)
+
+
+def one_round(
+    args: argparse.Namespace, cases: list[Case], servers: dict[str, Server], number: int
+) -> dict[str, Result]:
+    results = {}
+    for case in ordered(cases, number):
+        results[case.key] = run_wrk(args, servers[case.stack], case, args.duration)
+        progress(number, case, results[case.key])
+    return results
+
+
+@contextmanager
+def serve_all(
+    args: argparse.Namespace, database: str, cases: list[Case], *, adopt: bool = False
+) -> Iterator[dict[str, Server]]:
+    """One gunicorn per stack the cases use, each case checked against it.
+
+    With ``adopt``, cases marked ``adopt_cookies`` first take the cookies their
+    first answer sets (what a browser would hold by then).
+    """
+    with ExitStack() as stack:
+        servers = {
+            name: stack.enter_context(gunicorn(name, database, args.workers))
+            for name in sorted({case.stack for case in cases})
+        }
+        for case in cases:
+            if adopt and case.adopt_cookies:
+                adopt_cookies(case, servers[case.stack].url)
+            verify(case, servers[case.stack].url)
+        yield servers
+
+
+def measure_fresh(
+    args: argparse.Namespace, database: str, cases: list[Case]
+) -> list[dict[str, Result]]:
+    """``--fresh-servers``: new servers (and a warm-up) for every round.
+
+    Two server processes of the same code can differ by several percent (memory
+    layout, hash seeds); with servers started afresh for each round that luck is
+    spread over the rounds instead of biasing a whole run.
+    """
     rounds = []
     for number in range(args.repeat):
-        results = {}
-        for case in order if number % 2 == 0 else reversed(order):
-            results[case.key] = run_wrk(args, servers[case.stack], case, args.duration)
-            progress(number, case, results[case.key])
-        rounds.append(results)
+        # Adopted again: the callback-URL cookie names the new server's port.
+        with serve_all(args, database, cases, adopt=True) as servers:
+            warm_up(args, cases, servers)
+            rounds.append(one_round(args, cases, servers, number))
     return rounds
 
 
@@ -479,6 +535,7 @@ def print_setup(args: argparse.Namespace, load: float) -> None:
         f"gunicorn {args.workers} sync workers per stack; wrk {args.threads} thread(s), "
         f"{args.connections} connections; {args.repeat} rounds x {args.duration}s per case "
         f"(medians), {args.warmup}s warm-up"
+        + ("; new servers every round" if args.fresh_servers else "")
     )
     for name, stack in settings.STACKS.items():
         print(f"  stack {name:<8} {[m.rsplit('.', 1)[-1] for m in stack]}")
@@ -542,16 +599,12 @@ def run(args: argparse.Namespace, database: str) -> bool:
     prepare_database(args.postgres)
     user_pk, jwt, db_session, webauth_db = create_sessions()
     cases = make_cases(user_pk, jwt, db_session, webauth_db)
-    with ExitStack() as stack:
-        servers = {
-            name: stack.enter_context(gunicorn(name, database, args.workers))
-            for name in sorted({case.stack for case in cases})
-        }
-        for case in cases:
-            if case.adopt_cookies:
-                adopt_cookies(case, servers[case.stack].url)
-            verify(case, servers[case.stack].url)
-        rounds = measure(args, cases, servers)
+    rounds: list[dict[str, Result]] | None = None
+    with serve_all(args, database, cases, adopt=True) as servers:
+        if not args.fresh_servers:
+            rounds = measure(args, cases, servers)
+    if rounds is None:
+        rounds = measure_fresh(args, database, cases)
     print_setup(args, load)
     print_table(cases, rounds)
     met = print_ratios(rounds)
