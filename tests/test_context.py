@@ -77,3 +77,23 @@ def test_cookie_values_decode_the_same_for_short_and_long_values(length):
     encoded = "%C3%A9%2F" * length
     assert decode_value(encoded) == text
     assert decode_value("%FF" + encoded) == "%FF" + encoded  # invalid UTF-8: left as is
+
+
+def test_remember_short_caches_only_short_values():
+    from webauth.utils import remember_short
+
+    calls = []
+
+    @remember_short(5)
+    def upper(value, suffix=""):
+        calls.append(value)
+        return value.upper() + suffix
+
+    assert [upper("abc"), upper("abc"), upper("abcdefgh"), upper("abcdefgh")] == [
+        "ABC",
+        "ABC",
+        "ABCDEFGH",
+        "ABCDEFGH",
+    ]
+    assert calls == ["abc", "abcdefgh", "abcdefgh"]
+    assert upper("abc", "!") == "ABC!"

@@ -7,13 +7,12 @@ keyword arguments named as in the spec, or applies Auth.js's default.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
 from .conf import Config
 from .errors import InvalidCallbackUrl
-from .utils import call
+from .utils import call, remember_short
 
 __all__ = [
     "default_redirect",
@@ -30,11 +29,10 @@ def default_redirect(*, url: str, base_url: str) -> str:
     ``base_url`` is the site's origin. A relative URL is joined to it, so a value
     like ``//evil.example`` becomes ``https://site//evil.example``: still ours.
     """
-    if len(url) <= 1024:
-        return _default_redirect_cached(url, base_url)
     return _default_redirect(url, base_url)
 
 
+@remember_short(1024)  # asked about the same callback-url cookie on every request
 def _default_redirect(url: str, base_url: str) -> str:
     if url.startswith("/"):
         return base_url + url
@@ -44,10 +42,6 @@ def _default_redirect(url: str, base_url: str) -> str:
     if f"{parts.scheme}://{parts.netloc}".lower() == base_url.lower():
         return url
     return base_url
-
-
-# Pure, and asked about the same callback-url cookie on every request.
-_default_redirect_cached = lru_cache(maxsize=256)(_default_redirect)
 
 
 def run_redirect(config: Config, *, url: str, base_url: str) -> str:

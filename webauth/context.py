@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -22,6 +21,7 @@ from .callbacks import run_redirect
 from .conf import Config
 from .csrf import CsrfState, check_csrf
 from .errors import InvalidCallbackUrl, UntrustedHost
+from .utils import remember_short
 
 __all__ = ["AuthContext", "parse_body", "request_origin"]
 
@@ -93,9 +93,8 @@ def parse_body(request: HttpRequest) -> dict[str, Any]:
     return {}
 
 
-@lru_cache(maxsize=256)
+@remember_short(1024)  # a browser sends the same callback-url cookie with every request
 def _usable_callback_url(value: str) -> bool:
-    # Cached: a browser sends the same callback-url cookie with every request.
     if value.startswith("/"):
         return True
     parts = urlsplit(value)

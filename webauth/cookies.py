@@ -23,6 +23,7 @@ from django.http import HttpResponseBase
 from django.utils.http import http_date
 
 from .conf import Config
+from .utils import remember_short
 
 __all__ = [
     "CHUNK_SIZE",
@@ -82,20 +83,15 @@ def decode_value(value: str) -> str:
     """Auth.js's cookie parser: decode only when ``%`` is present; raw value on error."""
     if "%" not in value:
         return value
-    if len(value) <= 1024:
-        return _decode_cached(value)
     return _decode(value)
 
 
+@remember_short(1024)  # the callback-url cookie comes back encoded with every request
 def _decode(value: str) -> str:
     try:
         return unquote(value, errors="strict")
     except UnicodeDecodeError:
         return value
-
-
-# The callback-url cookie comes back encoded with every request; remember a few.
-_decode_cached = lru_cache(maxsize=256)(_decode)
 
 
 @lru_cache(maxsize=32)

@@ -12,7 +12,8 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
-from functools import lru_cache
+
+from .utils import remember_short
 
 __all__ = ["CsrfState", "check_csrf", "new_csrf_cookie_value"]
 
@@ -44,6 +45,10 @@ def new_csrf_cookie_value(secret: str) -> tuple[str, str]:
     return token, f"{token}|{_hash(token, secret)}"
 
 
+# A browser sends the same CSRF cookie with every request: remember the verdict on
+# recent values (CsrfState is immutable) rather than re-hashing each time. Ours
+# are 129 characters.
+@remember_short(256, maxsize=1024)
 def _issued_state(cookie_value: str, secret: str) -> CsrfState | None:
     """The state of a cookie value we issued (not verified yet), or ``None`` for anything else."""
     token, _, digest = cookie_value.partition("|")
@@ -52,21 +57,12 @@ def _issued_state(cookie_value: str, secret: str) -> CsrfState | None:
     return None
 
 
-# A browser sends the same CSRF cookie with every request: remember the verdict on
-# recent values (a pure function of its arguments; CsrfState is immutable) rather
-# than re-hashing each time.
-_cached_issued_state = lru_cache(maxsize=1024)(_issued_state)
-
-
 def check_csrf(
     cookie_value: str | None, body_token: object, *, is_post: bool, secret: str
 ) -> CsrfState:
     """Validate the CSRF cookie and, for a POST, the token sent in the body."""
     if cookie_value and "|" in cookie_value:
-        if len(cookie_value) <= 256:  # ours are 129 characters
-            state = _cached_issued_state(cookie_value, secret)
-        else:
-            state = _issued_state(cookie_value, secret)
+        state = _issued_state(cookie_value, secret)
         if state is not None:
             if (
                 is_post

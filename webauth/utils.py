@@ -4,14 +4,40 @@ sync-or-async user code, and reading user objects of any shape."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from asgiref.sync import async_to_sync
 from django.utils.module_loading import import_string
 
-__all__ = ["call", "resolve", "user_to_dict"]
+__all__ = ["call", "remember_short", "resolve", "user_to_dict"]
+
+R = TypeVar("R")
+
+
+def remember_short(
+    max_length: int, maxsize: int = 256
+) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """Cache a pure function of a client-sent string (and other hashable arguments).
+
+    Browsers send the same cookie values with every request, so remembering the
+    answer for recent values saves work on the hot path. Only values of at most
+    *max_length* characters are remembered, so a client sending junk cannot make
+    the cache hold much memory; longer ones are computed every time.
+    """
+
+    def decorator(fn: Callable[..., R]) -> Callable[..., R]:
+        cached = functools.lru_cache(maxsize=maxsize)(fn)
+
+        @functools.wraps(fn)
+        def remembered(value: str, *args: Any) -> R:
+            return cached(value, *args) if len(value) <= max_length else fn(value, *args)
+
+        return remembered
+
+    return decorator
 
 
 def resolve(value: Any) -> Any:
