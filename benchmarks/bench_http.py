@@ -395,6 +395,10 @@ DJANGO_ADAPTER = "webauth.adapters.django.DjangoAdapter"
 def make_cases(
     user_pk: str, jwt: dict[str, str], db_session: dict[str, str], webauth_db: dict[str, str]
 ) -> list[Case]:
+    def whoami(key: str, title: str, stack: str, cookies: dict[str, str]) -> Case:
+        """``GET /whoami`` with *cookies*: must answer the user's primary key."""
+        return Case(key, title, stack, "/whoami", cookies=dict(cookies), expect_body=user_pk)
+
     return [
         Case("1", "GET /plain, no middleware", "bare", "/plain", expect_body="ok"),
         Case(
@@ -414,31 +418,10 @@ def make_cases(
             cookies=dict(jwt),
             expect_set_cookies=frozenset({SESSION_COOKIE}),
         ),
-        Case(
-            "3",
-            "request.user, JWT cookie",
-            "webauth",
-            "/whoami",
-            cookies=dict(jwt),
-            expect_body=user_pk,
-        ),
-        Case(
-            "4",
-            "request.user, sessionid cookie",
-            "contrib",
-            "/whoami",
-            cookies=dict(db_session),
-            expect_body=user_pk,
-        ),
+        whoami("3", "request.user, JWT cookie", "webauth", jwt),
+        whoami("4", "request.user, sessionid cookie", "contrib", db_session),
         Case("5", "GET /plain, anonymous", "webauth", "/plain", expect_body="ok"),
-        Case(
-            "6",
-            "request.user, webauth DB session",
-            "webauth-db",
-            "/whoami",
-            cookies=dict(webauth_db),
-            expect_body=user_pk,
-        ),
+        whoami("6", "request.user, webauth DB session", "webauth-db", webauth_db),
     ]
 
 
