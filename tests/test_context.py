@@ -5,9 +5,9 @@ from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest
 
 from webauth.callbacks import default_redirect
-from webauth.context import forget_validated_hosts, validated_host
 from webauth.cookies import decode_value
 from webauth.errors import InvalidCallbackUrl
+from webauth.state import forget_validated_hosts, validated_host
 
 pytestmark = pytest.mark.django_db
 

@@ -180,9 +180,9 @@ def test_session_lookup_is_compiled_once_and_matches_the_orm():
 
 
 def test_user_lookup_is_compiled_and_matches_the_orm():
+    from webauth.adapters._compiled import _user_lookup
     from webauth.conf import get_config
-    from webauth.fastquery import _user_lookup
-    from webauth.middleware import _load_user
+    from webauth.state import load_user as _load_user
 
     user = get_user_model().objects.create_user("quick", email="q@example.com", first_name="Q")
     model = get_user_model()

@@ -152,6 +152,6 @@ def test_sign_in_page_error_messages(client, error, message):
     ],
 )
 def test_issuer_parameter_matching(received, expected, ok):
-    from webauth.oauth.flow import _issuer_matches
+    from webauth.flows.oauth import _issuer_matches
 
     assert _issuer_matches(received, expected) is ok

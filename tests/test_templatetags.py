@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.template import TemplateSyntaxError, engines
 
 from webauth import cookies as ck
+from webauth.state import get_state
 
 from .helpers import csrf_pair
 
@@ -134,7 +135,7 @@ def test_two_button_sets_on_one_page_share_one_token(rf):
     html = render("{% webauth_signin_buttons %}{% webauth_signin_buttons %}", request)
     tokens = hidden_values(html, "csrfToken")
     assert len(tokens) == 2 and tokens[0] == tokens[1]
-    assert request._webauth_pending_csrf.token == tokens[0]
+    assert get_state(request).pending_csrf.token == tokens[0]
 
 
 def test_buttons_without_request_in_context_is_a_clear_error():

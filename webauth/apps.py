@@ -10,13 +10,15 @@ class WebauthConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # Imported here, once the app registry is ready: these modules (through
+        # django.contrib.auth) import models, which an app's module cannot at import.
         from django.contrib.auth.signals import user_logged_out
         from django.core.signals import setting_changed
 
         from . import checks  # noqa: F401  (registers the checks)
         from .conf import reset_config
-        from .context import forget_validated_hosts
         from .middleware import end_on_django_logout
+        from .state import forget_validated_hosts
 
         setting_changed.connect(reset_config, dispatch_uid="webauth.reset_config")
         setting_changed.connect(forget_validated_hosts, dispatch_uid="webauth.validated_hosts")

@@ -23,10 +23,16 @@ from __future__ import annotations
 
 import os
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
+from django.urls import NoReverseMatch, get_script_prefix, reverse
+
+from .adapters.base import FLOW_METHODS, missing_methods
+from .conf import Config, ConfigError, build_config
+from .flows import flow_for
 
 MIDDLEWARE_PATH = "webauth.middleware.AuthMiddleware"
 DJANGO_AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
@@ -36,8 +42,6 @@ MIN_SECRET_LENGTH = 32
 @register(Tags.security, Tags.compatibility)
 def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """Validate ``settings.WEBAUTH`` and the environment."""
-    from .conf import ConfigError, build_config
-
     raw = getattr(settings, "WEBAUTH", None)
     try:
         config = build_config(raw, os.environ.get)
@@ -89,10 +93,8 @@ def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     return messages
 
 
-def _check_url_path(raw: Any, config: Any) -> list[CheckMessage]:
+def _check_url_path(raw: Any, config: Config) -> list[CheckMessage]:
     """Auth.js's ``env-url-basepath-redundant`` and ``-mismatch`` warnings."""
-    from urllib.parse import urlsplit
-
     explicit = isinstance(raw, dict) and raw.get("base_path") is not None
     if not config.url or not explicit:
         return []  # without base_path, the URL's path is the base path
@@ -118,24 +120,20 @@ def _check_url_path(raw: Any, config: Any) -> list[CheckMessage]:
     ]
 
 
-def _check_adapter(config: Any) -> list[CheckMessage]:
-    from .adapters.base import FLOW_METHODS, missing_methods
-
+def _check_adapter(config: Config) -> list[CheckMessage]:
     if config.adapter is None:
         return []
-    flows = ["database_session" if config.session.strategy == "database" else "jwt_with_adapter"]
-    if any(p.type in ("oauth", "oidc") for p in config.providers):
-        flows.append("oauth")
+    strategy = "database_session" if config.session.strategy == "database" else "jwt_with_adapter"
+    needs = {f"the {config.session.strategy!r} session strategy": FLOW_METHODS[strategy]}
+    for provider in config.providers:
+        flow = flow_for(provider)
+        if flow is not None and flow.adapter_methods:
+            needs.setdefault(f"{flow.name} sign-in", flow.adapter_methods)
     messages: list[CheckMessage] = []
-    for flow in flows:
-        missing = missing_methods(config.adapter, FLOW_METHODS[flow])
+    for what, methods in needs.items():
+        missing = missing_methods(config.adapter, methods)
         if not missing:
             continue
-        what = (
-            "OAuth sign-in"
-            if flow == "oauth"
-            else f"the {config.session.strategy!r} session strategy"
-        )
         messages.append(
             Error(
                 f"The webauth adapter {type(config.adapter).__name__} lacks "
@@ -149,8 +147,6 @@ def _check_adapter(config: Any) -> list[CheckMessage]:
 
 
 def _check_base_path(base_path: str) -> list[CheckMessage]:
-    from django.urls import NoReverseMatch, get_script_prefix, reverse
-
     try:
         session_url = reverse("webauth:session")
     except NoReverseMatch:

@@ -26,6 +26,7 @@ from .conf import Config
 from .utils import remember_short
 
 __all__ = [
+    "CHECK_MAX_AGE",
     "CHUNK_SIZE",
     "CookieSpec",
     "cookie_specs",
@@ -45,16 +46,19 @@ _JS_SAFE = "-_.!~*'()"
 #: Matches values that encodeURIComponent leaves unchanged.
 _ALREADY_SAFE = re.compile(r"[A-Za-z0-9\-_.!~*'()]*").fullmatch
 
+#: Seconds a sign-in's check cookies (PKCE, state, nonce, WebAuthn challenge) and
+#: the values inside them stay valid: Auth.js's 15 minutes.
+CHECK_MAX_AGE = 15 * 60
+
 # Default (name, options) per cookie key; max_age only where Auth.js sets one.
-_CHECK_MAX_AGE = 15 * 60
 _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "session_token": ("authjs.session-token", {}),
     "callback_url": ("authjs.callback-url", {}),
     "csrf_token": ("authjs.csrf-token", {}),
-    "pkce_code_verifier": ("authjs.pkce.code_verifier", {"max_age": _CHECK_MAX_AGE}),
-    "state": ("authjs.state", {"max_age": _CHECK_MAX_AGE}),
+    "pkce_code_verifier": ("authjs.pkce.code_verifier", {"max_age": CHECK_MAX_AGE}),
+    "state": ("authjs.state", {"max_age": CHECK_MAX_AGE}),
     "nonce": ("authjs.nonce", {}),
-    "webauthn_challenge": ("authjs.challenge", {"max_age": _CHECK_MAX_AGE}),
+    "webauthn_challenge": ("authjs.challenge", {"max_age": CHECK_MAX_AGE}),
 }
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .utils import remember_short
 
-__all__ = ["CsrfState", "check_csrf", "new_csrf_cookie_value"]
+__all__ = ["CsrfState", "check_csrf", "new_csrf_cookie_value", "read_csrf_cookie", "token_matches"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,19 +57,38 @@ def _issued_state(cookie_value: str, secret: str) -> CsrfState | None:
     return None
 
 
+def read_csrf_cookie(cookie_value: str | None, secret: str) -> CsrfState:
+    """The request's CSRF token: the cookie's if we issued it, else a new one to set.
+
+    ``verified`` is always false here: only a POST's body can verify it
+    (:func:`token_matches`).
+    """
+    if cookie_value and "|" in cookie_value:
+        state = _issued_state(cookie_value, secret)
+        if state is not None:
+            return state
+    token, cookie = new_csrf_cookie_value(secret)
+    return CsrfState(token=token, cookie=cookie, verified=False)
+
+
+def token_matches(state: CsrfState, body_token: object) -> bool:
+    """Whether *body_token* (the ``csrfToken`` a POST sent) is the cookie's token.
+
+    A token we just made up (``state.cookie`` set) was never sent to the client,
+    so nothing can match it.
+    """
+    return (
+        state.cookie is None
+        and isinstance(body_token, str)
+        and hmac.compare_digest(body_token.encode(), state.token.encode())
+    )
+
+
 def check_csrf(
     cookie_value: str | None, body_token: object, *, is_post: bool, secret: str
 ) -> CsrfState:
     """Validate the CSRF cookie and, for a POST, the token sent in the body."""
-    if cookie_value and "|" in cookie_value:
-        state = _issued_state(cookie_value, secret)
-        if state is not None:
-            if (
-                is_post
-                and isinstance(body_token, str)
-                and hmac.compare_digest(body_token.encode(), state.token.encode())
-            ):
-                return CsrfState(token=state.token, cookie=None, verified=True)
-            return state
-    token, cookie = new_csrf_cookie_value(secret)
-    return CsrfState(token=token, cookie=cookie, verified=False)
+    state = read_csrf_cookie(cookie_value, secret)
+    if is_post and token_matches(state, body_token):
+        return CsrfState(token=state.token, cookie=None, verified=True)
+    return state

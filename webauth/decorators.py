@@ -22,7 +22,8 @@ from typing import Any, TypeVar
 from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.http import HttpRequest
 
-from .helpers import get_session, session_required_response
+from .access import has_user, session_required_response
+from .helpers import get_session
 
 __all__ = ["AuthRequiredMixin", "auth_required", "session_passes_test"]
 
@@ -57,17 +58,12 @@ def session_passes_test(
     return decorator
 
 
-def _has_user(session: Any) -> bool:
-    # The spec's rule: no session, or a session without a user, is not signed in.
-    return isinstance(session, dict) and session.get("user") is not None
-
-
 def auth_required(function: V | None = None, *, redirect_to: str | None = None) -> Any:
     """Require a webauth session.
 
     Use as ``@auth_required`` or ``@auth_required(redirect_to=...)``.
     """
-    decorator = session_passes_test(_has_user, redirect_to=redirect_to)
+    decorator = session_passes_test(has_user, redirect_to=redirect_to)
     if function is not None:
         return decorator(function)
     return decorator
@@ -82,11 +78,11 @@ class AuthRequiredMixin:
         if getattr(self, "view_is_async", False):
             # An async view's dispatch must return an awaitable, denial included.
             return self._async_dispatch(request, *args, **kwargs)
-        if not _has_user(get_session(request)):
+        if not has_user(get_session(request)):
             return session_required_response(request, self.redirect_to)
         return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
 
     async def _async_dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        if not _has_user(await sync_to_async(get_session)(request)):
+        if not has_user(await sync_to_async(get_session)(request)):
             return session_required_response(request, self.redirect_to)
         return await super().dispatch(request, *args, **kwargs)  # type: ignore[misc]

@@ -37,6 +37,7 @@ __all__ = [
     "InvalidEndpoints",
     "InvalidProvider",
     "JWTSessionError",
+    "LastSignInMethod",
     "MissingAdapter",
     "MissingAdapterMethods",
     "MissingAuthorize",
@@ -49,6 +50,7 @@ __all__ = [
     "OAuthSignInError",
     "SessionTokenError",
     "SignOutError",
+    "TokenRefreshError",
     "UnknownAction",
     "UnsupportedStrategy",
     "UntrustedHost",
@@ -237,6 +239,23 @@ class WebAuthnVerificationError(AuthError):
 
 class ExperimentalFeatureNotEnabled(AuthError):
     """An experimental feature is used without being enabled."""
+
+
+class TokenRefreshError(AuthError):
+    """A provider access token expired and could not be refreshed (webauth addition).
+
+    Raised by :func:`webauth.get_access_token` when there is no refresh token or
+    the provider refused it.
+    """
+
+
+class LastSignInMethod(AuthError):
+    """Unlinking would leave the user with no way to sign in (webauth addition).
+
+    Raised by the adapter's ``unlink_user_account`` and so by
+    :func:`webauth.linked_accounts.unlink`; it never reaches a route, only the
+    project's own code and the admin.
+    """
 
 
 SIGN_IN_ERRORS: frozenset[str] = frozenset(

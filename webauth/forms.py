@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
+
+from .conf import get_config
 
 __all__ = ["FormResult", "SignInForm", "SignOutForm"]
 
@@ -58,8 +61,6 @@ class _ParamsField(forms.Field):
     default_error_messages = {"invalid": _("Enter a query string or a mapping of strings.")}
 
     def to_python(self, value: Any) -> dict[str, str]:
-        from urllib.parse import parse_qsl
-
         if value in (None, ""):
             return {}
         if isinstance(value, str):
@@ -83,8 +84,6 @@ class SignInForm(forms.Form):
     authorization_params = _ParamsField(required=False)
 
     def clean_provider_id(self) -> str:
-        from .conf import get_config
-
         value: str = self.cleaned_data["provider_id"]
         if get_config().get_provider(value) is None:
             raise forms.ValidationError(_("Unknown provider."), code="unknown_provider")

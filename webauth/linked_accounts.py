@@ -1,62 +1,44 @@
 """A user's linked provider accounts: list them, unlink one (never the last way in).
 
-Works with the Django ORM adapter's tables. A user's ways to sign in are their
-linked accounts, a usable password (for the credentials provider) and their
-passkeys; unlinking is refused when it would leave none.
+A user's ways to sign in are their linked accounts, a usable password (for the
+credentials provider) and their passkeys; unlinking is refused when it would
+leave none. These go through the adapter (``list_accounts_by_user_id``,
+``count_sign_in_methods``, ``unlink_user_account``; ``DjangoAdapter`` has them
+all, and without a configured adapter its tables are used). Each function has
+an ``a``-prefixed twin for async views.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from asgiref.sync import sync_to_async
 
-from .models import Account, Authenticator
+from .conf import get_config
+from .errors import LastSignInMethod
+from .types import LinkedAccount
+from .utils import user_id
 
-__all__ = ["LastSignInMethod", "LinkedAccount", "linked_accounts", "sign_in_methods", "unlink"]
-
-
-class LastSignInMethod(Exception):
-    """Unlinking would leave the user with no way to sign in."""
-
-
-@dataclass(frozen=True, slots=True)
-class LinkedAccount:
-    """One provider account of a user, without its tokens."""
-
-    id: int
-    provider: str
-    provider_account_id: str
-    type: str
-    created_at: datetime
+__all__ = [
+    "LastSignInMethod",
+    "LinkedAccount",
+    "alinked_accounts",
+    "asign_in_methods",
+    "aunlink",
+    "linked_accounts",
+    "sign_in_methods",
+    "unlink",
+]
 
 
 def linked_accounts(user: Any) -> list[LinkedAccount]:
     """The user's provider accounts, oldest first."""
-    return [
-        LinkedAccount(
-            id=a.pk,
-            provider=a.provider,
-            provider_account_id=a.provider_account_id,
-            type=a.type,
-            created_at=a.created_at,
-        )
-        for a in Account.objects.filter(user=user).order_by("created_at", "pk")
-    ]
+    return list(get_config().storage("list_accounts_by_user_id", user_id(user)))
 
 
 def sign_in_methods(user: Any) -> int:
     """How many ways the user has to sign in (accounts, a usable password, passkeys)."""
-    has_password = callable(getattr(user, "has_usable_password", None)) and (
-        user.has_usable_password()
-    )
-    return (
-        Account.objects.filter(user=user).count()
-        + Authenticator.objects.filter(user=user).count()
-        + int(bool(has_password))
-    )
+    return int(get_config().storage("count_sign_in_methods", user_id(user)))
 
 
 def unlink(user: Any, provider: str, provider_account_id: str | None = None) -> bool:
@@ -64,17 +46,21 @@ def unlink(user: Any, provider: str, provider_account_id: str | None = None) -> 
 
     Raises :class:`LastSignInMethod` when it is the user's only way to sign in.
     """
-    with transaction.atomic():
-        rows = Account.objects.select_for_update().filter(user=user, provider=provider)
-        if provider_account_id is not None:
-            rows = rows.filter(provider_account_id=provider_account_id)
-        account = rows.first()
-        if account is None:
-            return False
-        if sign_in_methods(user) <= 1:
-            raise LastSignInMethod(
-                f"{provider} is the only way this user can sign in; add a password, "
-                "a passkey or another account first"
-            )
-        account.delete()
-    return True
+    storage = get_config().storage
+    removed = storage("unlink_user_account", user_id(user), provider, provider_account_id)
+    return removed is not None
+
+
+async def alinked_accounts(user: Any) -> list[LinkedAccount]:
+    """Async :func:`linked_accounts`."""
+    return await sync_to_async(linked_accounts)(user)
+
+
+async def asign_in_methods(user: Any) -> int:
+    """Async :func:`sign_in_methods`."""
+    return await sync_to_async(sign_in_methods)(user)
+
+
+async def aunlink(user: Any, provider: str, provider_account_id: str | None = None) -> bool:
+    """Async :func:`unlink`."""
+    return await sync_to_async(unlink)(user, provider, provider_account_id)

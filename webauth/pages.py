@@ -10,11 +10,13 @@ from typing import Any
 
 from django.http import HttpResponse
 from django.template.loader import render_to_string
+from django.templatetags.static import static
 from django.utils.translation import gettext_lazy as _
 
 from .conf import Config
-from .context import AuthContext
+from .flows import flow_for
 from .providers.base import Provider
+from .state import AuthState
 
 __all__ = [
     "ERROR_PAGES",
@@ -82,7 +84,7 @@ def _theme_context(config: Config) -> dict[str, Any]:
 
 
 def render_page(
-    ctx: AuthContext | None,
+    state: AuthState | None,
     template: str,
     context: dict[str, Any],
     *,
@@ -90,15 +92,13 @@ def render_page(
     status: int = 200,
 ) -> HttpResponse:
     """Render a built-in page with the theme in its context."""
-    request = ctx.request if ctx is not None else None
+    request = state.request if state is not None else None
     html = render_to_string(template, {"theme": _theme_context(config), **context}, request=request)
     return HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
 
 
 def _button_style(provider: Provider) -> dict[str, Any]:
     """The logo URL and colours of an OAuth provider's button (local static files only)."""
-    from django.templatetags.static import static
-
     style = getattr(provider, "style", None) or {}
     logo = style.get("logo")
     return {
@@ -112,6 +112,7 @@ def provider_forms(providers: tuple[Provider, ...], base_url: str) -> list[dict[
     """What a template needs to render one sign-in form per provider."""
     forms = []
     for p in providers:
+        flow = flow_for(p)
         entry: dict[str, Any] = {
             "id": p.id,
             "name": p.name,
@@ -120,7 +121,7 @@ def provider_forms(providers: tuple[Provider, ...], base_url: str) -> list[dict[
             "callback_url": f"{base_url}/callback/{p.id}",
             "fields": [],
         }
-        if p.type == "credentials":
+        if flow is not None and flow.posts_to_callback:
             # Credentials post to the callback route, as Auth.js's page does.
             entry["action"] = entry["callback_url"]
             for name, attrs in getattr(p, "credentials", {}).items():
@@ -144,57 +145,57 @@ def provider_forms(providers: tuple[Provider, ...], base_url: str) -> list[dict[
     return forms
 
 
-def render_signin_page(ctx: AuthContext) -> HttpResponse:
+def render_signin_page(state: AuthState) -> HttpResponse:
     """The sign-in page: a form per provider, and the message for ``?error=``."""
-    error = ctx.query.get("error")
+    error = state.query.get("error")
     message = (SIGNIN_ERRORS.get(error) or SIGNIN_ERRORS["default"]) if error else None
     return render_page(
-        ctx,
+        state,
         "webauth/signin.html",
         {
-            "providers": provider_forms(ctx.config.providers, ctx.base_url),
-            "csrf_token_value": ctx.csrf.token,
-            "callback_url": ctx.callback_url,
+            "providers": provider_forms(state.config.providers, state.base_url),
+            "csrf_token_value": state.csrf.token,
+            "callback_url": state.callback_url,
             "error": error,
             "error_message": message,
-            "email": ctx.query.get("email", ""),
+            "email": state.query.get("email", ""),
         },
-        config=ctx.config,
+        config=state.config,
     )
 
 
-def render_signout_page(ctx: AuthContext) -> HttpResponse:
+def render_signout_page(state: AuthState) -> HttpResponse:
     """The sign-out confirmation page; its form POSTs the CSRF token."""
     return render_page(
-        ctx,
+        state,
         "webauth/signout.html",
         {
-            "action": f"{ctx.base_url}/signout",
-            "csrf_token_value": ctx.csrf.token,
-            "callback_url": ctx.callback_url,
+            "action": f"{state.base_url}/signout",
+            "csrf_token_value": state.csrf.token,
+            "callback_url": state.callback_url,
         },
-        config=ctx.config,
+        config=state.config,
     )
 
 
-def render_verify_request_page(ctx: AuthContext) -> HttpResponse:
+def render_verify_request_page(state: AuthState) -> HttpResponse:
     """The "check your email" page shown after requesting a magic link."""
     return render_page(
-        ctx,
+        state,
         "webauth/verify_request.html",
-        {"url": ctx.origin, "host": ctx.request.get_host()},
-        config=ctx.config,
+        {"url": state.origin, "host": state.request.get_host()},
+        config=state.config,
     )
 
 
 def render_error_page(
-    ctx: AuthContext | None, error: str | None, *, config: Config, home: str = "/"
+    state: AuthState | None, error: str | None, *, config: Config, home: str = "/"
 ) -> HttpResponse:
     """The error page; its status depends on the error type."""
     status, heading, message, hint = ERROR_PAGES.get(error or "", ERROR_PAGES["default"])
-    signin = f"{ctx.base_url}/signin" if ctx is not None else f"{config.base_path}/signin"
+    signin = f"{state.base_url}/signin" if state is not None else f"{config.base_path}/signin"
     return render_page(
-        ctx,
+        state,
         "webauth/error.html",
         {
             "error": error,
@@ -202,7 +203,7 @@ def render_error_page(
             "message": message,
             "hint": hint,
             "signin_url": signin,
-            "home_url": ctx.origin if ctx is not None else home,
+            "home_url": state.origin if state is not None else home,
         },
         config=config,
         status=status,

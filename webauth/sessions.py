@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import SynchronousOnlyOperation
 
 from . import jwt as jose
-from .adapters.base import AdapterCaller
 from .callbacks import run_jwt, run_session
-from .conf import Config
 from .errors import JWTSessionError, SessionTokenError
 from .types import AdapterSession, AdapterUser, as_session, as_session_and_user
+from .utils import aware, call
 
 if TYPE_CHECKING:
-    from .context import AuthContext
+    from .conf import Config
 
 __all__ = [
     "SessionResult",
@@ -47,8 +46,6 @@ def encode_token(config: Config, token: Mapping[str, Any], salt: str, max_age: i
     """Encode a session JWT with ``jwt.encode`` if configured, else :func:`webauth.jwt.encode`."""
     if config.jwt.encode is None:
         return jose.encode(token=token, secret=config.secret, salt=salt, max_age=max_age)
-    from .utils import call
-
     return call(
         config.jwt.encode, token=token, secret=list(config.secret), salt=salt, max_age=max_age
     )
@@ -58,8 +55,6 @@ def decode_token(config: Config, token: str, salt: str) -> dict[str, Any] | None
     """Decode a session JWT; ``None`` for anything invalid."""
     if config.jwt.decode is None:
         return jose.decode(token=token, secret=config.secret, salt=salt)
-    from .utils import call
-
     result = call(config.jwt.decode, token=token, secret=list(config.secret), salt=salt)
     return dict(result) if isinstance(result, Mapping) else None
 
@@ -206,24 +201,25 @@ def new_jwt_session(
 
 
 def read_session(
-    ctx: AuthContext,
+    config: Config,
+    raw: str | None,
+    salt: str,
     *,
     trigger: str | None = None,
     new_session: Any = _UNSET,
     reissue: bool = True,
 ) -> SessionResult:
-    """Read the request's session with the configured strategy."""
-    if ctx.config.session.strategy == "database":
-        return read_database_session(
-            ctx.config, ctx.session_cookie_value, trigger=trigger, new_session=new_session
-        )
+    """Read a session cookie's value (*raw*) with the configured strategy.
+
+    *salt* is the session cookie's name (the JWT's key depends on it). With
+    ``reissue`` the cookie is made again with a new expiry, as ``GET
+    /auth/session`` does; without it the database strategy still extends the
+    stored session (and says so in ``extended``), as ordinary pages do.
+    """
+    if config.session.strategy == "database":
+        return read_database_session(config, raw, trigger=trigger, new_session=new_session)
     return read_jwt_session(
-        ctx.config,
-        ctx.session_cookie_value,
-        ctx.cookies["session_token"].name,
-        trigger=trigger,
-        new_session=new_session,
-        reissue=reissue,
+        config, raw, salt, trigger=trigger, new_session=new_session, reissue=reissue
     )
 
 
@@ -232,14 +228,12 @@ def _sub(token: Mapping[str, Any]) -> str | None:
     return str(sub) if sub is not None else None
 
 
-def end_session(ctx: AuthContext) -> dict[str, Any]:
-    """End the request's session; returns the ``sign_out`` event's message."""
-    raw = ctx.session_cookie_value
-    if ctx.config.session.strategy == "database":
-        caller = AdapterCaller(ctx.config.adapter, ctx.config.logger)
-        deleted = caller("delete_session", raw) if raw else None
+def end_session(config: Config, raw: str | None, salt: str) -> dict[str, Any]:
+    """End the session of cookie value *raw*; returns the ``sign_out`` event's message."""
+    if config.session.strategy == "database":
+        deleted = config.adapter_caller("delete_session", raw) if raw else None
         return {"session": as_session(deleted)}
-    token = decode_token(ctx.config, raw, ctx.cookies["session_token"].name) if raw else None
+    token = decode_token(config, raw, salt) if raw else None
     return {"token": token}
 
 
@@ -269,14 +263,14 @@ def read_database_session(
     """
     if not session_token:
         return SessionResult()
-    caller = AdapterCaller(config.adapter, config.logger)
+    caller = config.adapter_caller
     try:
         pair = as_session_and_user(caller("get_session_and_user", session_token))
         if pair is None:
             return SessionResult(clear=True)
         stored, user = pair
         now = datetime.now(UTC)
-        expires = _aware(stored.expires)
+        expires = aware(stored.expires)
         if expires <= now:
             caller("delete_session", session_token)
             return SessionResult(clear=True)
@@ -333,7 +327,7 @@ def new_database_session(
     ``replaces`` is the request's previous session token, deleted so that a
     sign-in always starts a new session (no session fixation).
     """
-    caller = AdapterCaller(config.adapter, config.logger)
+    caller = config.adapter_caller
     caller.require("create_session")
     generate = config.session.generate_session_token
     token = str(generate()) if generate is not None else secrets.token_urlsafe(32)
@@ -348,9 +342,5 @@ def new_database_session(
         ip_address=ip_address,
     )
     created = as_session(caller("create_session", record))
-    stored_expires = _aware(created.expires) if created is not None else expires
+    stored_expires = aware(created.expires) if created is not None else expires
     return SessionResult(user_id=user_id, cookie=token, expires=stored_expires)
-
-
-def _aware(value: datetime) -> datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

@@ -20,6 +20,8 @@ __all__ = [
     "AdapterAuthenticator",
     "AdapterSession",
     "AdapterUser",
+    "LinkedAccount",
+    "UserSession",
     "VerificationToken",
     "as_account",
     "as_authenticator",
@@ -143,6 +145,39 @@ class AdapterAuthenticator(_Record):
     credential_backed_up: bool
     credential_device_type: str
     transports: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UserSession:
+    """One live database session of a user, as a "your devices" page shows it.
+
+    A webauth addition (session management), returned by the adapter's
+    ``list_sessions_by_user_id``. ``id`` identifies the session without
+    revealing its token; ``current`` marks the session of the request that asked.
+    """
+
+    id: Any
+    created_at: datetime
+    last_extended_at: datetime
+    expires: datetime
+    user_agent: str
+    ip_address: str | None
+    current: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedAccount:
+    """One provider account of a user, without its tokens (a webauth addition).
+
+    Returned by the adapter's ``list_accounts_by_user_id``; ``id`` identifies the
+    stored account.
+    """
+
+    id: Any
+    provider: str
+    provider_account_id: str
+    type: str
+    created_at: datetime | None
 
 
 R = TypeVar("R")

@@ -1,75 +1,73 @@
 """Session management for the database strategy: list, revoke, sign out everywhere.
 
-These functions work on :class:`webauth.models.Session` (the Django ORM
-adapter's table). JWT sessions live only in the browser's cookie and cannot be
-listed or revoked server-side; see ``docs/sessions.md``.
+For a "your devices" page::
+
+    from webauth.user_sessions import list_sessions, revoke_session, sign_out_everywhere
+
+    sessions = list_sessions(request.user, request)  # newest first; .current marks this one
+
+These go through the adapter's session-management methods
+(``list_sessions_by_user_id``, ``delete_session_by_id``,
+``delete_sessions_by_user_id``; ``DjangoAdapter`` has them all, and without a
+configured adapter its tables are used). JWT sessions live only in the browser's
+cookie and cannot be listed or revoked server-side; see ``docs/sessions.md``.
+Each function has an ``a``-prefixed twin for async views.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.http import HttpRequest
-from django.utils import timezone
 
-from .models import Session, token_hash
+from .conf import get_config
+from .state import get_state
+from .types import UserSession
+from .utils import user_id
 
-__all__ = ["UserSession", "list_sessions", "revoke_session", "sign_out_everywhere"]
-
-
-@dataclass(frozen=True, slots=True)
-class UserSession:
-    """One active database session of a user, as shown in a "your devices" page."""
-
-    id: int
-    created_at: datetime
-    last_extended_at: datetime
-    expires: datetime
-    user_agent: str
-    ip_address: str | None
-    current: bool
+__all__ = [
+    "UserSession",
+    "alist_sessions",
+    "arevoke_session",
+    "asign_out_everywhere",
+    "list_sessions",
+    "revoke_session",
+    "sign_out_everywhere",
+]
 
 
-def _current_hash(request: HttpRequest | None) -> str | None:
-    if request is None:
-        return None
-    from .middleware import get_request_auth
-
-    raw = get_request_auth(request).raw_token
-    return token_hash(raw) if raw else None
+def _current_token(request: HttpRequest | None) -> str | None:
+    return get_state(request).session_token if request is not None else None
 
 
 def list_sessions(user: Any, request: HttpRequest | None = None) -> list[UserSession]:
     """The user's unexpired sessions, newest first; ``current`` marks *request*'s own."""
-    current = _current_hash(request)
-    rows = Session.objects.filter(user=user, expires__gt=timezone.now()).order_by("-created_at")
-    return [
-        UserSession(
-            id=row.pk,
-            created_at=row.created_at,
-            last_extended_at=row.updated_at,
-            expires=row.expires,
-            user_agent=row.user_agent,
-            ip_address=row.ip_address,
-            current=row.token_hash == current,
-        )
-        for row in rows
-    ]
+    storage = get_config().storage
+    return list(storage("list_sessions_by_user_id", user_id(user), _current_token(request)))
 
 
-def revoke_session(user: Any, session_id: int) -> bool:
+def revoke_session(user: Any, session_id: Any) -> bool:
     """Delete one of the user's sessions; ``False`` if it was not theirs or is gone."""
-    deleted, _ = Session.objects.filter(user=user, pk=session_id).delete()
-    return bool(deleted)
+    return bool(get_config().storage("delete_session_by_id", user_id(user), session_id))
 
 
 def sign_out_everywhere(user: Any, request: HttpRequest | None = None) -> int:
     """Delete all the user's sessions, keeping *request*'s own if given; returns the count."""
-    rows = Session.objects.filter(user=user)
-    current = _current_hash(request)
-    if current is not None:
-        rows = rows.exclude(token_hash=current)
-    deleted, _ = rows.delete()
-    return deleted
+    storage = get_config().storage
+    return int(storage("delete_sessions_by_user_id", user_id(user), _current_token(request)))
+
+
+async def alist_sessions(user: Any, request: HttpRequest | None = None) -> list[UserSession]:
+    """Async :func:`list_sessions`."""
+    return await sync_to_async(list_sessions)(user, request)
+
+
+async def arevoke_session(user: Any, session_id: Any) -> bool:
+    """Async :func:`revoke_session`."""
+    return await sync_to_async(revoke_session)(user, session_id)
+
+
+async def asign_out_everywhere(user: Any, request: HttpRequest | None = None) -> int:
+    """Async :func:`sign_out_everywhere`."""
+    return await sync_to_async(sign_out_everywhere)(user, request)

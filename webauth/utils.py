@@ -1,5 +1,6 @@
 """Small helpers shared by the package: importing dotted paths, calling
-sync-or-async user code, and reading user objects of any shape."""
+sync-or-async user code, reading user objects of any shape, caching answers
+about client-sent strings, and time zones on adapter datetimes."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import asyncio
 import functools
 import inspect
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from asgiref.sync import async_to_sync
 from django.utils.module_loading import import_string
 
-__all__ = ["call", "remember_short", "resolve", "user_to_dict"]
+__all__ = ["aware", "call", "remember_short", "resolve", "user_id", "user_to_dict"]
 
 R = TypeVar("R")
 
@@ -38,6 +40,11 @@ def remember_short(
         return remembered
 
     return decorator
+
+
+def aware(value: datetime) -> datetime:
+    """*value* with UTC attached when it has no time zone (adapters may return naive datetimes)."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def resolve(value: Any) -> Any:
@@ -92,6 +99,19 @@ def _require_sync_context(fn: Callable[..., Any]) -> None:
             "In async views use the async API: await aget_session(request), "
             "await request.auser()."
         )
+
+
+def user_id(user: Any) -> str:
+    """The id of a user of any shape (``pk``, ``id`` or a mapping's ``"id"``) as a string.
+
+    Raises ``ValueError`` for something without one.
+    """
+    value = user.get("id") if isinstance(user, Mapping) else getattr(user, "pk", None)
+    if value is None and not isinstance(user, Mapping):
+        value = getattr(user, "id", None)
+    if value is None:
+        raise ValueError("a user (model instance or record with an id) is needed")
+    return str(value)
 
 
 def user_to_dict(user: Any) -> dict[str, Any]:

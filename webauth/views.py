@@ -1,8 +1,11 @@
-"""The catch-all view behind ``include("webauth.urls")``.
+"""The view behind ``include("webauth.urls")``: the one place every route passes.
 
-It parses ``<action>[/<provider>]`` as Auth.js does, builds the request context
-once, runs the action, and turns errors into Auth.js's redirects. A reader can
-follow any route from here into its module under ``webauth/actions/``.
+It parses ``<action>[/<provider>]`` as Auth.js does, takes the request's
+:class:`~webauth.state.AuthState`, checks what every route needs (a secret, a
+trusted host, usable callback URLs), runs the route's function from
+:data:`ROUTES`, adds the CSRF and callback-URL cookies, and turns errors into
+Auth.js's redirects. A reader can follow any route from here into its module
+under ``webauth/actions/``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from django.views.decorators.csrf import csrf_exempt
 
 from .actions import callback, csrf, pages, providers, session, signin, signout
 from .conf import Config, get_config
-from .context import AuthContext
 from .errors import (
     AuthError,
     CredentialsSignin,
@@ -26,8 +28,10 @@ from .errors import (
     error_type_for_url,
     is_sign_in_error,
 )
+from .logger import AuthLogger
 from .pages import render_error_page
 from .responses import bad_request, json_response, redirect
+from .state import AuthState, get_state
 
 __all__ = ["ACTIONS", "auth_view", "parse_route"]
 
@@ -47,7 +51,7 @@ ACTIONS = frozenset(
 _WITH_PROVIDER = frozenset({"signin", "callback", "webauthn-options"})
 _PAGE_ACTIONS = frozenset({"signin", "signout", "error", "verify-request"})
 
-Handler = Callable[[AuthContext], HttpResponse]
+Handler = Callable[[AuthState, str | None], HttpResponse]
 
 ROUTES: dict[tuple[str, str], Handler] = {
     ("GET", "session"): session.session,
@@ -105,15 +109,14 @@ def auth_view(
     try:
         config = get_config()
     except ImproperlyConfigured as exc:
-        from .logger import AuthLogger
-
         AuthLogger().error(exc)
         return _config_error_response(request, action, None)
     try:
-        ctx = AuthContext(request, config, action=action, provider_id=provider_id)
+        state = get_state(request)
+        state.origin  # noqa: B018 - the trusted origin, or UntrustedHost now
         if not config.secret:
             raise MissingSecret("Please define a `secret`.")
-        ctx.assert_callback_urls()
+        state.assert_callback_urls()
     except DisallowedHost:
         raise
     except Exception as exc:
@@ -126,11 +129,11 @@ def auth_view(
     try:
         if handler is None:
             raise UnknownAction(f"Unsupported action {request.method} {action}")
-        response: HttpResponseBase = handler(ctx)
+        response: HttpResponseBase = handler(state, provider_id)
     except Exception as exc:
-        return _error_response(ctx, exc)
+        return _error_response(state, action, exc)
     if action != "providers":
-        ctx.add_standard_cookies(response)
+        state.add_standard_cookies(response)
     return _return_redirect(request, response)
 
 
@@ -145,21 +148,22 @@ def _return_redirect(request: HttpRequest, response: HttpResponseBase) -> HttpRe
     return response
 
 
-def _error_response(ctx: AuthContext, exc: BaseException) -> HttpResponseBase:
+def _error_response(state: AuthState, action: str, exc: BaseException) -> HttpResponseBase:
     """Log *exc* and send the user where Auth.js sends them (no cookies, as Auth.js)."""
     error = exc if isinstance(exc, AuthError) else AuthError(str(exc), cause={"err": exc})
-    ctx.config.logger.error(error)
-    if ctx.action == "session" and ctx.request.method == "POST":
+    state.config.logger.error(error)
+    request = state.request
+    if action == "session" and request.method == "POST":
         return json_response(None, status=400)
     error_type = error_type_for_url(error)
     if is_sign_in_error(error):
         params = {"error": error_type}
         if isinstance(error, CredentialsSignin):
             params["code"] = error.code
-        url = ctx.page_url("signin", params)
+        url = state.page_url("signin", params)
     else:
-        url = ctx.page_url("error", {"error": error_type})
-    if "HTTP_X_AUTH_RETURN_REDIRECT" in ctx.request.META:
+        url = state.page_url("error", {"error": error_type})
+    if "HTTP_X_AUTH_RETURN_REDIRECT" in request.META:
         return json_response({"url": url})
     return redirect(url)
 
@@ -181,9 +185,5 @@ def _config_error_response(
                 if error_page.startswith("/"):
                     error_page = request.build_absolute_uri(error_page)
                 return redirect(f"{error_page}?{urlencode({'error': 'Configuration'})}")
-        if config is None:
-            from .conf import Config as _Config
-
-            config = _Config()
-        return render_error_page(None, "Configuration", config=config)
+        return render_error_page(None, "Configuration", config=config or Config())
     return json_response({"message": CONFIG_ERROR_MESSAGE}, status=500)

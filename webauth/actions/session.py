@@ -2,39 +2,43 @@
 
 from __future__ import annotations
 
-from django.http import HttpResponse
+from typing import TYPE_CHECKING, Any
 
-from ..context import AuthContext
 from ..events import emit
 from ..responses import json_response
-from ..sessions import SessionResult, read_session
+from ..sessions import read_session
 
-__all__ = ["session", "write_session_result"]
+if TYPE_CHECKING:
+    from django.http import HttpResponse
 
+    from ..state import AuthState
 
-def write_session_result(ctx: AuthContext, response: HttpResponse, result: SessionResult) -> None:
-    """Apply a :class:`SessionResult`'s cookie changes to *response*."""
-    if result.clear:
-        ctx.set_session_cookie(response, None)
-    elif result.cookie is not None:
-        ctx.set_session_cookie(response, result.cookie, result.expires)
+__all__ = ["session"]
 
 
-def session(ctx: AuthContext) -> HttpResponse:
-    """Return the session as JSON (``null`` without one) and refresh the cookie."""
-    is_update = ctx.request.method == "POST"
-    if is_update and not ctx.csrf.verified:
+def session(state: AuthState, provider_id: str | None) -> HttpResponse:
+    """Return the session as JSON (``null`` without one) and refresh the cookie.
+
+    As Auth.js: the cookie is re-issued with a new expiry on every call, and a
+    ``POST`` (an update, CSRF required) passes its ``data`` to the callbacks.
+    """
+    is_update = state.request.method == "POST"
+    if is_update and not state.csrf_verified:
         # Auth.js answers a failed update with 400 and a null body.
         return json_response(None, status=400)
-    config = ctx.config
+    config = state.config
+    raw = state.session_token
+    salt = state.cookies["session_token"].name
     if is_update:
-        result = read_session(ctx, trigger="update", new_session=ctx.body.get("data"))
+        result = read_session(
+            config, raw, salt, trigger="update", new_session=state.body.get("data")
+        )
     else:
-        result = read_session(ctx)
+        result = read_session(config, raw, salt)
     response = json_response(result.session, no_cache=not is_update)
-    write_session_result(ctx, response, result)
+    state.write_session(response, result)
     if result.session is not None:
-        message = {"session": result.session, "request": ctx.request}
+        message: dict[str, Any] = {"session": result.session, "request": state.request}
         if config.session.strategy == "jwt":
             message["token"] = result.token
         emit(config, "session", **message)

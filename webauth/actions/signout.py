@@ -2,35 +2,30 @@
 
 from __future__ import annotations
 
-from django.http import HttpResponse
+from typing import TYPE_CHECKING
 
-from ..context import AuthContext
-from ..errors import MissingCSRF, SignOutError
-from ..events import emit
+from ..errors import MissingCSRF
+from ..flows.signout import sign_out
 from ..pages import render_signout_page
 from ..responses import redirect
-from ..sessions import end_session
+
+if TYPE_CHECKING:
+    from django.http import HttpResponse
+
+    from ..state import AuthState
 
 __all__ = ["signout", "signout_page"]
 
 
-def signout_page(ctx: AuthContext) -> HttpResponse:
+def signout_page(state: AuthState, provider_id: str | None) -> HttpResponse:
     """The confirmation page, or a redirect to ``pages.sign_out``."""
-    if ctx.config.pages.sign_out:
-        return redirect(ctx.page_url("signout", raw=True))
-    return render_signout_page(ctx)
+    if state.config.pages.sign_out:
+        return redirect(state.page_url("signout", raw=True))
+    return render_signout_page(state)
 
 
-def signout(ctx: AuthContext) -> HttpResponse:
+def signout(state: AuthState, provider_id: str | None) -> HttpResponse:
     """End the session, delete its cookies and redirect to the callback URL."""
-    if not ctx.csrf.verified:
+    if not state.csrf_verified:
         raise MissingCSRF("CSRF token was missing during an action signout")
-    response = redirect(ctx.callback_url)
-    if ctx.session_cookie_value:
-        try:
-            message = end_session(ctx)
-            emit(ctx.config, "sign_out", request=ctx.request, **message)
-        except Exception as exc:  # sign-out goes on: the cookie is deleted below
-            ctx.config.logger.error(SignOutError(cause={"err": exc}))
-        ctx.set_session_cookie(response, None)
-    return response
+    return sign_out(state, state.callback_url)

@@ -1,4 +1,4 @@
-"""Per-request lookups compiled once.
+"""Per-request lookups compiled once: an implementation detail of ``DjangoAdapter``.
 
 Django compiles a queryset to SQL every time it runs, and for the one or two
 lookups webauth makes on every authenticated request that compilation costs
@@ -14,9 +14,11 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.db import connections, models, router
 
-__all__ = ["PLACEHOLDER", "CompiledLookup"]
+__all__ = ["PLACEHOLDER", "CompiledLookup", "user_by_pk"]
 
 #: The value the queryset is built with; it must be its only parameter.
 PLACEHOLDER = "__webauth_placeholder__"
@@ -81,8 +83,6 @@ def _user_lookup(alias: str, label: str) -> CompiledLookup | None:
     A default manager that overrides ``get_queryset`` may filter per request
     (tenants, soft deletes); its lookups go through the ORM every time.
     """
-    from django.contrib.auth import get_user_model
-
     model = get_user_model()
     manager = model._default_manager
     if type(manager).get_queryset is not models.Manager.get_queryset:
@@ -101,9 +101,6 @@ def _user_lookup(alias: str, label: str) -> CompiledLookup | None:
 
 def user_by_pk(user_id: Any, using: str | None = None) -> Any:
     """The ``AUTH_USER_MODEL`` instance with this primary key, or ``None`` (any id accepted)."""
-    from django.contrib.auth import get_user_model
-    from django.core.exceptions import ValidationError
-
     model = get_user_model()
     alias = using or router.db_for_read(model)
     lookup = _user_lookup(alias, model._meta.label)

@@ -1,17 +1,26 @@
-"""The adapter contract (spec 4.4) and how webauth calls an adapter.
+"""The adapter contract (spec 4.4, plus webauth's extensions) and how webauth calls an adapter.
 
-An adapter is any object with some of the 19 methods of :class:`Adapter`. Every
-method is optional and may be a plain function or ``async def``. A flow that
-needs a method the adapter lacks fails with
-:class:`~webauth.errors.MissingAdapterMethods` naming the methods; an exception
-raised inside a method is logged and re-raised as
-:class:`~webauth.errors.AdapterError` (shown to the user as ``error=Configuration``).
+An adapter is any object with some of the methods of :class:`Adapter`: the 19 of
+Auth.js's contract (:data:`ADAPTER_METHODS`) and webauth's extensions
+(:data:`EXTENSION_METHODS`), which serve what Auth.js leaves to the application
+(storing a new user and its account in one transaction, refreshing provider
+tokens, session management, linked accounts). Every method is optional and may
+be a plain function or ``async def``; webauth calls either from sync or async
+code (:class:`AdapterCaller`), so each operation has its async twin for free.
+Everything webauth stores or reads goes through these methods: a third-party
+adapter gets every feature whose methods it has.
+
+A flow that needs a method the adapter lacks fails with
+:class:`~webauth.errors.MissingAdapterMethods` naming the methods (and the
+system check ``webauth.E008`` names them at start-up); an exception raised inside
+a method is logged and re-raised as :class:`~webauth.errors.AdapterError` (shown
+to the user as ``error=Configuration``).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from asgiref.sync import sync_to_async
@@ -27,10 +36,19 @@ if TYPE_CHECKING:
         AdapterAuthenticator,
         AdapterSession,
         AdapterUser,
+        LinkedAccount,
+        UserSession,
         VerificationToken,
     )
 
-__all__ = ["ADAPTER_METHODS", "FLOW_METHODS", "Adapter", "AdapterCaller", "missing_methods"]
+__all__ = [
+    "ADAPTER_METHODS",
+    "EXTENSION_METHODS",
+    "FLOW_METHODS",
+    "Adapter",
+    "AdapterCaller",
+    "missing_methods",
+]
 
 ADAPTER_METHODS: tuple[str, ...] = (
     "create_user",
@@ -54,8 +72,22 @@ ADAPTER_METHODS: tuple[str, ...] = (
     "update_authenticator_counter",
 )
 
-#: The methods each flow calls, so a system check can name what is missing before
-#: a user hits it.
+#: webauth's additions to the contract; each is optional like the others.
+EXTENSION_METHODS: tuple[str, ...] = (
+    "create_user_and_link_account",
+    "update_account",
+    "get_account_by_user_id",
+    "refresh_account_tokens",
+    "list_accounts_by_user_id",
+    "count_sign_in_methods",
+    "unlink_user_account",
+    "list_sessions_by_user_id",
+    "delete_session_by_id",
+    "delete_sessions_by_user_id",
+)
+
+#: The methods each flow or helper calls, so a system check (or the helper) can
+#: name what is missing before a user hits it.
 FLOW_METHODS: dict[str, tuple[str, ...]] = {
     "database_session": (
         "create_session",
@@ -65,7 +97,22 @@ FLOW_METHODS: dict[str, tuple[str, ...]] = {
     ),
     "jwt_with_adapter": ("get_user",),
     "oauth": ("get_user_by_account", "get_user_by_email", "create_user", "link_account"),
+    "access_tokens": ("get_account_by_user_id", "refresh_account_tokens"),
+    "linked_accounts": (
+        "list_accounts_by_user_id",
+        "count_sign_in_methods",
+        "unlink_user_account",
+    ),
+    "session_management": (
+        "list_sessions_by_user_id",
+        "delete_session_by_id",
+        "delete_sessions_by_user_id",
+    ),
 }
+
+#: What :meth:`Adapter.refresh_account_tokens` calls with the locked account:
+#: the token fields to store, or ``None`` to store nothing.
+TokenRefresher = Callable[["AdapterAccount"], Mapping[str, Any] | None]
 
 
 class Adapter(Protocol):
@@ -134,6 +181,66 @@ class Adapter(Protocol):
     ) -> AdapterAuthenticator:
         """Set the signature counter; raise on failure (for example an unknown id)."""
 
+    # -- webauth's extensions ------------------------------------------------------
+    def create_user_and_link_account(
+        self, user: AdapterUser, account: AdapterAccount
+    ) -> tuple[AdapterUser, AdapterAccount]:
+        """Store a new user and its first account atomically: both or neither.
+
+        Without it, webauth calls ``create_user`` then ``link_account`` and, if
+        linking fails, ``delete_user`` on the user it just made.
+        """
+
+    def update_account(self, account: AdapterAccount) -> AdapterAccount | None:
+        """Replace the stored tokens of a known account (on each new sign-in with it).
+
+        Without it the tokens stay as first stored, as in Auth.js.
+        """
+
+    def get_account_by_user_id(self, user_id: str, provider: str) -> AdapterAccount | None:
+        """The user's account at *provider*, with its tokens, or ``None``."""
+
+    def refresh_account_tokens(
+        self, provider: str, provider_account_id: str, refresh: TokenRefresher
+    ) -> AdapterAccount | None:
+        """Call ``refresh(account)`` with the account locked, and store what it returns.
+
+        *refresh* gets the account as stored at that moment and returns the token
+        fields to store (``access_token``, ``refresh_token``, ``expires_at``,
+        ``token_type``, ``scope``, ``id_token``), or ``None`` when nothing must
+        change. Calls for one account must never overlap, across threads and
+        processes (a row lock, for example): providers that rotate refresh tokens
+        refuse a second refresh with the same one. Returns the account as stored
+        afterwards, or ``None`` when it does not exist.
+        """
+
+    def list_accounts_by_user_id(self, user_id: str) -> Sequence[LinkedAccount]:
+        """The user's provider accounts, oldest first, without tokens."""
+
+    def count_sign_in_methods(self, user_id: str) -> int:
+        """How many ways the user has to sign in: accounts, a usable password, passkeys."""
+
+    def unlink_user_account(
+        self, user_id: str, provider: str, provider_account_id: str | None
+    ) -> LinkedAccount | None:
+        """Remove the user's account at *provider* (``None`` when there is none).
+
+        Raise :class:`~webauth.errors.LastSignInMethod` instead when it is the
+        user's last way to sign in; the check and the removal are atomic.
+        """
+
+    def list_sessions_by_user_id(
+        self, user_id: str, current_session_token: str | None
+    ) -> Sequence[UserSession]:
+        """The user's unexpired sessions, newest first; mark the one whose token is
+        *current_session_token* as ``current``."""
+
+    def delete_session_by_id(self, user_id: str, session_id: Any) -> bool:
+        """Delete one of the user's sessions by its ``UserSession.id``; ``False`` if none."""
+
+    def delete_sessions_by_user_id(self, user_id: str, keep_session_token: str | None) -> int:
+        """Delete the user's sessions except the one with *keep_session_token*; the count."""
+
 
 def missing_methods(adapter: Any, methods: Iterable[str]) -> list[str]:
     """The names in *methods* that *adapter* does not implement."""
@@ -153,6 +260,10 @@ class AdapterCaller:
     def __init__(self, adapter: Any, logger: AuthLogger) -> None:
         self.adapter = adapter
         self.logger = logger
+
+    def has(self, method: str) -> bool:
+        """Whether the adapter implements *method*."""
+        return self.adapter is not None and callable(getattr(self.adapter, method, None))
 
     def require(self, *methods: str) -> None:
         """Raise :class:`MissingAdapterMethods` unless every method exists."""

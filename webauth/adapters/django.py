@@ -11,26 +11,29 @@ the adapter maps what the model has:
 * a username generated from the email (or the name) and made unique when the
   model's ``USERNAME_FIELD`` is not the email field.
 
-Tokens are stored hashed (:func:`webauth.models.token_hash`).
+Tokens are stored hashed (:func:`webauth.models.token_hash`). Every method that
+writes more than one row does it in one transaction on the adapter's own
+database (``using``, else the router's choice for the model).
 """
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import re
 import secrets
+import threading
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
-from django.db import router, transaction
+from django.db import connections, models, router, transaction
 from django.utils import timezone
 
-from ..fastquery import PLACEHOLDER, CompiledLookup, user_by_pk
+from ..errors import LastSignInMethod
 from ..models import Account, Authenticator, Session, VerificationToken, token_hash
 from ..types import (
     ACCOUNT_TOKEN_FIELDS,
@@ -38,6 +41,8 @@ from ..types import (
     AdapterAuthenticator,
     AdapterSession,
     AdapterUser,
+    LinkedAccount,
+    UserSession,
     as_account,
     as_authenticator,
     as_session,
@@ -45,6 +50,9 @@ from ..types import (
     as_verification_token,
 )
 from ..types import VerificationToken as VerificationTokenRecord
+from ..utils import aware
+from ._compiled import PLACEHOLDER, CompiledLookup, user_by_pk
+from .base import TokenRefresher
 
 __all__ = ["DjangoAdapter"]
 
@@ -70,19 +78,42 @@ def _valid_ip(value: str | None) -> str | None:
         return None
 
 
-def _aware(value: datetime) -> datetime:
-    return value if timezone.is_aware(value) else timezone.make_aware(value, UTC)
+@lru_cache(maxsize=64)
+def _has_field(model: type[models.Model], name: str) -> bool:
+    # Asked for every user record (request.user goes through to_record): the
+    # answer only changes with the model, so it is worked out once.
+    try:
+        model._meta.get_field(name)
+    except FieldDoesNotExist:
+        return False
+    return True
+
+
+# Token refreshes on a database without row locks (SQLite) are serialised in the
+# process by one of these, chosen by the account: a fixed set, however many
+# accounts there are.
+_REFRESH_LOCKS = tuple(threading.Lock() for _ in range(64))
+
+
+def _refresh_lock(provider: str, provider_account_id: str) -> threading.Lock:
+    digest = hashlib.sha256(f"{provider}\0{provider_account_id}".encode()).digest()
+    return _REFRESH_LOCKS[digest[0] % len(_REFRESH_LOCKS)]
 
 
 class DjangoAdapter:
     """Stores users, accounts, sessions, verification tokens and passkeys with the ORM.
 
-    Implements all 19 methods of :class:`webauth.adapters.base.Adapter`.
-    ``using`` selects a database alias other than the router's choice.
+    Implements all 19 methods of :class:`webauth.adapters.base.Adapter` and every
+    webauth extension. ``using`` selects a database alias other than the router's
+    choice.
     """
 
     def __init__(self, using: str | None = None) -> None:
         self.using = using
+
+    def _write_db(self, model: type[models.Model]) -> str:
+        """The alias writes to *model* go to: ``using``, else the router's choice."""
+        return self.using or router.db_for_write(model)
 
     # -- users ------------------------------------------------------------------
     @property
@@ -91,11 +122,7 @@ class DjangoAdapter:
         return get_user_model()
 
     def _has_field(self, name: str) -> bool:
-        try:
-            self.user_model._meta.get_field(name)
-        except FieldDoesNotExist:
-            return False
-        return True
+        return _has_field(self.user_model, name)
 
     def _users(self) -> Any:
         manager = self.user_model._default_manager
@@ -284,13 +311,122 @@ class DjangoAdapter:
         self, user: AdapterUser | Mapping[str, Any], account: AdapterAccount | Mapping[str, Any]
     ) -> tuple[AdapterUser, AdapterAccount]:
         """Create a user and link its first account in one transaction: both or neither."""
-        with transaction.atomic(using=self.using):
+        with transaction.atomic(using=self._write_db(Account)):
             created = self.create_user(user)
             record = as_account(account)
             assert record is not None
             record.user_id = created.id
             linked = self.link_account(record)
         return created, linked
+
+    def get_account_by_user_id(self, user_id: str, provider: str) -> AdapterAccount | None:
+        """The user's account at *provider* (the oldest, if there are several)."""
+        obj = (
+            Account.objects.using(self.using)
+            .filter(user_id=user_id, provider=provider)
+            .order_by("pk")
+            .first()
+        )
+        return self._account_record(obj) if obj is not None else None
+
+    def refresh_account_tokens(
+        self, provider: str, provider_account_id: str, refresh: TokenRefresher
+    ) -> AdapterAccount | None:
+        """Run *refresh* on the locked account and store the token fields it returns.
+
+        Where the database has row locks (PostgreSQL, MariaDB, MySQL, Oracle) the
+        row is held with ``SELECT ... FOR UPDATE`` for the length of the call, so
+        concurrent callers in any process wait and then see the new tokens.
+        SQLite has no row locks, and a transaction held across the provider's
+        HTTP call would block every writer: there a per-account lock serialises
+        the callers of this process, and the update only applies if the refresh
+        token is still the one *refresh* saw (another process's refresh wins).
+        """
+        alias = self._write_db(Account)
+        rows = Account.objects.using(alias).filter(
+            provider=provider, provider_account_id=provider_account_id
+        )
+        if connections[alias].features.has_select_for_update:
+            with transaction.atomic(using=alias):
+                obj = rows.select_for_update().first()
+                if obj is None:
+                    return None
+                changes = refresh(self._account_record(obj))
+                if changes:
+                    for name, value in changes.items():
+                        setattr(obj, name, value)
+                    obj.save(using=alias, update_fields=[*changes, "updated_at"])
+                return self._account_record(obj)
+        with _refresh_lock(provider, provider_account_id):
+            obj = rows.first()
+            if obj is None:
+                return None
+            changes = refresh(self._account_record(obj))
+            if changes:
+                rows.filter(pk=obj.pk, refresh_token=obj.refresh_token).update(
+                    **changes, updated_at=timezone.now()
+                )
+                obj = rows.filter(pk=obj.pk).first()
+            return self._account_record(obj) if obj is not None else None
+
+    def _linked(self, obj: Account) -> LinkedAccount:
+        return LinkedAccount(
+            id=obj.pk,
+            provider=obj.provider,
+            provider_account_id=obj.provider_account_id,
+            type=obj.type,
+            created_at=obj.created_at,
+        )
+
+    def list_accounts_by_user_id(self, user_id: str) -> list[LinkedAccount]:
+        """The user's accounts, oldest first, without tokens."""
+        rows = Account.objects.using(self.using).filter(user_id=user_id)
+        return [self._linked(obj) for obj in rows.order_by("created_at", "pk")]
+
+    def count_sign_in_methods(self, user_id: str) -> int:
+        """Linked accounts, passkeys and a usable password, added up."""
+        return self._count_sign_in_methods(user_id, self.using)
+
+    def _count_sign_in_methods(self, user_id: str, alias: str | None) -> int:
+        user = self._users().filter(pk=user_id).first()
+        has_password = (
+            user is not None
+            and callable(getattr(user, "has_usable_password", None))
+            and user.has_usable_password()
+        )
+        return (
+            Account.objects.using(alias).filter(user_id=user_id).count()
+            + Authenticator.objects.using(alias).filter(user_id=user_id).count()
+            + int(bool(has_password))
+        )
+
+    def unlink_user_account(
+        self, user_id: str, provider: str, provider_account_id: str | None = None
+    ) -> LinkedAccount | None:
+        """Remove the account unless it is the user's last way in (then raise).
+
+        The user's accounts are locked while counting (``SELECT ... FOR UPDATE``
+        where the database has row locks), so two concurrent unlinks cannot both
+        pass the check and leave the user locked out.
+        """
+        alias = self._write_db(Account)
+        with transaction.atomic(using=alias):
+            mine = Account.objects.using(alias).filter(user_id=user_id)
+            list(mine.select_for_update().values_list("pk", flat=True))  # take the locks
+            rows = mine.filter(provider=provider)
+            if provider_account_id is not None:
+                rows = rows.filter(provider_account_id=provider_account_id)
+            obj = rows.order_by("pk").first()
+            if obj is None:
+                return None
+            if self._count_sign_in_methods(user_id, alias) <= 1:
+                raise LastSignInMethod(
+                    f"{provider} is the only way this user can sign in; add a password, "
+                    "a passkey or another account first"
+                )
+            record = self._linked(obj)
+            obj.delete()
+        return record
 
     # -- sessions ---------------------------------------------------------------
     def _session_record(self, obj: Session, session_token: str) -> AdapterSession:
@@ -310,7 +446,7 @@ class DjangoAdapter:
         obj = Session(
             user_id=record.user_id,
             token_hash=token_hash(record.session_token),
-            expires=_aware(record.expires),
+            expires=aware(record.expires),
             created_at=now,
             updated_at=now,
             user_agent=(record.user_agent or "")[:512],
@@ -348,7 +484,7 @@ class DjangoAdapter:
             raise ValueError("update_session needs session_token")
         rows = Session.objects.using(self.using).filter(token_hash=token_hash(token))
         if expires is not None:
-            if not rows.update(expires=_aware(expires), updated_at=timezone.now()):
+            if not rows.update(expires=aware(expires), updated_at=timezone.now()):
                 return None
             if user_id:  # the caller knows the rest: spare the request a second query
                 return AdapterSession(session_token=token, user_id=str(user_id), expires=expires)
@@ -364,6 +500,45 @@ class DjangoAdapter:
         Session.objects.using(self.using).filter(pk=obj.pk).delete()
         return record
 
+    def list_sessions_by_user_id(
+        self, user_id: str, current_session_token: str | None = None
+    ) -> list[UserSession]:
+        """The user's unexpired sessions, newest first; ``current`` by token hash."""
+        current = token_hash(current_session_token) if current_session_token else None
+        rows = Session.objects.using(self.using).filter(user_id=user_id, expires__gt=timezone.now())
+        return [
+            UserSession(
+                id=row.pk,
+                created_at=row.created_at,
+                last_extended_at=row.updated_at,
+                expires=row.expires,
+                user_agent=row.user_agent,
+                ip_address=row.ip_address,
+                current=row.token_hash == current,
+            )
+            for row in rows.order_by("-created_at")
+        ]
+
+    def delete_session_by_id(self, user_id: str, session_id: Any) -> bool:
+        """Delete one of the user's sessions; ``False`` if it is not theirs or is gone."""
+        try:
+            deleted, _ = (
+                Session.objects.using(self.using).filter(user_id=user_id, pk=session_id).delete()
+            )
+        except (TypeError, ValueError):  # not a session id at all
+            return False
+        return bool(deleted)
+
+    def delete_sessions_by_user_id(
+        self, user_id: str, keep_session_token: str | None = None
+    ) -> int:
+        """Delete the user's sessions except the kept one; returns how many went."""
+        rows = Session.objects.using(self.using).filter(user_id=user_id)
+        if keep_session_token:
+            rows = rows.exclude(token_hash=token_hash(keep_session_token))
+        deleted, _ = rows.delete()
+        return deleted
+
     # -- verification tokens ------------------------------------------------------
     def create_verification_token(
         self, token: VerificationTokenRecord | Mapping[str, Any]
@@ -374,7 +549,7 @@ class DjangoAdapter:
         VerificationToken.objects.using(self.using).create(
             identifier=record.identifier,
             token_hash=token_hash(record.token),
-            expires=_aware(record.expires),
+            expires=aware(record.expires),
         )
         return record
 

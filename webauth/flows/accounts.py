@@ -1,4 +1,4 @@
-"""Which user an OAuth account signs in (Auth.js's ``handleLoginOrRegister``).
+"""Which user a provider account signs in (Auth.js's ``handleLoginOrRegister`` for OAuth).
 
 * A known account signs its user in; its stored tokens are replaced by the new
   ones (Auth.js never updates them). Signed in as someone else: refused.
@@ -6,26 +6,30 @@
 * Otherwise, a user with the same email refuses the sign-in
   (``OAuthAccountNotLinked``) unless the provider sets
   ``allow_dangerous_email_account_linking``; else a new user is created and the
-  account linked to it, in one transaction.
+  account linked to it, both or neither.
+
+Everything goes through the adapter.
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.db import transaction
-
-from ..adapters.base import AdapterCaller
-from ..errors import OAuthAccountNotLinked
+from ..errors import AuthError, OAuthAccountNotLinked
 from ..events import emit
 from ..sessions import decode_token
 from ..types import AdapterAccount, AdapterUser, as_account, as_session_and_user, as_user
 
 if TYPE_CHECKING:
-    from ..context import AuthContext
+    from ..adapters.base import AdapterCaller
+    from ..state import AuthState
 
-__all__ = ["LoginResult", "current_user", "login_or_register"]
+__all__ = ["LINKING_METHODS", "LoginResult", "current_user", "login_or_register"]
+
+#: The adapter methods these rules need.
+LINKING_METHODS = ("get_user_by_account", "get_user_by_email", "create_user", "link_account")
 
 
 @dataclass(slots=True)
@@ -37,22 +41,28 @@ class LoginResult:
     is_new_user: bool
 
 
-def current_user(ctx: AuthContext, caller: AdapterCaller) -> AdapterUser | None:
-    """The user of the request's session, if any (before this sign-in)."""
-    raw = ctx.session_cookie_value
+def current_user(state: AuthState) -> AdapterUser | None:
+    """The user the request is already signed in as (before this sign-in), if any.
+
+    Only the cookie is read and the user looked up: no callback runs and a
+    database session is not extended, since this is not a read of the session.
+    """
+    raw = state.session_token
     if not raw:
         return None
-    if ctx.config.session.strategy == "database":
+    config = state.config
+    caller = config.adapter_caller
+    if config.session.strategy == "database":
         pair = as_session_and_user(caller("get_session_and_user", raw))
         return pair[1] if pair is not None else None
-    token = decode_token(ctx.config, raw, ctx.cookies["session_token"].name)
+    token = decode_token(config, raw, state.cookies["session_token"].name)
     if not token or not token.get("sub"):
         return None
     return as_user(caller("get_user", str(token["sub"])))
 
 
 def _update_tokens(caller: AdapterCaller, account: AdapterAccount) -> AdapterAccount:
-    if callable(getattr(caller.adapter, "update_account", None)):
+    if caller.has("update_account"):
         updated = as_account(caller("update_account", account))
         if updated is not None:
             return updated
@@ -60,19 +70,25 @@ def _update_tokens(caller: AdapterCaller, account: AdapterAccount) -> AdapterAcc
 
 
 def login_or_register(
-    ctx: AuthContext,
+    state: AuthState,
     *,
     user_data: dict[str, Any],
     account: AdapterAccount,
     allow_email_linking: bool,
+    known: AdapterUser | None,
 ) -> LoginResult:
-    """Apply the linking rules with the adapter; raises :class:`OAuthAccountNotLinked`."""
-    caller = AdapterCaller(ctx.config.adapter, ctx.config.logger)
-    caller.require("get_user_by_account", "get_user_by_email", "create_user", "link_account")
+    """Apply the linking rules; raises :class:`OAuthAccountNotLinked`.
+
+    *known* is the user the adapter already links to this account
+    (``get_user_by_account``, looked up once by the caller before the
+    ``sign_in`` callback).
+    """
+    config = state.config
+    caller = config.adapter_caller
+    caller.require(*LINKING_METHODS)
     # As documented in webauth.signals: sender = the provider id, and the request.
-    signal: dict[str, Any] = {"sender": account.provider, "request": ctx.request}
-    signed_in = current_user(ctx, caller)
-    known = as_user(caller("get_user_by_account", account.provider, account.provider_account_id))
+    signal: dict[str, Any] = {"sender": account.provider, "request": state.request}
+    signed_in = current_user(state)
     if known is not None:
         if signed_in is not None and signed_in.id != known.id:
             raise OAuthAccountNotLinked("The account is already associated with another user")
@@ -82,9 +98,7 @@ def login_or_register(
     if signed_in is not None:
         account.user_id = signed_in.id
         linked = as_account(caller("link_account", account)) or account
-        emit(
-            ctx.config, "link_account", **signal, user=signed_in, account=linked, profile=user_data
-        )
+        emit(config, "link_account", **signal, user=signed_in, account=linked, profile=user_data)
         return LoginResult(user=signed_in, account=linked, is_new_user=False)
 
     email = user_data.get("email")
@@ -96,7 +110,7 @@ def login_or_register(
             )
         account.user_id = existing.id
         linked = as_account(caller("link_account", account)) or account
-        emit(ctx.config, "link_account", **signal, user=existing, account=linked, profile=user_data)
+        emit(config, "link_account", **signal, user=existing, account=linked, profile=user_data)
         return LoginResult(user=existing, account=linked, is_new_user=False)
 
     new_user = AdapterUser(
@@ -107,25 +121,36 @@ def login_or_register(
         email_verified=None,
     )
     created, stored = _create_and_link(caller, new_user, account)
-    emit(ctx.config, "create_user", **signal, user=created)
-    emit(ctx.config, "link_account", **signal, user=created, account=stored, profile=user_data)
+    emit(config, "create_user", **signal, user=created)
+    emit(config, "link_account", **signal, user=created, account=stored, profile=user_data)
     return LoginResult(user=created, account=stored, is_new_user=True)
 
 
 def _create_and_link(
     caller: AdapterCaller, user: AdapterUser, account: AdapterAccount
 ) -> tuple[AdapterUser, AdapterAccount]:
-    """Create the user and link the account in one transaction: both or neither."""
-    with transaction.atomic():
-        if callable(getattr(caller.adapter, "create_user_and_link_account", None)):
-            created_raw, linked_raw = caller("create_user_and_link_account", user, account)
-            created, linked = as_user(created_raw), as_account(linked_raw)
-        else:
-            created = as_user(caller("create_user", user))
-            if created is None:
-                raise TypeError("create_user returned nothing")
-            account.user_id = created.id
+    """Create the user and link the account: both or neither.
+
+    The adapter's ``create_user_and_link_account`` does it in one transaction
+    when it has it. Otherwise the user is created, the account linked, and the
+    user deleted again (``delete_user``, when the adapter has it) if linking fails.
+    """
+    if caller.has("create_user_and_link_account"):
+        created_raw, linked_raw = caller("create_user_and_link_account", user, account)
+        created, linked = as_user(created_raw), as_account(linked_raw)
+    else:
+        created = as_user(caller("create_user", user))
+        if created is None:
+            raise TypeError("create_user returned nothing")
+        account.user_id = created.id
+        try:
             linked = as_account(caller("link_account", account)) or account
+        except Exception:
+            if caller.has("delete_user"):
+                # The linking error is the one to report; a failed clean-up is logged.
+                with contextlib.suppress(AuthError):
+                    caller("delete_user", created.id)
+            raise
     if created is None or linked is None:
         raise TypeError("the adapter did not return the created user and account")
     return created, linked

@@ -1,25 +1,29 @@
-"""The two OAuth routes: ``POST /auth/signin/<id>`` and ``/auth/callback/<id>``.
+"""The OAuth 2 / OpenID Connect flow: ``POST /auth/signin/<id>`` and ``/auth/callback/<id>``.
+
+:func:`start` sends the browser to the provider's authorization endpoint.
+:func:`callback` checks the authorization response (state, issuer, PKCE, nonce),
+exchanges the code for tokens, reads the profile (a validated ID token or the
+userinfo endpoint), maps it with the provider's hooks, and hands the result to
+:func:`webauth.flows.signin.finish` as an :class:`OAuthAttempt`, whose storage
+rules are :mod:`webauth.flows.accounts`.
 
 Authlib builds the authorization URL and makes the token request (with the
-provider's client authentication method); webauth adds Auth.js's check cookies,
-validates ID tokens itself (:mod:`.idtoken`), maps the profile and hands the
-account to :mod:`.accounts`.
+provider's client authentication method); the protocol helpers are in
+:mod:`webauth.oauth`.
 """
 
 from __future__ import annotations
 
 import hmac
 import re
-import time
 import uuid
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlencode, urlsplit
 
 from authlib.common.errors import AuthlibBaseError
 
-from ..actions.callback import check_sign_in, django_logged_in, finish_sign_in
-from ..adapters.base import AdapterCaller
 from ..errors import (
     AuthError,
     CallbackRouteError,
@@ -28,22 +32,24 @@ from ..errors import (
     OAuthProfileParseError,
     OAuthSignInError,
 )
-from ..providers.oauth import DEFAULT_SCOPE
+from ..oauth.checks import clear_checks, decode_state, new_checks, read_check
+from ..oauth.client import oauth_session
+from ..oauth.discovery import endpoints
+from ..oauth.idtoken import validate_id_token
+from ..oauth.tokens import normalize_tokens
+from ..providers.oauth import DEFAULT_SCOPE, OAuth2
 from ..responses import redirect
 from ..types import ACCOUNT_TOKEN_FIELDS, AdapterAccount, AdapterUser, as_user
 from .accounts import login_or_register
-from .checks import clear_checks, decode_state, new_checks, read_check
-from .client import oauth_session
-from .discovery import endpoints
-from .idtoken import validate_id_token
+from .signin import Attempt, SignedIn, finish
 
 if TYPE_CHECKING:
     from django.http import HttpResponse
 
-    from ..context import AuthContext
-    from ..providers.oauth import OAuth2
+    from ..providers.base import Provider
+    from ..state import AuthState
 
-__all__ = ["handle_callback", "start_sign_in"]
+__all__ = ["OAuthAttempt", "callback", "start"]
 
 #: Parameters the request's query may not override in the authorization request.
 _RESERVED = frozenset(
@@ -67,41 +73,50 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
-def _proxy(ctx: AuthContext, provider: OAuth2) -> str | None:
+def _proxy(state: AuthState, provider: OAuth2) -> str | None:
     """The redirect proxy's base URL when this request must go through it."""
-    proxy = provider.redirect_proxy_url or ctx.config.redirect_proxy_url
+    proxy = provider.redirect_proxy_url or state.config.redirect_proxy_url
     if not proxy or provider.response_mode == "form_post":
         return None
     return proxy.rstrip("/")
 
 
-def _redirect_uri(ctx: AuthContext, provider: OAuth2) -> tuple[str, str | None]:
+def _redirect_uri(state: AuthState, provider: OAuth2) -> tuple[str, str | None]:
     """``(redirect_uri, own callback URL if a proxy is used)``."""
-    own = f"{ctx.base_url}/callback/{provider.id}"
-    proxy = _proxy(ctx, provider)
-    if proxy is not None and _origin(proxy) != ctx.origin.lower():
+    own = f"{state.base_url}/callback/{provider.id}"
+    proxy = _proxy(state, provider)
+    if proxy is not None and _origin(proxy) != state.origin.lower():
         return f"{proxy}/callback/{provider.id}", own
     return own, None
 
 
-def start_sign_in(ctx: AuthContext, provider: OAuth2) -> HttpResponse:
-    """Redirect the browser to the provider's authorization endpoint."""
+def start(
+    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+) -> HttpResponse:
+    """Redirect the browser to the provider's authorization endpoint.
+
+    *params* are extra authorization parameters (the sign-in request's query, as
+    in Auth.js, or ``authorization_params`` of :func:`webauth.sign_in`); the
+    protocol's own parameters cannot be overridden. The callback URL is
+    remembered in its cookie by the caller.
+    """
+    oauth = cast(OAuth2, provider)
     try:
-        ep = endpoints(ctx.config, provider)
+        ep = endpoints(state.config, oauth)
     except AuthError as exc:
         raise OAuthSignInError(str(exc.message), cause={"err": exc}) from exc
-    redirect_uri, own_callback = _redirect_uri(ctx, provider)
-    checks = new_checks(ctx, provider, proxy_origin=own_callback)
-    extra: dict[str, Any] = dict(provider.authorization_params)
-    extra.update({k: v for k, v in ctx.query.items() if k not in _RESERVED})
-    scope = extra.pop("scope", DEFAULT_SCOPE if provider.scope is None else provider.scope)
-    if provider.response_mode:
-        extra.setdefault("response_mode", provider.response_mode)
+    redirect_uri, own_callback = _redirect_uri(state, oauth)
+    checks = new_checks(state, oauth, proxy_origin=own_callback)
+    extra: dict[str, Any] = dict(oauth.authorization_params)
+    extra.update({k: v for k, v in params.items() if k not in _RESERVED})
+    scope = extra.pop("scope", DEFAULT_SCOPE if oauth.scope is None else oauth.scope)
+    if oauth.response_mode:
+        extra.setdefault("response_mode", oauth.response_mode)
     if checks.nonce is not None:
         extra["nonce"] = checks.nonce
     client = oauth_session(
-        ctx.config,
-        provider,
+        state.config,
+        oauth,
         redirect_uri=redirect_uri,
         scope=scope or None,
         code_challenge_method="S256" if checks.code_verifier else None,
@@ -113,13 +128,12 @@ def start_sign_in(ctx: AuthContext, provider: OAuth2) -> HttpResponse:
         **{k: str(v) for k, v in extra.items()},
     )
     response = redirect(url)
-    checks.write(ctx, response, provider)
-    ctx.config.logger.debug("authorization url is ready", {"provider": provider.id})
+    checks.write(state, response, oauth)
+    state.config.logger.debug("authorization url is ready", {"provider": oauth.id})
     return response
 
 
-def _callback_params(ctx: AuthContext) -> dict[str, str]:
-    source: Mapping[str, Any] = ctx.body if ctx.request.method == "POST" else ctx.query
+def _callback_params(source: Mapping[str, Any]) -> dict[str, str]:
     params = {}
     for key, value in source.items():
         if not isinstance(value, str):
@@ -130,16 +144,16 @@ def _callback_params(ctx: AuthContext) -> dict[str, str]:
     return params
 
 
-def _proxy_hop(ctx: AuthContext, provider: OAuth2, params: dict[str, str]) -> HttpResponse | None:
+def _proxy_hop(state: AuthState, provider: OAuth2, params: dict[str, str]) -> HttpResponse | None:
     """On the redirect proxy: forward a callback that belongs to another deployment."""
-    proxy = _proxy(ctx, provider)
-    if proxy is None or _origin(proxy) != ctx.origin.lower() or "state" not in params:
+    proxy = _proxy(state, provider)
+    if proxy is None or _origin(proxy) != state.origin.lower() or "state" not in params:
         return None
-    payload = decode_state(ctx, params["state"])
+    payload = decode_state(state.config, params["state"])
     if payload is None:
         raise InvalidCheck("The state parameter could not be decrypted by the redirect proxy")
     origin = payload.get("origin")
-    if not isinstance(origin, str) or _origin(origin) == ctx.origin.lower():
+    if not isinstance(origin, str) or _origin(origin) == state.origin.lower():
         return None
     return redirect(f"{origin}?{urlencode(params)}")
 
@@ -154,8 +168,8 @@ def _issuer_matches(received: str, expected: str) -> bool:
     return re.fullmatch(pattern, received) is not None
 
 
-def _check_state(ctx: AuthContext, provider: OAuth2, params: Mapping[str, str]) -> None:
-    expected = read_check(ctx, provider, "state")
+def _check_state(state: AuthState, provider: OAuth2, params: Mapping[str, str]) -> None:
+    expected = read_check(state, provider, "state")
     received = params.get("state", "")
     if not received or not hmac.compare_digest(received.encode(), expected.encode()):
         raise InvalidCheck(
@@ -164,23 +178,8 @@ def _check_state(ctx: AuthContext, provider: OAuth2, params: Mapping[str, str]) 
         )
 
 
-def normalize_tokens(token: Mapping[str, Any]) -> dict[str, Any]:
-    tokens = dict(token)
-    if not isinstance(tokens.get("access_token"), str) or not tokens["access_token"]:
-        raise CallbackRouteError("The token response has no access_token")
-    if not isinstance(tokens.get("token_type"), str):
-        raise CallbackRouteError("The token response has no token_type")
-    tokens["token_type"] = tokens["token_type"].lower()
-    expires_in = tokens.get("expires_in")
-    if isinstance(expires_in, str) and expires_in.isdigit():
-        expires_in = tokens["expires_in"] = int(expires_in)
-    if isinstance(expires_in, int | float) and expires_in:
-        tokens["expires_at"] = int(time.time()) + int(expires_in)
-    return tokens
-
-
 def _exchange(
-    ctx: AuthContext,
+    state: AuthState,
     provider: OAuth2,
     ep: Mapping[str, Any],
     code: str,
@@ -188,7 +187,7 @@ def _exchange(
     code_verifier: str | None,
 ) -> Any:
     client = oauth_session(
-        ctx.config, provider, redirect_uri=redirect_uri, token_endpoint=ep["token_endpoint"]
+        state.config, provider, redirect_uri=redirect_uri, token_endpoint=ep["token_endpoint"]
     )
     kwargs: dict[str, Any] = {"code": code, "grant_type": "authorization_code"}
     if code_verifier is not None:
@@ -203,7 +202,7 @@ def _exchange(
 
 
 def _profile(
-    ctx: AuthContext,
+    state: AuthState,
     provider: OAuth2,
     ep: Mapping[str, Any],
     client: Any,
@@ -215,7 +214,7 @@ def _profile(
         if not isinstance(id_token, str):
             raise CallbackRouteError(f"Provider {provider.id!r} returned no ID token")
         return validate_id_token(
-            ctx.config,
+            state.config,
             provider,
             id_token,
             issuer=ep.get("issuer"),
@@ -249,100 +248,106 @@ def _user_data(provider: OAuth2, profile: dict[str, Any], tokens: dict[str, Any]
     return mapped
 
 
-def handle_callback(ctx: AuthContext, provider: OAuth2) -> HttpResponse:
-    """Validate the authorization response, get tokens and profile, and sign the user in."""
-    params = _callback_params(ctx)
-    forwarded = _proxy_hop(ctx, provider, params)
+@dataclass(slots=True)
+class OAuthAttempt(Attempt):
+    """A provider account whose tokens and profile the callback has verified."""
+
+    provider_id: str
+    callback_url: str
+    provider: OAuth2
+    user_data: dict[str, Any]
+    account: AdapterAccount
+    profile: dict[str, Any]
+    #: With an adapter: the user it already links to this account, if any.
+    known: AdapterUser | None = None
+    #: Without an adapter: the provider's user under a fresh id (as Auth.js).
+    unstored: dict[str, Any] | None = None
+
+    def sign_in_params(self) -> dict[str, Any]:
+        user = self.unstored if self.unstored is not None else (self.known or self.user_data)
+        return {"user": user, "account": self.account.to_wire(), "profile": self.profile}
+
+    def store(self, state: AuthState) -> SignedIn:
+        if self.unstored is not None:
+            return SignedIn(
+                user=self.unstored,
+                user_dict=self.unstored,
+                account=self.account.to_wire(),
+                profile=self.profile,
+            )
+        result = login_or_register(
+            state,
+            user_data=self.user_data,
+            account=self.account,
+            allow_email_linking=self.provider.allow_dangerous_email_account_linking,
+            known=self.known,
+        )
+        user = result.user
+        return SignedIn(
+            user=user,
+            user_dict={"id": user.id, "name": user.name, "email": user.email, "image": user.image},
+            account=result.account.to_wire(),
+            profile=self.profile,
+            is_new_user=result.is_new_user,
+        )
+
+
+def callback(
+    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+) -> HttpResponse:
+    """Validate the authorization response (*params*), get tokens and profile, sign in."""
+    oauth = cast(OAuth2, provider)
+    received = _callback_params(params)
+    forwarded = _proxy_hop(state, oauth, received)
     if forwarded is not None:
         return forwarded
     # The state is checked first, so that only the browser that started the
     # sign-in can even be shown the provider's error.
-    _check_state(ctx, provider, params)
-    if "error" in params:
-        description = params.get("error_description", "")
-        raise OAuthCallbackError(f"{params['error'][:100]}: {description[:300]}".rstrip(": "))
-    ep = endpoints(ctx.config, provider)
-    if "iss" in params and ep.get("issuer") and not _issuer_matches(params["iss"], ep["issuer"]):
+    _check_state(state, oauth, received)
+    if "error" in received:
+        description = received.get("error_description", "")
+        raise OAuthCallbackError(f"{received['error'][:100]}: {description[:300]}".rstrip(": "))
+    ep = endpoints(state.config, oauth)
+    issuer = received.get("iss")
+    if issuer is not None and ep.get("issuer") and not _issuer_matches(issuer, ep["issuer"]):
         raise InvalidCheck(
-            f"The authorization response's issuer {params['iss'][:200]!r} is not the "
+            f"The authorization response's issuer {issuer[:200]!r} is not the "
             f"provider's ({ep['issuer']!r}): a mix-up attack or a misconfigured issuer"
         )
-    code = params.get("code")
+    code = received.get("code")
     if not code:
         raise OAuthCallbackError("The provider's callback carries no authorization code")
-    code_verifier = read_check(ctx, provider, "pkce") if "pkce" in provider.checks else None
-    nonce = read_check(ctx, provider, "nonce") if "nonce" in provider.checks else None
-    redirect_uri, _own = _redirect_uri(ctx, provider)
+    code_verifier = read_check(state, oauth, "pkce") if "pkce" in oauth.checks else None
+    nonce = read_check(state, oauth, "nonce") if "nonce" in oauth.checks else None
+    redirect_uri, _own = _redirect_uri(state, oauth)
 
-    client, tokens = _exchange(ctx, provider, ep, code, redirect_uri, code_verifier)
-    profile = _profile(ctx, provider, ep, client, tokens, nonce)
-    profile.update(provider.extra_callback_profile(params))
-    user_data = _user_data(provider, profile, tokens)
+    client, tokens = _exchange(state, oauth, ep, code, redirect_uri, code_verifier)
+    profile = _profile(state, oauth, ep, client, tokens, nonce)
+    profile.update(oauth.extra_callback_profile(received))
+    user_data = _user_data(oauth, profile, tokens)
     account = AdapterAccount(
         user_id="",
-        type=provider.type,
-        provider=provider.id,
+        type=oauth.type,
+        provider=oauth.id,
         provider_account_id=user_data["id"],
         **{name: tokens.get(name) for name in ACCOUNT_TOKEN_FIELDS},
         extra={k: v for k, v in tokens.items() if k not in ACCOUNT_TOKEN_FIELDS},
     )
-    response = _sign_in(ctx, provider, user_data, account, profile)
-    clear_checks(ctx, response)
-    return response
-
-
-def _sign_in(
-    ctx: AuthContext,
-    provider: OAuth2,
-    user_data: dict[str, Any],
-    account: AdapterAccount,
-    profile: dict[str, Any],
-) -> HttpResponse:
-    if ctx.config.adapter is None:
-        return _sign_in_without_adapter(ctx, user_data, account, profile)
-    return _sign_in_with_adapter(ctx, provider, user_data, account, profile)
-
-
-def _sign_in_without_adapter(
-    ctx: AuthContext, user_data: dict[str, Any], account: AdapterAccount, profile: dict[str, Any]
-) -> HttpResponse:
-    # Without storage the provider's user is used as is, under a fresh id (as Auth.js).
-    user = {**user_data, "id": str(uuid.uuid4())}
-    denied = check_sign_in(ctx, user=user, account=account.to_wire(), profile=profile)
-    if denied is not None:
-        return denied
-    return finish_sign_in(
-        ctx, user=user, user_dict=user, account=account.to_wire(), profile=profile
-    )
-
-
-def _sign_in_with_adapter(
-    ctx: AuthContext,
-    provider: OAuth2,
-    user_data: dict[str, Any],
-    account: AdapterAccount,
-    profile: dict[str, Any],
-) -> HttpResponse:
-    caller = AdapterCaller(ctx.config.adapter, ctx.config.logger)
-    existing = as_user(caller("get_user_by_account", account.provider, account.provider_account_id))
-    candidate: Any = existing if existing is not None else user_data
-    denied = check_sign_in(ctx, user=candidate, account=account.to_wire(), profile=profile)
-    if denied is not None:
-        return denied
-    result = login_or_register(
-        ctx,
+    attempt = OAuthAttempt(
+        provider_id=oauth.id,
+        callback_url=callback_url,
+        provider=oauth,
         user_data=user_data,
         account=account,
-        allow_email_linking=provider.allow_dangerous_email_account_linking,
-    )
-    user: AdapterUser = result.user
-    if user.instance is not None:
-        django_logged_in(ctx, user.instance)
-    return finish_sign_in(
-        ctx,
-        user=user,
-        user_dict={"id": user.id, "name": user.name, "email": user.email, "image": user.image},
-        account=result.account.to_wire(),
         profile=profile,
-        is_new_user=result.is_new_user,
     )
+    caller = state.config.adapter_caller
+    if state.config.adapter is None:
+        attempt.unstored = {**user_data, "id": str(uuid.uuid4())}
+    else:
+        attempt.known = as_user(
+            caller("get_user_by_account", account.provider, account.provider_account_id)
+        )
+    response = finish(state, attempt)
+    clear_checks(state, response)
+    return response

@@ -10,25 +10,24 @@ is set in redirect-proxy mode so the proxy knows where to forward the callback.
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from authlib.oauth2.rfc7636 import create_s256_code_challenge
-
 from .. import cookies as ck
 from .. import jwt as jose
+from ..cookies import CHECK_MAX_AGE
 from ..errors import InvalidCheck
 
 if TYPE_CHECKING:
     from django.http import HttpResponseBase
 
-    from ..context import AuthContext
+    from ..conf import Config
     from ..providers.oauth import OAuth2
+    from ..state import AuthState
 
-__all__ = ["CHECK_MAX_AGE", "Checks", "decode_state", "new_checks", "read_check"]
+__all__ = ["Checks", "clear_checks", "decode_state", "new_checks", "read_check"]
 
-CHECK_MAX_AGE = 900
 STATE_SALT = "encodedState"
 _COOKIE_KEYS = {"pkce": "pkce_code_verifier", "state": "state", "nonce": "nonce"}
 _CAUSES = (
@@ -42,37 +41,34 @@ _CAUSES = (
 class Checks:
     """The check values of one authorization request and the cookies that keep them."""
 
-    params: dict[str, str] = field(default_factory=dict)
     cookies: list[tuple[str, str]] = field(default_factory=list)
     code_verifier: str | None = None
     nonce: str | None = None
     state: str | None = None
 
-    def write(self, ctx: AuthContext, response: HttpResponseBase, provider: OAuth2) -> None:
+    def write(self, state: AuthState, response: HttpResponseBase, provider: OAuth2) -> None:
         """Set the check cookies on *response*."""
         form_post = provider.response_mode == "form_post"
         expires = datetime.now(UTC) + timedelta(seconds=CHECK_MAX_AGE)
         for key, value in self.cookies:
-            spec = ctx.cookies[key]
+            spec = state.cookies[key]
             if form_post and key in ("state", "nonce"):
                 # The provider POSTs the callback cross-site: only SameSite=None cookies come along.
-                from dataclasses import replace
-
                 spec = replace(spec, same_site="None", secure=True)
             ck.set_cookie(response, spec, value, expires=expires)
 
 
-def _wrap(ctx: AuthContext, key: str, value: str, provider_id: str) -> str:
-    spec = ctx.cookies[key]
+def _wrap(state: AuthState, key: str, value: str, provider_id: str) -> str:
+    spec = state.cookies[key]
     return jose.encode(
         token={"value": value, "provider": provider_id},
-        secret=list(ctx.config.secret),
+        secret=list(state.config.secret),
         salt=spec.name,
         max_age=CHECK_MAX_AGE,
     )
 
 
-def new_checks(ctx: AuthContext, provider: OAuth2, *, proxy_origin: str | None = None) -> Checks:
+def new_checks(state: AuthState, provider: OAuth2, *, proxy_origin: str | None = None) -> Checks:
     """Fresh check values for an authorization request to *provider*.
 
     ``state`` is always used (Auth.js uses it only when listed or behind a
@@ -80,40 +76,37 @@ def new_checks(ctx: AuthContext, provider: OAuth2, *, proxy_origin: str | None =
     """
     checks = Checks()
     if "pkce" in provider.checks:
+        # Authlib derives the S256 challenge from the verifier when it builds the URL.
         checks.code_verifier = secrets.token_urlsafe(32)
-        checks.params["code_challenge"] = create_s256_code_challenge(checks.code_verifier)
-        checks.params["code_challenge_method"] = "S256"
         checks.cookies.append(
             (
                 "pkce_code_verifier",
-                _wrap(ctx, "pkce_code_verifier", checks.code_verifier, provider.id),
+                _wrap(state, "pkce_code_verifier", checks.code_verifier, provider.id),
             )
         )
     payload: dict[str, Any] = {"random": secrets.token_urlsafe(32)}
     if proxy_origin:
         payload["origin"] = proxy_origin
     checks.state = jose.encode(
-        token=payload, secret=list(ctx.config.secret), salt=STATE_SALT, max_age=CHECK_MAX_AGE
+        token=payload, secret=list(state.config.secret), salt=STATE_SALT, max_age=CHECK_MAX_AGE
     )
-    checks.params["state"] = checks.state
-    checks.cookies.append(("state", _wrap(ctx, "state", checks.state, provider.id)))
+    checks.cookies.append(("state", _wrap(state, "state", checks.state, provider.id)))
     if "nonce" in provider.checks:
         checks.nonce = secrets.token_urlsafe(32)
-        checks.params["nonce"] = checks.nonce
-        checks.cookies.append(("nonce", _wrap(ctx, "nonce", checks.nonce, provider.id)))
+        checks.cookies.append(("nonce", _wrap(state, "nonce", checks.nonce, provider.id)))
     return checks
 
 
-def read_check(ctx: AuthContext, provider: OAuth2, check: str) -> str:
+def read_check(state: AuthState, provider: OAuth2, check: str) -> str:
     """The value a check cookie holds for *provider*; :class:`InvalidCheck` when unusable.
 
     The error's message names the cookie and the likely causes.
     """
-    spec = ctx.cookies[_COOKIE_KEYS[check]]
-    raw = ctx.request.COOKIES.get(spec.name)
+    spec = state.cookies[_COOKIE_KEYS[check]]
+    raw = state.request_cookies.get(spec.name)
     if not raw:
         raise InvalidCheck(f"The {spec.name} cookie is missing: {_CAUSES}.")
-    payload = jose.decode(token=ck.decode_value(raw), secret=ctx.config.secret, salt=spec.name)
+    payload = jose.decode(token=ck.decode_value(raw), secret=state.config.secret, salt=spec.name)
     if payload is None or not isinstance(payload.get("value"), str) or not payload["value"]:
         raise InvalidCheck(
             f"The {spec.name} cookie could not be read (expired or tampered): {_CAUSES}."
@@ -126,14 +119,14 @@ def read_check(ctx: AuthContext, provider: OAuth2, check: str) -> str:
     return str(payload["value"])
 
 
-def decode_state(ctx: AuthContext, state: str) -> dict[str, Any] | None:
+def decode_state(config: Config, value: str) -> dict[str, Any] | None:
     """The payload inside a ``state`` parameter, or ``None`` if it is not ours."""
-    return jose.decode(token=state, secret=ctx.config.secret, salt=STATE_SALT)
+    return jose.decode(token=value, secret=config.secret, salt=STATE_SALT)
 
 
-def clear_checks(ctx: AuthContext, response: HttpResponseBase) -> None:
+def clear_checks(state: AuthState, response: HttpResponseBase) -> None:
     """Delete the check cookies the request carried."""
     for key in _COOKIE_KEYS.values():
-        spec = ctx.cookies[key]
-        if spec.name in ctx.request.COOKIES:
+        spec = state.cookies[key]
+        if spec.name in state.request_cookies:
             ck.delete_cookie(response, spec)

@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 from authlib.integrations.requests_client import OAuth2Session
+from authlib.oauth2.rfc7523 import PrivateKeyJWT
+
+from ..providers.base import TIMEOUT
 
 if TYPE_CHECKING:
     from ..conf import Config
     from ..providers.oauth import OAuth2
 
-__all__ = ["TIMEOUT", "http_session", "oauth_session"]
-
-#: Seconds to wait for a provider before giving up (connect, read).
-TIMEOUT = (5, 15)
+__all__ = ["http_session", "oauth_session"]
 
 
 def http_session(config: Config) -> requests.Session:
@@ -53,8 +53,6 @@ def oauth_session(
         **kwargs,
     )
     if private_key_jwt:
-        from authlib.oauth2.rfc7523 import PrivateKeyJWT
-
         client.register_client_auth_method(PrivateKeyJWT(token_endpoint))
     client.adapters = base.adapters
     client.proxies = base.proxies

@@ -14,8 +14,9 @@ from django.core.cache import cache
 
 from ..conf import Config
 from ..errors import InvalidEndpoints
+from ..providers.base import TIMEOUT
 from ..providers.oauth import OAuth2
-from .client import TIMEOUT, http_session
+from .client import http_session
 
 __all__ = ["METADATA_TTL", "endpoints", "fetch_json", "jwks", "metadata"]
 

@@ -2,94 +2,94 @@
 
 ``get_access_token(user, "github")`` returns a usable access token from the
 user's linked account, using the refresh token when the stored one has expired
-and saving the new tokens. Concurrent callers refresh once: a per-account lock
-in the process and a row lock in the database (``SELECT ... FOR UPDATE``) make
-the others wait and then read the fresh token. Works with the Django ORM
-adapter's tables.
+and saving the new tokens. Concurrent callers refresh once: the adapter's
+``refresh_account_tokens`` runs the refresh with the account locked (a row lock
+in ``DjangoAdapter``), and a caller that waited finds the account fresh and
+uses the new token. It goes through the adapter (``get_account_by_user_id``,
+``refresh_account_tokens``); without a configured one, ``DjangoAdapter``'s
+tables are used.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
 from asgiref.sync import sync_to_async
 from authlib.common.errors import AuthlibBaseError
-from django.db import connection, transaction
 
-from ..conf import get_config
-from ..errors import AuthError
-from ..models import Account
+from ..conf import Config, get_config
+from ..errors import AuthError, CallbackRouteError, TokenRefreshError
 from ..providers.oauth import OAuth2
+from ..types import AdapterAccount, as_account
+from ..utils import user_id
 from .client import oauth_session
 from .discovery import endpoints
 
-__all__ = ["TokenRefreshError", "aget_access_token", "get_access_token"]
+__all__ = [
+    "LEEWAY",
+    "TokenRefreshError",
+    "aget_access_token",
+    "get_access_token",
+    "normalize_tokens",
+]
 
 #: A token that expires within this many seconds is refreshed first.
 LEEWAY = 60
 
-_locks: dict[tuple[str, str], threading.Lock] = {}
-_locks_guard = threading.Lock()
 
-
-class TokenRefreshError(AuthError):
-    """The access token expired and could not be refreshed (no refresh token, or refused)."""
-
-
-def _lock(user_id: str, provider_id: str) -> threading.Lock:
-    with _locks_guard:
-        return _locks.setdefault((user_id, provider_id), threading.Lock())
-
-
-def _fresh(account: Account) -> bool:
+def _fresh(account: AdapterAccount) -> bool:
     return account.expires_at is None or account.expires_at - LEEWAY > time.time()
 
 
-def _user_id(user: Any) -> str:
-    pk = getattr(user, "pk", None)
-    if pk is None:
-        pk = getattr(user, "id", None)
-    if pk is None:
-        raise ValueError("get_access_token needs a user (model instance or record with an id)")
-    return str(pk)
+def normalize_tokens(token: Mapping[str, Any]) -> dict[str, Any]:
+    """A token response as webauth stores it: lowercase ``token_type``, ``expires_at`` added."""
+    tokens = dict(token)
+    if not isinstance(tokens.get("access_token"), str) or not tokens["access_token"]:
+        raise CallbackRouteError("The token response has no access_token")
+    if not isinstance(tokens.get("token_type"), str):
+        raise CallbackRouteError("The token response has no token_type")
+    tokens["token_type"] = tokens["token_type"].lower()
+    expires_in = tokens.get("expires_in")
+    if isinstance(expires_in, str) and expires_in.isdigit():
+        expires_in = tokens["expires_in"] = int(expires_in)
+    if isinstance(expires_in, int | float) and expires_in:
+        tokens["expires_at"] = int(time.time()) + int(expires_in)
+    return tokens
 
 
 def get_access_token(user: Any, provider_id: str) -> str | None:
     """A valid access token of *user*'s *provider_id* account, or ``None`` without one.
 
-    Raises :class:`TokenRefreshError` when the token expired and refreshing failed.
+    Raises :class:`~webauth.errors.TokenRefreshError` when the token expired and
+    refreshing failed.
     """
-    user_id = _user_id(user)
-    account = Account.objects.filter(user_id=user_id, provider=provider_id).first()
+    config = get_config()
+    storage = config.storage
+    account = as_account(storage("get_account_by_user_id", user_id(user), provider_id))
     if account is None:
         return None
     if _fresh(account):
         return account.access_token
-    with _lock(user_id, provider_id):
-        if not connection.features.has_select_for_update:
-            # SQLite: no row locks, and a transaction held across the HTTP call
-            # would block every writer; the process lock serialises callers and
-            # the conditional save below detects another process's refresh.
-            account = Account.objects.get(pk=account.pk)
-            if _fresh(account):
-                return account.access_token
-            return _refresh(account, provider_id)
-        with transaction.atomic():
-            account = Account.objects.select_for_update().get(pk=account.pk)
-            if _fresh(account):  # someone refreshed while we waited
-                return account.access_token
-            return _refresh(account, provider_id)
+
+    def refresh(locked: AdapterAccount) -> dict[str, Any] | None:
+        if _fresh(locked):  # refreshed by someone else while this caller waited
+            return None
+        return _refreshed_tokens(config, provider_id, locked)
+
+    stored = as_account(
+        storage("refresh_account_tokens", account.provider, account.provider_account_id, refresh)
+    )
+    return stored.access_token if stored is not None else None
 
 
-def _refresh(account: Account, provider_id: str) -> str | None:
-    from .flow import normalize_tokens
-
-    config = get_config()
-    provider = config.get_provider(provider_id)
-    if not isinstance(provider, OAuth2):
+def _refreshed_tokens(config: Config, provider_id: str, account: AdapterAccount) -> dict[str, Any]:
+    """Ask the provider for new tokens; the fields to store."""
+    configured = config.get_provider(provider_id)
+    if configured is None or configured.type not in ("oauth", "oidc"):
         raise TokenRefreshError(f"{provider_id!r} is not a configured OAuth provider")
+    provider = cast(OAuth2, configured)
     if not account.refresh_token:
         raise TokenRefreshError(
             f"the {provider_id!r} access token expired and there is no refresh token"
@@ -105,7 +105,7 @@ def _refresh(account: Account, provider_id: str) -> str | None:
         )
         config.logger.error(error)
         raise error from exc
-    changes = {
+    return {
         "access_token": tokens["access_token"],
         "refresh_token": tokens.get("refresh_token") or account.refresh_token,
         "expires_at": tokens.get("expires_at"),
@@ -113,13 +113,6 @@ def _refresh(account: Account, provider_id: str) -> str | None:
         "scope": tokens.get("scope") or account.scope,
         "id_token": tokens.get("id_token") or account.id_token,
     }
-    # Only if nobody refreshed meanwhile (always true under the row lock).
-    saved = Account.objects.filter(pk=account.pk, refresh_token=account.refresh_token).update(
-        **changes
-    )
-    if not saved:
-        return Account.objects.get(pk=account.pk).access_token
-    return str(changes["access_token"])
 
 
 async def aget_access_token(user: Any, provider_id: str) -> str | None:

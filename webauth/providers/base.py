@@ -1,20 +1,34 @@
-"""The provider base class shared by every provider type."""
+"""The provider base class shared by every provider type.
+
+A provider is configuration: its id, name and type, the options of its kind, and
+small pure hooks (profile mapping, endpoint defaults). It runs no flow: the
+routes pick the flow for a provider by its :attr:`Provider.type`
+(:func:`webauth.flows.flow_for`), and the flow reads the provider's options.
+"""
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final, Self
 
 from django.core.checks import CheckMessage
 
-__all__ = ["Provider"]
+__all__ = ["TIMEOUT", "Provider"]
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 
+#: Seconds to wait for a provider's servers, as ``(connect, read)``: every
+#: request webauth makes to a provider (discovery, tokens, profile APIs) uses it.
+TIMEOUT: Final = (5, 15)
+
 
 class Provider:
-    """A way to sign in. Subclasses set ``type`` and implement their flow.
+    """A way to sign in. Subclasses set ``type`` and the options of their kind.
+
+    ``type`` is how webauth tells kinds apart: ``"credentials"``, ``"oauth"``,
+    ``"oidc"`` (and, with their issues, ``"email"`` and ``"webauthn"``).
 
     ``id`` appears in URLs (``/auth/signin/<id>``, ``/auth/callback/<id>``), so it
     is limited to letters, digits, ``-`` and ``_``.
@@ -38,7 +52,21 @@ class Provider:
         return "AUTH_" + self.id.upper().replace("-", "_")
 
     def apply_env(self, env: Callable[[str], str | None]) -> None:
-        """Fill options from ``AUTH_<ID>_*`` environment variables (``set_env_defaults``)."""
+        """Fill options from ``AUTH_<ID>_*`` environment variables, on this object.
+
+        Subclasses override it to read their variables. webauth itself never calls
+        it on the object a project configured: it calls :meth:`with_env`.
+        """
+
+    def with_env(self, env: Callable[[str], str | None]) -> Self:
+        """This provider with the environment's defaults filled in (``set_env_defaults``).
+
+        The provider itself is left as it is: when the environment changes
+        anything, the answer is a copy (shallow: options are shared, not changed).
+        """
+        configured = copy.copy(self)
+        configured.apply_env(env)
+        return self if vars(configured) == vars(self) else configured
 
     def validate(self) -> list[str]:
         """Problems with this provider's configuration, as messages naming the fix."""

@@ -32,10 +32,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.http import HttpRequest
-from django.utils.functional import cached_property
 from django.utils.translation import gettext_lazy as _
 
-from ..utils import call, resolve
+from ..utils import resolve
 from .base import Provider
 
 __all__ = ["Credentials", "DjangoCredentials"]
@@ -76,19 +75,10 @@ class Credentials(Provider):
         }
         self._authorize = authorize
 
-    @cached_property
+    @property
     def authorize_function(self) -> Authorize | None:
-        """The resolved ``authorize`` callable (dotted paths imported once)."""
+        """The ``authorize`` callable (a dotted path is imported: Python keeps the module)."""
         return resolve(self._authorize) if self._authorize is not None else None
-
-    def authorize(self, credentials: Mapping[str, Any], request: HttpRequest) -> Any:
-        """Run ``authorize``; ``None`` means the credentials were refused."""
-        fn = self.authorize_function
-        if fn is None:
-            from ..errors import MissingAuthorize
-
-            raise MissingAuthorize(f"Credentials provider {self.id!r} has no authorize function")
-        return call(fn, credentials, request)
 
     def validate(self) -> list[str]:
         problems = super().validate()
@@ -122,6 +112,8 @@ class Credentials(Provider):
 
 
 def _django_authorize(credentials: Mapping[str, Any], request: HttpRequest) -> Any:
+    # Imported here: django.contrib.auth's functions need the app registry, and a
+    # settings module may import this provider before Django has set it up.
     from django.contrib.auth import authenticate, get_user_model
 
     username_field = get_user_model().USERNAME_FIELD

@@ -11,23 +11,24 @@ a catalog class sets its own as class attributes::
     OIDC(id="corp", name="Corp SSO", issuer="https://sso.example.com",
          client_id="...", client_secret="...")
 
-The flow itself lives in :mod:`webauth.oauth`.
+These classes are configuration: the flow that uses them is
+:mod:`webauth.flows.oauth`, with the protocol helpers of :mod:`webauth.oauth`.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.core.checks import CheckMessage, Error
 
-from .base import Provider
+from ..errors import InvalidEndpoints
+from ..utils import resolve
+from .base import TIMEOUT, Provider
+from .profile import json_object, standard_profile
 
 if TYPE_CHECKING:
     import requests
-
-    from ..context import AuthContext
 
 __all__ = ["CHECKS", "CLIENT_AUTH_METHODS", "DEFAULT_SCOPE", "OIDC", "OAuth2"]
 
@@ -120,8 +121,6 @@ class OAuth2(Provider):
     private_key: Any = None
     redirect_proxy_url: str | None = None
     style: Mapping[str, str] = {}
-    #: Environment variables this provider reads besides ``_ID``/``_SECRET``/``_ISSUER``.
-    requires_issuer: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -140,11 +139,7 @@ class OAuth2(Provider):
             if key == "authorization_params" and value is not None:
                 value = {**type(self).authorization_params, **value}
             setattr(self, key, value)
-        if isinstance(profile, str):
-            from ..utils import resolve
-
-            profile = resolve(profile)
-        self._profile_fn = profile
+        self._profile_fn = resolve(profile)
 
     # -- configuration ----------------------------------------------------------
     def apply_env(self, env: Callable[[str], str | None]) -> None:
@@ -217,47 +212,39 @@ class OAuth2(Provider):
             needed.append(self.userinfo_endpoint)
         return any(value is None for value in needed)
 
-    def to_json(self, base_url: str) -> Mapping[str, Any]:
-        """The ``/auth/providers`` entry."""
-        return super().to_json(base_url)
-
-    # -- the parts catalog providers override -------------------------------------
+    # -- the hooks built-in providers override ---------------------------------------
     def profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> Mapping[str, Any]:
         """Map the provider's profile to ``{"id", "name", "email", "image"}``.
 
-        Auth.js's default: id = ``sub`` or ``id``; name = ``name``, ``nickname``
-        or ``preferred_username``; email; image = ``picture``.
+        The ``profile=`` callable when one was given, else :meth:`map_profile`.
         """
         if self._profile_fn is not None:
             return self._profile_fn(profile, tokens)
-        ident = profile.get("sub") or profile.get("id") or str(uuid.uuid4())
-        return {
-            "id": str(ident),
-            "name": profile.get("name")
-            or profile.get("nickname")
-            or profile.get("preferred_username"),
-            "email": profile.get("email"),
-            "image": profile.get("picture"),
-        }
+        return self.map_profile(profile, tokens)
+
+    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> Mapping[str, Any]:
+        """This provider's own mapping; here Auth.js's default (:func:`standard_profile`).
+
+        id = ``sub`` or ``id``; name = ``name``, ``nickname`` or
+        ``preferred_username``; email; image = ``picture``. A profile without an
+        id is refused (Auth.js makes up a random one, which creates a new
+        account at every sign-in).
+        """
+        return standard_profile(profile, self.id)
 
     def get_userinfo(
         self, http: requests.Session, tokens: dict[str, Any], endpoint: str | None
     ) -> dict[str, Any]:
         """Fetch the user's profile with the access token (``GET`` the userinfo endpoint)."""
         if not endpoint:
-            from ..errors import InvalidEndpoints
-
             raise InvalidEndpoints(f"provider {self.id!r} has no userinfo endpoint")
         response = http.get(
             endpoint,
             headers={"Authorization": f"Bearer {tokens['access_token']}"},
-            timeout=10,
+            timeout=TIMEOUT,
         )
         response.raise_for_status()
-        data = response.json()
-        if not isinstance(data, dict):
-            raise ValueError("the userinfo response is not a JSON object")
-        return data
+        return json_object(response.json(), "the userinfo response")
 
     def conform_token(self, token: dict[str, Any]) -> dict[str, Any]:
         """Fix a provider's non-standard token response before it is used."""
@@ -271,19 +258,6 @@ class OAuth2(Provider):
         """Profile data some providers send in the callback itself (Apple's ``user``)."""
         return {}
 
-    # -- the flow -----------------------------------------------------------------
-    def start_sign_in(self, ctx: AuthContext) -> Any:
-        """``POST /auth/signin/<id>``: redirect to the authorization endpoint."""
-        from ..oauth.flow import start_sign_in
-
-        return start_sign_in(ctx, self)
-
-    def handle_callback(self, ctx: AuthContext) -> Any:
-        """``GET``/``POST /auth/callback/<id>``: finish the flow and sign in."""
-        from ..oauth.flow import handle_callback
-
-        return handle_callback(ctx, self)
-
 
 class OIDC(OAuth2):
     """A generic OpenID Connect provider: ``issuer``, ``client_id`` and ``client_secret``.
@@ -295,4 +269,3 @@ class OIDC(OAuth2):
 
     type: ClassVar[str] = "oidc"
     id_token: bool = True
-    requires_issuer: ClassVar[bool] = True

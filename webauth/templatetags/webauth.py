@@ -12,49 +12,49 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from ..conf import get_config
+from ..flows import flow_for
+from ..pages import provider_forms
+from ..state import get_state
+
 register = template.Library()
+
+
+def _request(context: Any, tag: str) -> HttpRequest:
+    request: HttpRequest | None = context.get("request")
+    if request is None:
+        raise template.TemplateSyntaxError(
+            f"{{% {tag} %}} needs the request in the template context "
+            "(enable django.template.context_processors.request)."
+        )
+    return request
 
 
 @register.simple_tag(takes_context=True)
 def webauth_signin_buttons(context: Any, callback_url: str | None = None) -> SafeString:
-    """A sign-in form per provider, for use in the project's own templates."""
-    from ..conf import get_config
-    from ..context import AuthContext
-    from ..pages import provider_forms
+    """A sign-in form per provider, for use in the project's own templates.
 
-    request = context.get("request")
-    if request is None:
-        raise template.TemplateSyntaxError(
-            "{% webauth_signin_buttons %} needs the request in the template context "
-            "(enable django.template.context_processors.request)."
-        )
-    ctx = AuthContext(request, get_config(), body={})
+    Every form on a page carries the same CSRF token; when it is a new one,
+    ``AuthMiddleware`` sets its cookie on the response that renders the page.
+    """
+    request = _request(context, "webauth_signin_buttons")
+    state = get_state(request)
     target = callback_url or request.get_full_path()
-    token = _csrf_token(request, ctx)
     html = render_to_string(
         "webauth/signin_buttons.html",
         {
-            "providers": provider_forms(ctx.config.providers, ctx.base_url),
-            "csrf_token_value": token,
-            "callback_url": ctx.redirect(target),
+            "providers": provider_forms(state.config.providers, state.base_url),
+            "csrf_token_value": state.form_csrf_token(),
+            "callback_url": state.redirect(target),
         },
         request=request,
     )
     return mark_safe(html)
-
-
-def _csrf_token(request: Any, ctx: Any) -> str:
-    """webauth's CSRF token for a form on this page; the cookie goes out with the response."""
-    pending = request.__dict__.get("_webauth_pending_csrf")
-    if pending is not None:
-        return str(pending.token)  # one token per response, however many forms
-    if ctx.csrf.cookie is not None:
-        request._webauth_pending_csrf = ctx.csrf  # written by AuthMiddleware
-    return str(ctx.csrf.token)
 
 
 @register.simple_tag(takes_context=True)
@@ -65,27 +65,17 @@ def webauth_csrf_token(context: Any) -> SafeString:
     (Auth.js's) double-submit token. The cookie is set by ``AuthMiddleware`` on
     the response that renders the form.
     """
-    from ..conf import get_config
-    from ..context import AuthContext
-
-    request = context.get("request")
-    if request is None:
-        raise template.TemplateSyntaxError(
-            "{% webauth_csrf_token %} needs the request in the template context "
-            "(enable django.template.context_processors.request)."
-        )
-    token = _csrf_token(request, AuthContext(request, get_config(), body={}))
-    return format_html('<input type="hidden" name="csrfToken" value="{}">', token)
+    state = get_state(_request(context, "webauth_csrf_token"))
+    return format_html('<input type="hidden" name="csrfToken" value="{}">', state.form_csrf_token())
 
 
 @register.simple_tag(takes_context=True)
 def provider_signin_url(context: Any, provider_id: str) -> str:
     """The URL a provider's sign-in form posts to."""
-    from ..conf import get_config
-
     config = get_config()
     provider = config.get_provider(provider_id)
     if provider is None:
         raise template.TemplateSyntaxError(f"Unknown webauth provider {provider_id!r}")
-    action = "callback" if provider.type == "credentials" else "signin"
+    flow = flow_for(provider)
+    action = "callback" if flow is not None and flow.posts_to_callback else "signin"
     return f"{config.base_path}/{action}/{provider_id}"

@@ -1,11 +1,10 @@
-"""What the built-in providers share: two base classes and small profile helpers.
+"""What the built-in providers share beyond their base classes: calling a provider API.
 
-Every catalog class maps its service's profile in :meth:`map_profile`; a
-``profile=`` callable given to the constructor still replaces it, as for any
-:class:`~webauth.providers.oauth.OAuth2` provider. The helpers never raise on a
-missing or oddly typed optional field: a service that leaves out a name or an
-avatar gives ``None`` there. Only a missing account id is an error, because
-the id is what links the account to its user.
+Each built-in provider subclasses :class:`~webauth.providers.oauth.OAuth2` or
+:class:`~webauth.providers.oauth.OIDC`, maps its service's profile in
+``map_profile`` with the helpers of :mod:`webauth.providers.profile`, and, when
+the profile needs more than the userinfo endpoint, calls the service's API with
+:func:`request_json`.
 """
 
 from __future__ import annotations
@@ -13,91 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..oauth import OIDC, OAuth2
+from ..base import TIMEOUT
 
 if TYPE_CHECKING:
     import requests
 
-__all__ = [
-    "TIMEOUT",
-    "CatalogOAuth2",
-    "CatalogOIDC",
-    "dig",
-    "full_name",
-    "json_object",
-    "request_json",
-    "require_id",
-    "standard_profile",
-    "text",
-]
-
-#: Seconds to wait for a provider's API (the same as the generic userinfo call).
-TIMEOUT = 10
-
-
-def text(value: Any) -> str | None:
-    """*value* if it is a non-empty string, else ``None``."""
-    return value if isinstance(value, str) and value else None
-
-
-def dig(data: Any, *path: str | int) -> Any:
-    """``data[path[0]][path[1]]...``, or ``None`` as soon as a step is missing.
-
-    A string step reads a mapping key, an integer step a list item.
-    """
-    for step in path:
-        if isinstance(step, str) and isinstance(data, Mapping):
-            data = data.get(step)
-        elif isinstance(step, int) and isinstance(data, list) and -len(data) <= step < len(data):
-            data = data[step]
-        else:
-            return None
-    return data
-
-
-def require_id(value: Any, provider_id: str) -> str:
-    """The account id as a string; raises ``ValueError`` when the profile has none.
-
-    Auth.js falls back to a random UUID here, which silently creates a new
-    account on every sign-in; refusing is safer.
-    """
-    if isinstance(value, bool) or value is None or value == "":
-        raise ValueError(f"the {provider_id!r} profile has no account id")
-    if isinstance(value, int | str):
-        return str(value)
-    raise ValueError(f"the {provider_id!r} profile's account id is not a string or number")
-
-
-def full_name(*parts: Any) -> str | None:
-    """The non-empty string *parts* joined with spaces, or ``None``."""
-    words = [part.strip() for part in parts if isinstance(part, str) and part.strip()]
-    return " ".join(words) or None
-
-
-def standard_profile(profile: Mapping[str, Any], provider_id: str) -> dict[str, Any]:
-    """Auth.js's default mapping, for OpenID claims and similar profiles.
-
-    id = ``sub`` or ``id``; name = ``name``, ``nickname`` or
-    ``preferred_username``; ``email``; image = ``picture``.
-    """
-    ident = profile.get("sub")
-    if ident is None or ident == "":
-        ident = profile.get("id")
-    return {
-        "id": require_id(ident, provider_id),
-        "name": text(profile.get("name"))
-        or text(profile.get("nickname"))
-        or text(profile.get("preferred_username")),
-        "email": text(profile.get("email")),
-        "image": text(profile.get("picture")),
-    }
-
-
-def json_object(data: Any, what: str) -> dict[str, Any]:
-    """*data* if it is a JSON object; raises ``ValueError`` naming *what* otherwise."""
-    if not isinstance(data, dict):
-        raise ValueError(f"{what} is not a JSON object")
-    return data
+__all__ = ["request_json"]
 
 
 def request_json(
@@ -123,21 +43,3 @@ def request_json(
     )
     response.raise_for_status()
     return response.json()
-
-
-class CatalogOAuth2(OAuth2):
-    """Base of the built-in OAuth 2 providers: :meth:`profile` calls :meth:`map_profile`."""
-
-    def profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> Mapping[str, Any]:
-        """Map the profile with ``profile=`` when given, else :meth:`map_profile`."""
-        if self._profile_fn is not None:
-            return self._profile_fn(profile, tokens)
-        return self.map_profile(profile, tokens)
-
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
-        """Map to ``{"id", "name", "email", "image"}`` (here: Auth.js's default mapping)."""
-        return standard_profile(profile, self.id)
-
-
-class CatalogOIDC(CatalogOAuth2, OIDC):
-    """Base of the built-in OpenID Connect providers (the profile is the ID token's claims)."""

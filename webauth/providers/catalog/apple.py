@@ -18,7 +18,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._base import CatalogOIDC, dig, full_name, require_id, text
+from ..oauth import OIDC
+from ..profile import dig, full_name, require_id, text
 
 __all__ = ["Apple"]
 
@@ -26,7 +27,7 @@ __all__ = ["Apple"]
 MAX_USER_PARAM = 4096
 
 
-class Apple(CatalogOIDC):
+class Apple(OIDC):
     """Apple ID. Claims: ``sub``, ``email``, ``email_verified``, ``is_private_email``."""
 
     default_id = "apple"

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import CatalogOAuth2, require_id, text
+from ..oauth import OAuth2
+from ..profile import require_id, text
 
 __all__ = ["Atlassian"]
 
 
-class Atlassian(CatalogOAuth2):
+class Atlassian(OAuth2):
     """Atlassian accounts (Jira, Confluence). Checks state."""
 
     default_id = "atlassian"

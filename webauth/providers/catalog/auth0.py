@@ -10,12 +10,12 @@ Environment: ``AUTH_AUTH0_ID``, ``AUTH_AUTH0_SECRET``, ``AUTH_AUTH0_ISSUER``.
 
 from __future__ import annotations
 
-from ._base import CatalogOIDC
+from ..oauth import OIDC
 
 __all__ = ["Auth0"]
 
 
-class Auth0(CatalogOIDC):
+class Auth0(OIDC):
     """Auth0. The profile is the ID token's standard claims."""
 
     default_id = "auth0"

@@ -11,12 +11,12 @@ Environment: ``AUTH_AUTHENTIK_ID``, ``AUTH_AUTHENTIK_SECRET``, ``AUTH_AUTHENTIK_
 
 from __future__ import annotations
 
-from ._base import CatalogOIDC
+from ..oauth import OIDC
 
 __all__ = ["Authentik"]
 
 
-class Authentik(CatalogOIDC):
+class Authentik(OIDC):
     """Authentik. The profile is the ID token's standard claims."""
 
     default_id = "authentik"

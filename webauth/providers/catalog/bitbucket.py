@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import CatalogOAuth2, dig, require_id, text
+from ..oauth import OAuth2
+from ..profile import dig, require_id, text
 
 __all__ = ["Bitbucket"]
 
 
-class Bitbucket(CatalogOAuth2):
+class Bitbucket(OAuth2):
     """Bitbucket. id = ``account_id``; no email."""
 
     default_id = "bitbucket"

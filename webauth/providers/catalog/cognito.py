@@ -11,12 +11,12 @@ Environment: ``AUTH_COGNITO_ID``, ``AUTH_COGNITO_SECRET``, ``AUTH_COGNITO_ISSUER
 
 from __future__ import annotations
 
-from ._base import CatalogOIDC
+from ..oauth import OIDC
 
 __all__ = ["Cognito"]
 
 
-class Cognito(CatalogOIDC):
+class Cognito(OIDC):
     """Amazon Cognito (the issuer is the user pool URL). The profile is the ID token's claims."""
 
     default_id = "cognito"

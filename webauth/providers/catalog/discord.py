@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import CatalogOAuth2, require_id, text
+from ..oauth import OAuth2
+from ..profile import require_id, text
 
 __all__ = ["Discord"]
 
@@ -38,7 +39,7 @@ def avatar_url(user_id: str, avatar: Any, discriminator: Any) -> str:
     return f"{CDN}/embed/avatars/{index}.png"
 
 
-class Discord(CatalogOAuth2):
+class Discord(OAuth2):
     """Discord. Scope ``identify email``."""
 
     default_id = "discord"

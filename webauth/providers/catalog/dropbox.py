@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._base import CatalogOAuth2, dig, json_object, request_json, require_id, text
+from ..oauth import OAuth2
+from ..profile import dig, json_object, require_id, text
+from ._base import request_json
 
 if TYPE_CHECKING:
     import requests
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["Dropbox"]
 
 
-class Dropbox(CatalogOAuth2):
+class Dropbox(OAuth2):
     """Dropbox. id = ``account_id``, name = ``name.display_name``."""
 
     default_id = "dropbox"

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import CatalogOAuth2, dig, require_id, text
+from ..oauth import OAuth2
+from ..profile import dig, require_id, text
 
 __all__ = ["Facebook"]
 
 
-class Facebook(CatalogOAuth2):
+class Facebook(OAuth2):
     """Facebook Login. Image = ``picture.data.url``."""
 
     default_id = "facebook"

@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
-from ._base import CatalogOAuth2, dig, json_object, request_json, require_id, text
+from ..oauth import OAuth2
+from ..profile import dig, json_object, require_id, text
+from ._base import request_json
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -28,7 +30,7 @@ __all__ = ["GitHub"]
 USER_AGENT = "webauth"
 
 
-class GitHub(CatalogOAuth2):
+class GitHub(OAuth2):
     """GitHub.com or GitHub Enterprise Server (``enterprise_base_url=``)."""
 
     default_id = "github"

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import CatalogOAuth2, require_id, text
+from ..oauth import OAuth2
+from ..profile import require_id, text
 
 __all__ = ["GitLab"]
 
 
-class GitLab(CatalogOAuth2):
+class GitLab(OAuth2):
     """GitLab; ``base_url=`` (default ``https://gitlab.com``) for self-managed GitLab."""
 
     default_id = "gitlab"

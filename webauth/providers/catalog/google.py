@@ -10,12 +10,12 @@ Environment: ``AUTH_GOOGLE_ID``, ``AUTH_GOOGLE_SECRET``.
 
 from __future__ import annotations
 
-from ._base import CatalogOIDC
+from ..oauth import OIDC
 
 __all__ = ["Google"]
 
 
-class Google(CatalogOIDC):
+class Google(OIDC):
     """Google accounts. Claims: ``sub``, ``name``, ``email``, ``email_verified``, ``picture``."""
 
     default_id = "google"

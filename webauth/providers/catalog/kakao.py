@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import CatalogOAuth2, dig, require_id, text
+from ..oauth import OAuth2
+from ..profile import dig, require_id, text
 
 __all__ = ["Kakao"]
 
 
-class Kakao(CatalogOAuth2):
+class Kakao(OAuth2):
     """Kakao. Name = ``kakao_account.profile.nickname``."""
 
     default_id = "kakao"

@@ -11,12 +11,12 @@ Environment: ``AUTH_KEYCLOAK_ID``, ``AUTH_KEYCLOAK_SECRET``, ``AUTH_KEYCLOAK_ISS
 
 from __future__ import annotations
 
-from ._base import CatalogOIDC
+from ..oauth import OIDC
 
 __all__ = ["Keycloak"]
 
 
-class Keycloak(CatalogOIDC):
+class Keycloak(OIDC):
     """Keycloak (the issuer is the realm URL). The profile is the ID token's standard claims."""
 
     default_id = "keycloak"

@@ -9,12 +9,12 @@ Environment: ``AUTH_LINE_ID`` (the channel id), ``AUTH_LINE_SECRET``.
 
 from __future__ import annotations
 
-from ._base import CatalogOIDC
+from ..oauth import OIDC
 
 __all__ = ["Line"]
 
 
-class Line(CatalogOIDC):
+class Line(OIDC):
     """LINE. Checks state; HS256 ID tokens with ``sub``, ``name``, ``picture``, ``email``."""
 
     default_id = "line"

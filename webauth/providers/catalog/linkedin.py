@@ -9,12 +9,12 @@ Environment: ``AUTH_LINKEDIN_ID``, ``AUTH_LINKEDIN_SECRET``.
 
 from __future__ import annotations
 
-from ._base import CatalogOIDC
+from ..oauth import OIDC
 
 __all__ = ["LinkedIn"]
 
 
-class LinkedIn(CatalogOIDC):
+class LinkedIn(OIDC):
     """LinkedIn. Claims: ``sub``, ``name``, ``email``, ``picture``."""
 
     default_id = "linkedin"

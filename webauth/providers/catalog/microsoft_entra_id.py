@@ -23,7 +23,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._base import CatalogOIDC, require_id, text
+from ..oauth import OIDC
+from ..profile import require_id, text
 
 __all__ = ["MicrosoftEntraID"]
 
@@ -39,7 +40,7 @@ def tenant_issuer(tenant_id: str) -> str:
     return f"https://login.microsoftonline.com/{tenant_id}/v2.0"
 
 
-class MicrosoftEntraID(CatalogOIDC):
+class MicrosoftEntraID(OIDC):
     """Microsoft Entra ID; ``tenant_id=`` (default ``"common"``) chooses the directory."""
 
     default_id = "microsoft-entra-id"

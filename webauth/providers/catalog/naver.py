@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import CatalogOAuth2, dig, require_id, text
+from ..oauth import OAuth2
+from ..profile import dig, require_id, text
 
 __all__ = ["Naver"]
 
 
-class Naver(CatalogOAuth2):
+class Naver(OAuth2):
     """Naver. Name = ``response.nickname``."""
 
     default_id = "naver"

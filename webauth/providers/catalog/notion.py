@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._base import CatalogOAuth2, dig, json_object, request_json, require_id, text
+from ..oauth import OAuth2
+from ..profile import dig, json_object, require_id, text
+from ._base import request_json
 
 if TYPE_CHECKING:
     import requests
@@ -24,7 +26,7 @@ __all__ = ["Notion"]
 NOTION_VERSION = "2022-06-28"
 
 
-class Notion(CatalogOAuth2):
+class Notion(OAuth2):
     """Notion. The profile is the owner of the integration's bot user."""
 
     default_id = "notion"

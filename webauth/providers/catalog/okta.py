@@ -11,12 +11,12 @@ Environment: ``AUTH_OKTA_ID``, ``AUTH_OKTA_SECRET``, ``AUTH_OKTA_ISSUER``.
 
 from __future__ import annotations
 
-from ._base import CatalogOIDC
+from ..oauth import OIDC
 
 __all__ = ["Okta"]
 
 
-class Okta(CatalogOIDC):
+class Okta(OIDC):
     """Okta (checks PKCE and state). The profile is the ID token's standard claims."""
 
     default_id = "okta"

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import CatalogOAuth2, dig, require_id, text
+from ..oauth import OAuth2
+from ..profile import dig, require_id, text
 
 __all__ = ["Patreon"]
 
 
-class Patreon(CatalogOAuth2):
+class Patreon(OAuth2):
     """Patreon. Scope ``identity identity[email]``."""
 
     default_id = "patreon"

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._base import CatalogOAuth2, json_object, request_json, require_id, text
+from ..oauth import OAuth2
+from ..profile import json_object, require_id, text
+from ._base import request_json
 
 if TYPE_CHECKING:
     import requests
@@ -22,7 +24,7 @@ __all__ = ["Reddit"]
 USER_AGENT = "webauth"
 
 
-class Reddit(CatalogOAuth2):
+class Reddit(OAuth2):
     """Reddit. Checks state; the name is the username, there is no email or image."""
 
     default_id = "reddit"

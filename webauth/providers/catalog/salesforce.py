@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._base import CatalogOIDC
+from ..oauth import OIDC
 
 __all__ = ["Salesforce"]
 
 DEFAULT_ISSUER = "https://login.salesforce.com"
 
 
-class Salesforce(CatalogOIDC):
+class Salesforce(OIDC):
     """Salesforce. Checks PKCE, state and nonce; reads the userinfo endpoint."""
 
     default_id = "salesforce"

@@ -8,12 +8,12 @@ Environment: ``AUTH_SLACK_ID``, ``AUTH_SLACK_SECRET``.
 
 from __future__ import annotations
 
-from ._base import CatalogOIDC
+from ..oauth import OIDC
 
 __all__ = ["Slack"]
 
 
-class Slack(CatalogOIDC):
+class Slack(OIDC):
     """Slack. Claims: ``sub``, ``name``, ``email``, ``picture``, ``https://slack.com/team_id``."""
 
     default_id = "slack"

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import CatalogOAuth2, dig, require_id, text
+from ..oauth import OAuth2
+from ..profile import dig, require_id, text
 
 __all__ = ["Spotify"]
 
 
-class Spotify(CatalogOAuth2):
+class Spotify(OAuth2):
     """Spotify. Name = ``display_name``, image = the first of ``images``."""
 
     default_id = "spotify"

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import CatalogOAuth2, full_name, require_id, text
+from ..oauth import OAuth2
+from ..profile import full_name, require_id, text
 
 __all__ = ["Strava"]
 
 
-class Strava(CatalogOAuth2):
+class Strava(OAuth2):
     """Strava athletes. Name = first and last name, image = ``profile``."""
 
     default_id = "strava"

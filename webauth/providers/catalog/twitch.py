@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._base import CatalogOIDC
+from ..oauth import OIDC
 
 __all__ = ["Twitch"]
 
@@ -22,7 +22,7 @@ __all__ = ["Twitch"]
 CLAIMS = {"id_token": {"email": None, "picture": None, "preferred_username": None}}
 
 
-class Twitch(CatalogOIDC):
+class Twitch(OIDC):
     """Twitch. Claims: ``sub``, ``preferred_username`` (the name), ``email``, ``picture``."""
 
     default_id = "twitch"

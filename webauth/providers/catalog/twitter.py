@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import CatalogOAuth2, dig, require_id, text
+from ..oauth import OAuth2
+from ..profile import dig, require_id, text
 
 __all__ = ["Twitter"]
 
 
-class Twitter(CatalogOAuth2):
+class Twitter(OAuth2):
     """X / Twitter (id ``twitter``). Checks PKCE and state."""
 
     default_id = "twitter"

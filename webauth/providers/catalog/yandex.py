@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import CatalogOAuth2, dig, require_id, text
+from ..oauth import OAuth2
+from ..profile import dig, require_id, text
 
 __all__ = ["Yandex"]
 
 AVATAR_URL = "https://avatars.yandex.net/get-yapic/{avatar_id}/islands-200"
 
 
-class Yandex(CatalogOAuth2):
+class Yandex(OAuth2):
     """Yandex. Name = ``display_name``, ``real_name`` or ``first_name``."""
 
     default_id = "yandex"

@@ -10,12 +10,12 @@ Environment: ``AUTH_ZITADEL_ID``, ``AUTH_ZITADEL_SECRET``, ``AUTH_ZITADEL_ISSUER
 
 from __future__ import annotations
 
-from ._base import CatalogOIDC
+from ..oauth import OIDC
 
 __all__ = ["Zitadel"]
 
 
-class Zitadel(CatalogOIDC):
+class Zitadel(OIDC):
     """ZITADEL. The profile is the ID token's standard claims."""
 
     default_id = "zitadel"

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import CatalogOAuth2, full_name, require_id, text
+from ..oauth import OAuth2
+from ..profile import full_name, require_id, text
 
 __all__ = ["Zoom"]
 
 
-class Zoom(CatalogOAuth2):
+class Zoom(OAuth2):
     """Zoom. Name = first and last name, image = ``pic_url``."""
 
     default_id = "zoom"

@@ -1,0 +1,65 @@
+"""What a request that needs a session gets when it has none.
+
+``@auth_required``, ``AuthRequiredMixin`` and ``protected_paths`` all answer the
+same way: ``401 {"error": "SessionRequired"}`` to a client that asked for JSON,
+else a redirect to the sign-in page with ``callbackUrl`` set to the page that
+was asked for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect, JsonResponse
+
+from .conf import get_config
+
+__all__ = ["has_user", "session_required_response", "signin_url", "wants_json"]
+
+
+def has_user(session: Any) -> bool:
+    """The spec's rule: no session, or a session without a user, is not signed in."""
+    return isinstance(session, dict) and session.get("user") is not None
+
+
+def signin_url(
+    request: HttpRequest, *, callback_url: str | None = None, error: str | None = None
+) -> str:
+    """URL of the sign-in page (``pages.sign_in`` if set) with ``callbackUrl``."""
+    config = get_config()
+    page = config.pages.sign_in or f"{config.base_path}/signin"
+    params = {}
+    if callback_url is not None:
+        params["callbackUrl"] = callback_url
+    if error is not None:
+        params["error"] = error
+    if not params:
+        return page
+    return page + ("&" if "?" in page else "?") + urlencode(params)
+
+
+def wants_json(request: HttpRequest) -> bool:
+    """Whether the client asked for JSON (``Accept`` prefers it, or an XHR) rather than a page."""
+    if request.headers.get("X-Requested-With") == "XMLHttpRequest":
+        return True
+    accept = request.headers.get("Accept", "")
+    if "application/json" not in accept:
+        return False
+    return request.get_preferred_type(["text/html", "application/json"]) == "application/json"
+
+
+def session_required_response(
+    request: HttpRequest, redirect_to: str | None = None
+) -> HttpResponseBase:
+    """The answer to a request that needs a session and has none.
+
+    ``401 {"error": "SessionRequired"}`` for a client that asked for JSON, else a
+    redirect to *redirect_to* or to the sign-in page with ``callbackUrl`` set to
+    the page that was asked for.
+    """
+    if wants_json(request):
+        return JsonResponse({"error": "SessionRequired"}, status=401)
+    if redirect_to is not None:
+        return HttpResponseRedirect(redirect_to)
+    return HttpResponseRedirect(signin_url(request, callback_url=request.get_full_path()))

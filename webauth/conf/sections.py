@@ -1,0 +1,316 @@
+"""One small builder per section of ``settings.WEBAUTH``.
+
+Each takes the raw value of its section (and, where a rule spans sections, what
+an earlier builder decided) and returns the frozen options, or raises
+:class:`~webauth.conf.values.ConfigError` naming the key and the fix. None of
+them changes what it was given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..jwt import DEFAULT_MAX_AGE
+from ..logger import AuthLogger
+from ..providers.base import Provider
+from ..providers.catalog import provider_class
+from ..utils import resolve
+from .options import (
+    COOKIE_KEYS,
+    DEFAULT_UPDATE_AGE,
+    CallbacksOptions,
+    CookieOverride,
+    JWTOptions,
+    PagesOptions,
+    SessionOptions,
+    Theme,
+)
+from .values import as_bool, as_callable, as_seconds, as_str, config_error, keys_of
+
+__all__ = [
+    "TOP_LEVEL_KEYS",
+    "adapter",
+    "base_path",
+    "callbacks",
+    "cookies",
+    "events",
+    "experimental",
+    "jwt",
+    "logger",
+    "pages",
+    "protected_paths",
+    "provider",
+    "providers",
+    "secret",
+    "session",
+    "theme",
+    "url",
+]
+
+TOP_LEVEL_KEYS = frozenset(
+    {
+        "providers",
+        "adapter",
+        "base_path",
+        "secret",
+        "session",
+        "jwt",
+        "callbacks",
+        "events",
+        "cookies",
+        "pages",
+        "debug",
+        "logger",
+        "experimental",
+        "trust_host",
+        "use_secure_cookies",
+        "redirect_proxy_url",
+        "skip_csrf_check",
+        "theme",
+        "http_client",
+        # webauth additions (documented in docs/configuration.md)
+        "url",
+        "protected_paths",
+    }
+)
+
+
+# -- providers -----------------------------------------------------------------------
+def provider(index: int, value: Any) -> Provider:
+    """One ``providers`` entry: an instance, a class, a dotted path or a built-in id."""
+    obj = value
+    if isinstance(obj, str) and "." not in obj:
+        # A built-in provider by id: "github", "google", "microsoft-entra-id"...
+        try:
+            obj = provider_class(obj)
+        except KeyError:
+            raise config_error(
+                f"providers[{index}]",
+                f"{value!r} is not a built-in provider id",
+                "See docs/providers.md for the catalog, or give a dotted path.",
+            ) from None
+    elif isinstance(obj, str):
+        try:
+            obj = resolve(obj)
+        except ImportError as exc:
+            raise config_error(
+                f"providers[{index}]", f"could not import {value!r}", str(exc)
+            ) from exc
+    if isinstance(obj, type) and issubclass(obj, Provider):
+        obj = obj()
+    if not isinstance(obj, Provider):
+        raise config_error(
+            f"providers[{index}]",
+            f"must be a webauth provider, got {obj!r}",
+            "Use e.g. webauth.providers.DjangoCredentials() or a dotted path to one.",
+        )
+    return obj
+
+
+def providers(value: Any) -> tuple[Provider, ...]:
+    """``providers``: a list of entries (see :func:`provider`)."""
+    value = value or []
+    if not isinstance(value, list | tuple):
+        raise config_error("providers", "must be a list", "Use [Provider(), ...].")
+    return tuple(provider(i, p) for i, p in enumerate(value))
+
+
+def validate_providers(configured: tuple[Provider, ...]) -> None:
+    """Each provider's own checks, and one provider per id."""
+    seen: set[str] = set()
+    for p in configured:
+        for problem in p.validate():
+            raise config_error("providers", problem, "", "webauth.E004")
+        if p.id in seen:
+            raise config_error(
+                "providers", f"has two providers with id {p.id!r}", "Give one of them id=..."
+            )
+        seen.add(p.id)
+
+
+# -- secret, adapter, paths --------------------------------------------------------------
+def secret(value: Any) -> tuple[str, ...]:
+    """``secret``: one string or a list (newest first); empty entries are dropped."""
+    if isinstance(value, str):
+        return (value,) if value else ()
+    if isinstance(value, list | tuple) and all(isinstance(s, str) for s in value):
+        return tuple(s for s in value if s)
+    if value is None:
+        return ()
+    raise config_error("secret", "must be a string or a list of strings", "Put the newest first.")
+
+
+def adapter(value: Any) -> Any:
+    """``adapter``: an object, a class (instantiated) or a dotted path to either."""
+    obj = value
+    if isinstance(obj, str):
+        try:
+            obj = resolve(obj)
+        except ImportError as exc:
+            raise config_error("adapter", f"could not import {value!r}", str(exc)) from exc
+    return obj() if isinstance(obj, type) else obj
+
+
+def base_path(value: Any) -> str:
+    """``base_path``: starts with ``/``; the trailing slash is dropped (``/`` becomes ``""``)."""
+    path = as_str("base_path", value) or "/auth"
+    if not path.startswith("/"):
+        raise config_error("base_path", f"must start with '/', got {path!r}", "Use e.g. '/auth'.")
+    return path.rstrip("/") or ""
+
+
+def url(value: Any) -> str | None:
+    """``url`` (or ``AUTH_URL``): an absolute http(s) URL."""
+    site = as_str("url", value)
+    if site:
+        parts = urlsplit(site)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise config_error(
+                "url",
+                f"must be an absolute http(s) URL, got {site!r}",
+                "Set it (or the AUTH_URL environment variable) to e.g. 'https://example.com/auth'.",
+            )
+    return site
+
+
+def protected_paths(value: Any) -> tuple[str, ...]:
+    """``protected_paths``: path prefixes that need a session."""
+    paths = value or ()
+    if isinstance(paths, str) or not all(isinstance(p, str) for p in paths):
+        raise config_error(
+            "protected_paths", "must be a list of path prefixes", "E.g. ['/account/']."
+        )
+    return tuple(paths)
+
+
+# -- session and tokens ----------------------------------------------------------------
+SESSION_KEYS = frozenset({"strategy", "max_age", "update_age", "generate_session_token"})
+JWT_KEYS = frozenset({"max_age", "encode", "decode"})
+
+
+def session(value: Any, *, has_adapter: bool) -> SessionOptions:
+    """``session``: ``database`` by default when there is an adapter, which it then needs."""
+    s = keys_of("session", value, SESSION_KEYS)
+    strategy = s.get("strategy") or ("database" if has_adapter else "jwt")
+    if strategy not in ("jwt", "database"):
+        raise config_error("session", f"strategy must be 'jwt' or 'database', got {strategy!r}", "")
+    if strategy == "database" and not has_adapter:
+        raise config_error(
+            "session",
+            "strategy 'database' needs an adapter",
+            "Set WEBAUTH['adapter'] (e.g. 'webauth.adapters.django.DjangoAdapter') "
+            "or use the 'jwt' strategy.",
+            "webauth.E003",
+        )
+    return SessionOptions(
+        strategy=strategy,
+        max_age=as_seconds("session.max_age", s.get("max_age"), DEFAULT_MAX_AGE),
+        update_age=as_seconds("session.update_age", s.get("update_age"), DEFAULT_UPDATE_AGE),
+        generate_session_token=as_callable(
+            "session.generate_session_token", s.get("generate_session_token")
+        ),
+    )
+
+
+def jwt(value: Any, *, session_max_age: int) -> JWTOptions:
+    """``jwt``: its ``max_age`` defaults to the session's."""
+    j = keys_of("jwt", value, JWT_KEYS)
+    return JWTOptions(
+        max_age=as_seconds("jwt.max_age", j.get("max_age"), session_max_age),
+        encode=as_callable("jwt.encode", j.get("encode")),
+        decode=as_callable("jwt.decode", j.get("decode")),
+    )
+
+
+# -- extension points ---------------------------------------------------------------------
+CALLBACK_KEYS = frozenset({"jwt", "session", "sign_in", "redirect"})
+EVENT_KEYS = frozenset(
+    {"sign_in", "sign_out", "create_user", "update_user", "link_account", "session"}
+)
+LOGGER_KEYS = frozenset({"error", "warn", "debug"})
+
+
+def callbacks(value: Any) -> CallbacksOptions:
+    """``callbacks``: functions or dotted paths, sync or ``async def``."""
+    c = keys_of("callbacks", value, CALLBACK_KEYS)
+    return CallbacksOptions(**{k: as_callable(f"callbacks.{k}", v) for k, v in c.items()})
+
+
+def events(value: Any) -> Mapping[str, Callable[..., Any]]:
+    """``events``: one handler per event name."""
+    e = keys_of("events", value, EVENT_KEYS)
+    handlers = {k: fn for k, v in e.items() if (fn := as_callable(f"events.{k}", v)) is not None}
+    return MappingProxyType(handlers)
+
+
+def logger(value: Any, *, debug: bool) -> AuthLogger:
+    """``logger``: any of ``error``, ``warn``, ``debug`` replaced."""
+    lg = keys_of("logger", value, LOGGER_KEYS)
+    return AuthLogger(
+        debug_enabled=debug,
+        error=as_callable("logger.error", lg.get("error")),
+        warn=as_callable("logger.warn", lg.get("warn")),
+        debug=as_callable("logger.debug", lg.get("debug")),
+    )
+
+
+# -- cookies and pages --------------------------------------------------------------------
+COOKIE_OPTION_KEYS = frozenset(
+    {"http_only", "same_site", "path", "secure", "domain", "max_age", "partitioned"}
+)
+PAGE_KEYS = frozenset({"sign_in", "sign_out", "error", "verify_request", "new_user"})
+THEME_KEYS = frozenset({"color_scheme", "logo", "brand_color", "button_text"})
+EXPERIMENTAL_KEYS = frozenset({"enable_webauthn"})
+
+
+def cookies(value: Any) -> Mapping[str, CookieOverride]:
+    """``cookies``: per cookie key, a ``name`` and/or ``options``."""
+    overrides = {}
+    for key, entry_value in keys_of("cookies", value, COOKIE_KEYS).items():
+        entry = keys_of(f"cookies.{key}", entry_value, frozenset({"name", "options"}))
+        options = keys_of(f"cookies.{key}.options", entry.get("options"), COOKIE_OPTION_KEYS)
+        same_site = options.get("same_site")
+        if same_site is not None and str(same_site).lower() not in ("lax", "strict", "none"):
+            raise config_error(
+                f"cookies.{key}.options", "same_site must be lax, strict or none", ""
+            )
+        overrides[key] = CookieOverride(
+            name=as_str(f"cookies.{key}.name", entry.get("name")),
+            options=MappingProxyType(options),
+        )
+    return MappingProxyType(overrides)
+
+
+def pages(value: Any) -> PagesOptions:
+    """``pages``: paths or URLs of the project's own pages."""
+    pg = keys_of("pages", value, PAGE_KEYS)
+    return PagesOptions(**{k: as_str(f"pages.{k}", v) for k, v in pg.items()})
+
+
+def theme(value: Any) -> Theme:
+    """``theme``: how the built-in pages look."""
+    th = keys_of("theme", value, THEME_KEYS)
+    color_scheme = th.get("color_scheme", "auto")
+    if color_scheme not in ("auto", "dark", "light"):
+        raise config_error("theme", "color_scheme must be 'auto', 'dark' or 'light'", "")
+    return Theme(
+        color_scheme=color_scheme,
+        logo=as_str("theme.logo", th.get("logo")) or "",
+        brand_color=as_str("theme.brand_color", th.get("brand_color")) or "",
+        button_text=as_str("theme.button_text", th.get("button_text")) or "",
+    )
+
+
+def experimental(value: Any) -> Mapping[str, bool]:
+    """``experimental``: feature switches, all off by default."""
+    ex = keys_of("experimental", value, EXPERIMENTAL_KEYS)
+    return MappingProxyType(
+        {
+            "enable_webauthn": bool(
+                as_bool("experimental.enable_webauthn", ex.get("enable_webauthn"), False)
+            )
+        }
+    )

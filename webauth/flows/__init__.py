@@ -1,0 +1,80 @@
+"""The sign-in flows, one module per kind of provider, and the table that picks one.
+
+A route (``POST /auth/signin/<id>``, ``/auth/callback/<id>``), :func:`webauth.sign_in`,
+the sign-in page and the template tags never look at a provider's class: they
+ask :func:`flow_for` about its :attr:`~webauth.providers.base.Provider.type`.
+Each :class:`Flow` says how that kind of provider signs in. Every flow ends in
+:func:`webauth.flows.signin.finish`, so a new kind of provider (email links,
+passkeys) adds its first half and one entry to :data:`FLOWS`.
+
+Every flow function has the same signature: ``(state, provider, params,
+callback_url) -> HttpResponse``, where *params* are what the client sent (the
+request's query or body, or a helper's arguments).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import credentials, oauth
+from .accounts import LINKING_METHODS
+
+if TYPE_CHECKING:
+    from django.http import HttpResponse
+
+    from ..providers.base import Provider
+    from ..state import AuthState
+
+__all__ = ["FLOWS", "Flow", "FlowFunction", "flow_for"]
+
+FlowFunction = Callable[["AuthState", "Provider", Mapping[str, Any], str], "HttpResponse"]
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    """How one kind of provider signs a user in.
+
+    ``name``: how messages call it ("OAuth sign-in").
+    ``start``: ``POST /auth/signin/<id>`` (send the browser to the provider, or
+    send the email); ``None`` when sign-in starts from a form that posts to the
+    callback route (``posts_to_callback``), as credentials do.
+    ``callback``: ``/auth/callback/<id>``, which finishes the sign-in.
+    ``callback_methods``: the HTTP methods the callback accepts.
+    ``callback_needs_csrf``: whether the callback checks webauth's CSRF token
+    (only for a form of our own; a provider's redirect cannot carry it).
+    ``adapter_methods``: the adapter methods the flow calls when there is an
+    adapter (system check ``webauth.E008``).
+    """
+
+    name: str
+    callback: FlowFunction
+    start: FlowFunction | None = None
+    posts_to_callback: bool = False
+    callback_methods: frozenset[str] = frozenset({"GET", "POST"})
+    callback_needs_csrf: bool = False
+    adapter_methods: tuple[str, ...] = ()
+
+
+_OAUTH = Flow(
+    name="OAuth", callback=oauth.callback, start=oauth.start, adapter_methods=LINKING_METHODS
+)
+
+#: Provider type -> its flow.
+FLOWS: Mapping[str, Flow] = {
+    "credentials": Flow(
+        name="Credentials",
+        callback=credentials.callback,
+        posts_to_callback=True,
+        callback_methods=frozenset({"POST"}),
+        callback_needs_csrf=True,
+    ),
+    "oauth": _OAUTH,
+    "oidc": _OAUTH,
+}
+
+
+def flow_for(provider: Provider) -> Flow | None:
+    """The flow of *provider*'s type, or ``None`` for a type webauth cannot sign in with."""
+    return FLOWS.get(provider.type)

@@ -1,0 +1,97 @@
+"""The credentials flow: the project's ``authorize`` function says who signed in.
+
+Its first half runs ``authorize(credentials, request)``: ``None`` (or a falsy
+result) refuses with ``CredentialsSignin``; the user it returns is signed in as
+it is, with nothing stored (as in Auth.js; webauth also gives it a database
+session when that is the strategy). The rest is :func:`webauth.flows.signin.finish`.
+
+``POST /auth/callback/<id>`` calls :func:`callback` after checking the CSRF
+token; :func:`webauth.sign_in` calls it directly (Django's own CSRF protection
+guards the view that calls it).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from ..errors import AuthError, CallbackRouteError, CredentialsSignin, MissingAuthorize
+from ..providers.credentials import Credentials
+from ..utils import call, user_to_dict
+from .signin import Attempt, SignedIn, finish
+
+if TYPE_CHECKING:
+    from django.http import HttpResponse
+
+    from ..providers.base import Provider
+    from ..state import AuthState
+
+__all__ = ["CredentialsAttempt", "authorize", "callback"]
+
+
+@dataclass(slots=True)
+class CredentialsAttempt(Attempt):
+    """A user that ``authorize`` accepted."""
+
+    provider_id: str
+    callback_url: str
+    user: Any
+    user_dict: dict[str, Any]
+    credentials: Mapping[str, Any]
+
+    @property
+    def account(self) -> dict[str, Any]:
+        """Auth.js's account of a credentials sign-in: the user's id at this provider."""
+        return {
+            "providerAccountId": self.user_dict["id"],
+            "type": "credentials",
+            "provider": self.provider_id,
+        }
+
+    def sign_in_params(self) -> dict[str, Any]:
+        return {"user": self.user, "account": self.account, "credentials": self.credentials}
+
+    def store(self, state: AuthState) -> SignedIn:
+        # Nothing to store: the project's authorize() owns these users.
+        return SignedIn(user=self.user, user_dict=self.user_dict, account=self.account)
+
+
+def authorize(
+    state: AuthState, provider: Credentials, credentials: Mapping[str, Any]
+) -> tuple[Any, dict[str, Any]]:
+    """Run the provider's ``authorize``: ``(what it returned, its id/name/email/image)``."""
+    fn = provider.authorize_function
+    if fn is None:
+        raise MissingAuthorize(f"Credentials provider {provider.id!r} has no authorize function")
+    try:
+        user = call(fn, credentials, state.request)
+    except AuthError:
+        raise
+    except Exception as exc:
+        raise CallbackRouteError(cause={"err": exc, "provider": provider.id}) from exc
+    if not user:
+        raise CredentialsSignin()
+    user_dict = user_to_dict(user)
+    if not user_dict.get("id"):
+        user_dict["id"] = str(uuid.uuid4())
+    return user, user_dict
+
+
+def callback(
+    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+) -> HttpResponse:
+    """Check the submitted fields (*params*: the whole form, as Auth.js passes it) and sign in."""
+    credentials_provider = cast(Credentials, provider)
+    user, user_dict = authorize(state, credentials_provider, params)
+    return finish(
+        state,
+        CredentialsAttempt(
+            provider_id=provider.id,
+            callback_url=callback_url,
+            user=user,
+            user_dict=user_dict,
+            credentials=params,
+        ),
+    )

@@ -1,0 +1,158 @@
+"""Where every sign-in ends, whatever proved who the user is.
+
+A flow's first half (``credentials``: the ``authorize`` function; ``oauth``: the
+provider's callback) describes what it found as an :class:`Attempt`. Then
+:func:`finish` does what is the same for every kind of provider, in Auth.js's
+order (its ``handleAuthorized``, ``handleLoginOrRegister`` and session step):
+
+1. the ``sign_in`` callback: ``False`` or an exception refuses (``AccessDenied``),
+   a string redirects there instead;
+2. :meth:`Attempt.store`: the flow's own rules for what is stored (users and
+   linked accounts, through the adapter);
+3. ``django.contrib.auth``'s ``user_logged_in`` signal for a Django user;
+4. a new session, JWT or database (a database session replaces the one the
+   request had, so a sign-in never keeps a planted session);
+5. the session cookie, the ``sign_in`` event, and the redirect to the callback
+   URL (or to ``pages.new_user`` for a new user).
+
+A new kind of provider adds its first half and an :class:`Attempt` subclass;
+this module does not change.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.signals import user_logged_in
+
+from ..callbacks import run_sign_in
+from ..errors import AccessDenied, AuthError
+from ..events import emit
+from ..responses import redirect
+from ..sessions import SessionResult, new_database_session, new_jwt_session
+from ..types import AdapterUser
+
+if TYPE_CHECKING:
+    from django.http import HttpResponse
+
+    from ..state import AuthState
+
+__all__ = ["Attempt", "SignedIn", "check_sign_in", "finish"]
+
+
+@dataclass(slots=True)
+class SignedIn:
+    """Who signed in, as :meth:`Attempt.store` recorded it.
+
+    ``user`` is what callbacks and events receive (an ``AdapterUser``, or the
+    object ``authorize`` returned); ``user_dict`` its ``id``, ``name``, ``email``
+    and ``image`` (the session token's defaults); ``account`` the account in
+    Auth.js's field names.
+    """
+
+    user: Any
+    user_dict: Mapping[str, Any]
+    account: Mapping[str, Any] | None
+    profile: Any = None
+    is_new_user: bool = False
+
+
+class Attempt(ABC):
+    """A sign-in whose first half has succeeded: the provider proved who this is."""
+
+    #: The provider's id (the ``sender`` of the signals).
+    provider_id: str
+    #: Where the user goes once signed in.
+    callback_url: str
+
+    @abstractmethod
+    def sign_in_params(self) -> dict[str, Any]:
+        """The ``sign_in`` callback's arguments: ``user``, ``account``, and ``profile``,
+        ``credentials`` or ``email`` as the provider has them."""
+
+    @abstractmethod
+    def store(self, state: AuthState) -> SignedIn:
+        """Record the sign-in (find or create the user, link the account)."""
+
+
+def check_sign_in(state: AuthState, **params: Any) -> HttpResponse | None:
+    """Run the ``sign_in`` callback: ``None`` to continue, or the redirect it asked for."""
+    try:
+        allowed = run_sign_in(state.config, **params)
+    except AuthError:
+        raise
+    except Exception as exc:
+        raise AccessDenied(str(exc), cause={"err": exc}) from exc
+    if allowed is False:
+        raise AccessDenied("AccessDenied")
+    if isinstance(allowed, str):
+        return redirect(state.redirect(allowed))
+    return None
+
+
+def finish(state: AuthState, attempt: Attempt) -> HttpResponse:
+    """Complete *attempt*: callback, storage, session, cookie, event, redirect."""
+    denied = check_sign_in(state, **attempt.sign_in_params())
+    if denied is not None:
+        return denied
+    signed_in = attempt.store(state)
+    _django_logged_in(state, signed_in.user)
+    result = _new_session(state, signed_in)
+    response = redirect(_landing(state, attempt.callback_url, signed_in.is_new_user))
+    state.write_session(response, result)
+    message: dict[str, Any] = {
+        "user": signed_in.user,
+        "account": signed_in.account,
+        "request": state.request,
+    }
+    if signed_in.profile is not None:
+        message["profile"] = signed_in.profile
+        message["is_new_user"] = signed_in.is_new_user
+    emit(state.config, "sign_in", sender=attempt.provider_id, **message)
+    return response
+
+
+def _django_logged_in(state: AuthState, user: Any) -> None:
+    # A Django user signing in through webauth should look like a contrib.auth login
+    # to the rest of the project: this updates last_login and reaches user_logged_in
+    # receivers.
+    instance = user.instance if isinstance(user, AdapterUser) else user
+    if isinstance(instance, get_user_model()):
+        user_logged_in.send(sender=type(instance), request=state.request, user=instance)
+
+
+def _new_session(state: AuthState, signed_in: SignedIn) -> SessionResult:
+    config = state.config
+    if config.session.strategy == "database":
+        # Unlike Auth.js, credentials sign-ins get database sessions too.
+        meta = state.request.META
+        return new_database_session(
+            config,
+            user_id=str(signed_in.user_dict["id"]),
+            user_agent=meta.get("HTTP_USER_AGENT"),
+            ip_address=meta.get("REMOTE_ADDR") or None,
+            replaces=state.session_token,
+        )
+    return new_jwt_session(
+        config,
+        state.cookies["session_token"].name,
+        user=signed_in.user,
+        user_dict=signed_in.user_dict,
+        account=signed_in.account,
+        profile=signed_in.profile,
+        is_new_user=signed_in.is_new_user,
+    )
+
+
+def _landing(state: AuthState, callback_url: str, is_new_user: bool) -> str:
+    new_user_page = state.config.pages.new_user
+    if is_new_user and new_user_page:
+        # The configured path as it is, as in Auth.js (not joined to the origin).
+        sep = "&" if "?" in new_user_page else "?"
+        return f"{new_user_page}{sep}callbackUrl={quote(callback_url, safe='')}"
+    return callback_url

@@ -1,0 +1,40 @@
+"""Signing out: end the session, delete its cookie, send the ``sign_out`` event.
+
+``POST /auth/signout`` calls :func:`sign_out` after checking the CSRF token;
+:func:`webauth.sign_out` calls it directly.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import SignOutError
+from ..events import emit
+from ..responses import redirect
+from ..sessions import end_session
+
+if TYPE_CHECKING:
+    from django.http import HttpResponse
+
+    from ..state import AuthState
+
+__all__ = ["sign_out"]
+
+
+def sign_out(state: AuthState, callback_url: str) -> HttpResponse:
+    """A redirect to *callback_url* that ends the request's session, if it has one.
+
+    A failure to end a database session is logged and the cookie deleted all
+    the same: the browser is signed out either way.
+    """
+    response = redirect(callback_url)
+    raw = state.session_token
+    if raw:
+        config = state.config
+        try:
+            message = end_session(config, raw, state.cookies["session_token"].name)
+            emit(config, "sign_out", request=state.request, **message)
+        except Exception as exc:  # sign-out goes on: the cookie is deleted below
+            config.logger.error(SignOutError(cause={"err": exc}))
+        state.set_session_cookie(response, None)
+    return response

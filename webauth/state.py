@@ -1,0 +1,451 @@
+"""``AuthState``: everything webauth knows about one request, each thing worked out once.
+
+There is one per request, made on first use (:func:`get_state`) by whoever needs
+it first: ``AuthMiddleware`` when a view reads ``request.user`` or
+``request.auth_session``, a route of ``webauth.urls``, a helper, a template tag
+or a decorator. All of them then share it: the site's origin and the secure-cookie
+rule, the cookie names, the session cookie (chunks joined), the session read
+from it and its user, the CSRF token and the callback URL. On the way out
+:meth:`AuthState.finish` writes what the request needs written (a slid session
+cookie, a deleted unusable one, a CSRF cookie a form asked for).
+
+Nothing here is computed before it is asked for: a request that reads nothing
+costs nothing, and a request without a session cookie never decrypts anything.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import weakref
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from django.contrib.auth.models import AnonymousUser
+from django.http import HttpRequest, HttpResponseBase
+from django.utils.functional import cached_property  # unlike functools' (3.11), no lock
+
+from . import cookies as ck
+from .callbacks import run_redirect
+from .conf import Config, get_config
+from .csrf import CsrfState, read_csrf_cookie, token_matches
+from .errors import AuthError, InvalidCallbackUrl, UntrustedHost
+from .sessions import SessionResult, encode_token, read_session
+from .types import as_user
+from .utils import remember_short
+
+__all__ = [
+    "AuthState",
+    "forget_validated_hosts",
+    "get_state",
+    "load_user",
+    "parse_body",
+    "validated_host",
+]
+
+#: Where a request keeps its state (in its ``__dict__``).
+STATE_KEY = "_webauth"
+
+
+def get_state(request: HttpRequest) -> AuthState:
+    """The request's :class:`AuthState`, made on first use."""
+    state: AuthState | None = request.__dict__.get(STATE_KEY)
+    if state is None:
+        state = request.__dict__[STATE_KEY] = AuthState(request, get_config())
+    return state
+
+
+def has_state(request: HttpRequest) -> bool:
+    """Whether anything has asked for the request's state yet."""
+    return STATE_KEY in request.__dict__
+
+
+# What request.get_host() returned for a given Host (and X-Forwarded-Host) header.
+# With a Host header, get_host() depends on nothing else but settings, and this
+# cache is emptied whenever one of those changes (see forget_validated_hosts).
+# Only hosts that passed validation are kept: a disallowed one raises
+# DisallowedHost on every request, as before.
+_HOST_SETTINGS = frozenset(
+    {"ALLOWED_HOSTS", "DEBUG", "USE_X_FORWARDED_HOST", "USE_X_FORWARDED_PORT"}
+)
+_validated_hosts: dict[tuple[str, str | None], str] = {}
+
+
+def validated_host(request: HttpRequest) -> str:
+    """``request.get_host()``, remembered per host headers (it runs on every webauth route)."""
+    meta = request.META
+    header = meta.get("HTTP_HOST")
+    if not header:  # HTTP/1.0 without Host: the host then depends on port and scheme
+        return request.get_host()
+    key = (header, meta.get("HTTP_X_FORWARDED_HOST"))
+    host = _validated_hosts.get(key)
+    if host is None:
+        host = request.get_host()  # validates against ALLOWED_HOSTS, or raises
+        if len(_validated_hosts) >= 256:
+            _validated_hosts.clear()
+        _validated_hosts[key] = host
+    return host
+
+
+def forget_validated_hosts(*, setting: str | None = None, **kwargs: Any) -> None:
+    """``setting_changed`` receiver: a change to the host settings empties the cache."""
+    if setting is None or setting in _HOST_SETTINGS:
+        _validated_hosts.clear()
+
+
+def parse_body(request: HttpRequest) -> dict[str, Any]:
+    """The POST body as Auth.js reads it: a JSON object or a flat form; else ``{}``."""
+    if request.method != "POST":
+        return {}
+    content_type = request.content_type or ""
+    if "application/json" in request.META.get("CONTENT_TYPE", "") or content_type.endswith("json"):
+        try:
+            data = json.loads(request.body or b"null")
+        except (ValueError, UnicodeDecodeError):
+            return {}
+        return data if isinstance(data, dict) else {}
+    if content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        # Auth.js reads only url-encoded forms; multipart is accepted too because
+        # Django's test client and many HTML forms send it. Files are ignored.
+        # Duplicate keys: the last one wins, as with URLSearchParams -> object.
+        return {k: v[-1] for k, v in request.POST.lists()}
+    return {}
+
+
+@remember_short(1024)  # a browser sends the same callback-url cookie with every request
+def _usable_callback_url(value: str) -> bool:
+    if value.startswith("/"):
+        return True
+    parts = urlsplit(value)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def _active(user: Any) -> Any:
+    # Like ModelBackend: an inactive user is not signed in.
+    return user if getattr(user, "is_active", True) else None
+
+
+def load_user(config: Config, user_id: str) -> Any:
+    """The ``AUTH_USER_MODEL`` instance of *user_id*, through the adapter; ``None`` if none.
+
+    The adapter's record carries the instance (``DjangoAdapter`` does); for an
+    adapter whose users carry none, *user_id* is a key of ``AUTH_USER_MODEL``.
+    A failing adapter has already logged its error: the request is anonymous.
+    """
+    try:
+        record = as_user(config.storage("get_user", user_id))
+    except AuthError:
+        return None
+    if record is None:
+        return None
+    if record.instance is None:
+        record = config.django_adapter.get_user(record.id)
+        if record is None:
+            return None
+    return _active(record.instance)
+
+
+class AuthState:
+    """The per-request state behind every route, helper, tag and ``request.user``.
+
+    It holds the request through a weak reference: the request holds the state,
+    and a strong reference back would make every request cyclic garbage.
+    """
+
+    def __init__(self, request: HttpRequest, config: Config) -> None:
+        self._request = weakref.ref(request)
+        self.config = config
+        self._form_wants_csrf = False
+
+    @property
+    def request(self) -> HttpRequest:
+        """The request this state belongs to."""
+        request = self._request()
+        if request is None:  # only after the request itself is gone
+            raise ReferenceError("the request of this AuthState no longer exists")
+        return request
+
+    # -- the site ---------------------------------------------------------------------
+    @cached_property
+    def secure(self) -> bool:
+        """Whether cookies are ``Secure`` with the ``__Secure-``/``__Host-`` prefixes.
+
+        ``use_secure_cookies`` if set; else whether the site is served over HTTPS:
+        the scheme of ``url``/``AUTH_URL`` when set, else the request's (Django's
+        ``is_secure()``, which honours ``SECURE_PROXY_SSL_HEADER``).
+        """
+        config = self.config
+        if config.use_secure_cookies is not None:
+            return config.use_secure_cookies
+        if config.url:
+            return config.url.startswith("https://")
+        return self.request.is_secure()
+
+    @cached_property
+    def cookies(self) -> dict[str, ck.CookieSpec]:
+        """Every webauth cookie's name and attributes for this request's scheme."""
+        return ck.cookie_specs(self.config, self.secure)
+
+    @cached_property
+    def origin(self) -> str:
+        """``scheme://host`` of the site: ``AUTH_URL``'s origin if set, else the request's.
+
+        Django has already checked the host against ``ALLOWED_HOSTS`` and decided
+        the scheme through ``SECURE_PROXY_SSL_HEADER``, so the request's origin
+        is trusted unless ``trust_host`` is false (then :class:`UntrustedHost`).
+        """
+        origin = self.config.url_origin
+        if origin:
+            return origin
+        request = self.request
+        if not self.config.trust_host:
+            raise UntrustedHost(
+                f"Host must be trusted. URL was: {request.build_absolute_uri()[:200]}"
+            )
+        return f"{request.scheme}://{validated_host(request)}"
+
+    @cached_property
+    def base_url(self) -> str:
+        """The absolute URL of webauth's routes: the origin and ``base_path``."""
+        return self.origin + self.config.base_path
+
+    # -- what the request sent -------------------------------------------------------------
+    @cached_property
+    def request_cookies(self) -> dict[str, str]:
+        """The request's cookies (parsed on first use, as Django does)."""
+        return self.request.COOKIES
+
+    @cached_property
+    def body(self) -> dict[str, Any]:
+        """The POST body (JSON object or form) as a flat dict; ``{}`` for a GET."""
+        return parse_body(self.request)
+
+    @cached_property
+    def query(self) -> dict[str, str]:
+        """The query string as a flat dict (the last value of a repeated key wins)."""
+        request = self.request
+        if not request.META.get("QUERY_STRING"):
+            return {}
+        return {k: v[-1] for k, v in request.GET.lists()}
+
+    @property
+    def has_session_cookie(self) -> bool:
+        """Whether the request carries a session cookie at all (no decryption)."""
+        cookies = self.request_cookies
+        if not cookies:
+            return False
+        name = self.cookies["session_token"].name
+        if name in cookies:
+            return True
+        dotted = name + "."
+        return any(k.startswith(dotted) for k in cookies)
+
+    @cached_property
+    def session_token(self) -> str | None:
+        """The session cookie's value (chunks joined), not decoded; ``None`` without one."""
+        if not self.has_session_cookie:
+            return None
+        return ck.read_chunked(self.request_cookies, self.cookies["session_token"].name)
+
+    # -- the session and its user ------------------------------------------------------------
+    @cached_property
+    def session_result(self) -> SessionResult:
+        """The session, read once (callbacks run; the cookie is re-issued in :meth:`finish`)."""
+        if not self.has_session_cookie:
+            return SessionResult()
+        return read_session(
+            self.config,
+            self.session_token,
+            self.cookies["session_token"].name,
+            reissue=False,
+        )
+
+    @property
+    def session(self) -> Any:
+        """The session as ``GET /auth/session`` shows it, or ``None``."""
+        return self.session_result.session
+
+    @cached_property
+    def session_user(self) -> Any:
+        """The user of the session (``AUTH_USER_MODEL``), or ``None``; loaded once."""
+        if not self.has_session_cookie:
+            return None
+        result = self.session_result
+        if result.user is not None and result.user.instance is not None:
+            return _active(result.user.instance)  # came with the session: no query
+        if result.user_id is not None:
+            return load_user(self.config, result.user_id)
+        return None
+
+    def get_user(self, fallback: Any = None) -> Any:
+        """The user of the webauth session, else *fallback*, else ``AnonymousUser``."""
+        user = self.session_user
+        if user is not None:
+            return user
+        return fallback if fallback is not None else AnonymousUser()
+
+    def replace_session(self, session: Any) -> None:
+        """Use *session* as this request's session (``request.auth_session = ...``)."""
+        self.__dict__["session_result"] = SessionResult(session=session)
+
+    def forget_session(self) -> None:
+        """The session ended elsewhere (``logout()``): delete its cookie on the way out."""
+        self.__dict__["session_result"] = SessionResult(clear=True)
+        self.__dict__["session_user"] = None
+
+    # -- CSRF -----------------------------------------------------------------------------
+    @cached_property
+    def csrf(self) -> CsrfState:
+        """The request's CSRF token, and the cookie to set when it is a new one.
+
+        With ``skip_csrf_check`` there is no token and every request counts as verified.
+        """
+        config = self.config
+        if config.skip_csrf_check:
+            return CsrfState(token="", cookie=None, verified=True)
+        raw = self.request_cookies.get(self.cookies["csrf_token"].name)
+        return read_csrf_cookie(ck.decode_value(raw) if raw else None, config.csrf_secret)
+
+    @cached_property
+    def csrf_verified(self) -> bool:
+        """Whether this is a POST whose body's ``csrfToken`` is the cookie's token."""
+        csrf = self.csrf
+        if csrf.verified:
+            return True
+        return self.request.method == "POST" and token_matches(csrf, self.body.get("csrfToken"))
+
+    def form_csrf_token(self) -> str:
+        """The token for a form on the page being rendered (its cookie goes out with it)."""
+        self._form_wants_csrf = True
+        return self.csrf.token
+
+    @property
+    def pending_csrf(self) -> CsrfState | None:
+        """The CSRF state whose new cookie :meth:`finish` will set for a form, if any."""
+        if self._form_wants_csrf and self.csrf.cookie is not None:
+            return self.csrf
+        return None
+
+    # -- the callback URL -------------------------------------------------------------------
+    @cached_property
+    def callback_url_cookie(self) -> str | None:
+        """The callback URL remembered in its cookie."""
+        raw = self.request_cookies.get(self.cookies["callback_url"].name)
+        return ck.decode_value(raw) if raw else None
+
+    def assert_callback_urls(self) -> None:
+        """Reject a query or cookie ``callbackUrl`` that is not http(s) or relative."""
+        for value in (self.query.get("callbackUrl"), self.callback_url_cookie):
+            if value is not None and not _usable_callback_url(value):
+                raise InvalidCallbackUrl(f"Invalid callback URL. Received: {value[:200]!r}")
+
+    @cached_property
+    def callback_url(self) -> str:
+        """body ``callbackUrl`` -> query -> cookie -> origin, through the ``redirect`` callback."""
+        candidate = self.body.get("callbackUrl")
+        if not isinstance(candidate, str) or not candidate:
+            candidate = self.query.get("callbackUrl") or self.callback_url_cookie or self.origin
+        return self.redirect(candidate)
+
+    def redirect(self, url: str) -> str:
+        """Pass *url* through the ``redirect`` callback with ``base_url`` = the origin."""
+        return run_redirect(self.config, url=url, base_url=self.origin)
+
+    def page_url(
+        self, page: str, params: Mapping[str, str] | None = None, *, raw: bool = False
+    ) -> str:
+        """URL of a built-in page (``signin``, ``error``, ...) or its configured replacement.
+
+        A configured page is joined to the origin, as Auth.js does when it routes
+        an error; with ``raw`` it is used as configured, as Auth.js does when a
+        page route (``GET /auth/signin`` ...) forwards to it.
+        """
+        pages = self.config.pages
+        custom = {
+            "signin": pages.sign_in,
+            "signout": pages.sign_out,
+            "error": pages.error,
+            "verify-request": pages.verify_request,
+        }.get(page)
+        url = (self.origin + custom) if custom and custom.startswith("/") and not raw else custom
+        if not url:
+            url = f"{self.base_url}/{page}"
+        if params:
+            url += ("&" if "?" in url else "?") + urlencode(params)
+        return url
+
+    # -- the response -------------------------------------------------------------------------
+    def add_standard_cookies(self, response: HttpResponseBase) -> None:
+        """What every route's answer carries: a new CSRF cookie, a changed callback URL."""
+        csrf = self.csrf
+        if csrf.cookie is not None:
+            ck.set_cookie(response, self.cookies["csrf_token"], csrf.cookie)
+        try:
+            callback_url = self.callback_url
+        except Exception:  # an unusable callbackUrl was already reported by the action
+            return
+        self.remember_callback_url(response, callback_url)
+
+    def remember_callback_url(self, response: HttpResponseBase, url: str) -> None:
+        """Set the callback-url cookie to *url* unless the browser already holds it."""
+        if url != self.callback_url_cookie:
+            ck.set_cookie(response, self.cookies["callback_url"], url)
+
+    def set_session_cookie(
+        self, response: HttpResponseBase, value: str | None, expires: datetime | None = None
+    ) -> None:
+        """Write the (possibly chunked) session cookie, or delete it with ``value=None``."""
+        spec = self.cookies["session_token"]
+        if value and len(value) > ck.CHUNK_SIZE:
+            self.config.logger.debug(
+                "CHUNKING_SESSION_COOKIE",
+                {"message": "Session cookie exceeds allowed 4096 bytes.", "valueSize": len(value)},
+            )
+        ck.set_chunked(response, spec, value, self.request_cookies, expires=expires)
+
+    def write_session(self, response: HttpResponseBase, result: SessionResult) -> None:
+        """Apply a :class:`SessionResult`'s cookie changes to *response*."""
+        if result.clear:
+            self.set_session_cookie(response, None)
+        elif result.cookie is not None:
+            self.set_session_cookie(response, result.cookie, result.expires)
+
+    def finish(self, response: HttpResponseBase) -> None:
+        """On the way out: a form's CSRF cookie; slide the session or delete an unusable one.
+
+        The session cookie is left alone when the view already wrote it (sign-in,
+        sign-out, the session route) or nobody read the session. A JWT is
+        re-issued at most once per ``session.update_age``; a database session's
+        cookie when its stored expiry moved.
+        """
+        pending = self.pending_csrf
+        if pending is not None and pending.cookie is not None:
+            spec = self.cookies["csrf_token"]
+            if spec.name not in response.cookies:
+                ck.set_cookie(response, spec, pending.cookie)
+        if "session_result" not in self.__dict__ or not self.has_session_cookie:
+            return
+        result: SessionResult = self.__dict__["session_result"]
+        name = self.cookies["session_token"].name
+        if name in response.cookies or f"{name}.0" in response.cookies:
+            return
+        if result.clear:
+            self.set_session_cookie(response, None)
+            return
+        config = self.config
+        if config.session.strategy == "database":
+            if result.extended and result.cookie is not None:
+                self.set_session_cookie(response, result.cookie, result.expires)
+            return
+        token = result.token
+        if token is None:
+            return
+        iat = token.get("iat")
+        age = time.time() - iat if isinstance(iat, int | float) else float("inf")
+        if age < config.session.update_age:
+            return
+        value = encode_token(config, token, name, config.jwt.max_age)
+        expires = datetime.fromtimestamp(int(time.time()) + config.session.max_age, UTC)
+        self.set_session_cookie(response, value, expires)
