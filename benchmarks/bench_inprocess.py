@@ -14,7 +14,9 @@ wrk, and with far less noise than ``bench_http.py``. The cases:
 * ``floor``: ``GET /floor/session`` with the session cookies, the view that does only
   what any session endpoint must (``benchmarks/http/views.py:session_floor``);
 * ``session``: ``GET /auth/session`` with the same cookies: webauth's route;
-* ``whoami``: ``GET /whoami`` (``request.user.pk``) with the JWT cookie.
+* ``whoami``: ``GET /whoami`` (``request.user.pk``) with the JWT cookie;
+* ``csrf``, ``providers``: ``GET /auth/csrf`` and ``GET /auth/providers`` with the
+  cookies a browser holds (so neither sets a cookie).
 
 Every case is checked once (status 200 and the expected ``Set-Cookie`` names).
 Then ``--repeat`` rounds time ``--number`` requests of each case in turn, with
@@ -115,6 +117,19 @@ def session_cookies(call: Caller) -> tuple[dict[str, str], dict[str, str]]:
     return jwt_only, browser
 
 
+def build_cases(call: Caller) -> dict[str, tuple[dict[str, Any], set[str]]]:
+    """Each case's WSGI environ and the ``Set-Cookie`` names its answer must carry."""
+    jwt_only, browser = session_cookies(call)
+    return {
+        "plain": (environ("/plain", {}), set()),
+        "floor": (environ("/floor/session", browser), {SESSION_COOKIE}),
+        "session": (environ("/auth/session", browser), {SESSION_COOKIE}),
+        "whoami": (environ("/whoami", jwt_only), set()),
+        "csrf": (environ("/auth/csrf", browser), set()),
+        "providers": (environ("/auth/providers", browser), set()),
+    }
+
+
 def check(call: Caller, label: str, env: dict[str, Any], set_cookies: set[str]) -> None:
     call(env)
     got = set(call.set_cookies())
@@ -135,13 +150,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="webauth-inprocess-") as tmp:
         setup(str(Path(tmp) / "bench.sqlite3"))
         call = Caller()
-        jwt_only, browser = session_cookies(call)
-        cases = {
-            "plain": (environ("/plain", {}), set()),
-            "floor": (environ("/floor/session", browser), {SESSION_COOKIE}),
-            "session": (environ("/auth/session", browser), {SESSION_COOKIE}),
-            "whoami": (environ("/whoami", jwt_only), set()),
-        }
+        cases = build_cases(call)
         for label, (env, expected) in cases.items():
             check(call, label, env, expected)
         times: dict[str, list[float]] = {label: [] for label in cases}
@@ -165,6 +174,11 @@ def main() -> int:
     print(f"session - plain: {median['session'] - median['plain']:6.1f} us per request")
     print(f"floor - plain:   {median['floor'] - median['plain']:6.1f} us per request")
     print(f"session / floor: {median['session'] / median['floor']:6.2f}x")
+    for label in ("csrf", "providers"):
+        over = median[label] - median["plain"]
+        print(
+            f"{label} - plain: {over:6.1f} us per request ({over / median['plain']:.0%} of plain)"
+        )
     return 0
 
 

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import threading
+from datetime import UTC, datetime
 
+from webauth.errors import LastSignInMethod
 from webauth.types import (
     AdapterAccount,
     AdapterAuthenticator,
     AdapterSession,
     AdapterUser,
+    LinkedAccount,
+    UserSession,
     VerificationToken,
     as_account,
     as_authenticator,
@@ -31,6 +36,12 @@ class MemoryAdapter:
         self.tokens: dict[tuple[str, str], VerificationToken] = {}
         self.authenticators: dict[str, AdapterAuthenticator] = {}
         self._ids = itertools.count(first_id)
+        # Webauth's extensions: when accounts and sessions were stored, and one lock
+        # for token refreshes (webauth runs each call in an event loop of its own).
+        self.linked_at: dict[tuple[str, str], datetime] = {}
+        self.session_info: dict[str, tuple[int, datetime]] = {}
+        self._session_ids = itertools.count(1)
+        self._refreshing = threading.Lock()
 
     async def create_user(self, user):
         record = dataclasses.replace(
@@ -67,7 +78,9 @@ class MemoryAdapter:
 
     async def link_account(self, account):
         record = as_account(account)
-        self.accounts[(record.provider, record.provider_account_id)] = record
+        key = (record.provider, record.provider_account_id)
+        self.accounts[key] = record
+        self.linked_at[key] = datetime.now(UTC)
         return record
 
     async def unlink_account(self, provider, provider_account_id):
@@ -79,6 +92,7 @@ class MemoryAdapter:
     async def create_session(self, session):
         record = as_session(session)
         self.sessions[record.session_token] = record
+        self.session_info[record.session_token] = (next(self._session_ids), datetime.now(UTC))
         return record
 
     async def get_session_and_user(self, session_token):
@@ -121,3 +135,105 @@ class MemoryAdapter:
         record = self.authenticators[credential_id]
         record.counter = new_counter
         return record
+
+    # -- webauth's extensions ----------------------------------------------------------
+    async def create_user_and_link_account(self, user, account):
+        created = await self.create_user(user)
+        record = dataclasses.replace(as_account(account), user_id=created.id)
+        return created, await self.link_account(record)
+
+    async def update_account(self, account):
+        record = as_account(account)
+        key = (record.provider, record.provider_account_id)
+        if key not in self.accounts:
+            return None
+        record = dataclasses.replace(record, user_id=self.accounts[key].user_id)
+        self.accounts[key] = record
+        return record
+
+    async def get_account_by_user_id(self, user_id, provider):
+        mine = [a for a in self.accounts.values() if a.user_id == user_id]
+        return next((a for a in mine if a.provider == provider), None)
+
+    async def refresh_account_tokens(self, provider, provider_account_id, refresh):
+        key = (provider, provider_account_id)
+        with self._refreshing:
+            record = self.accounts.get(key)
+            if record is None:
+                return None
+            changes = refresh(dataclasses.replace(record))
+            if changes:
+                record = dataclasses.replace(record, **changes)
+                self.accounts[key] = record
+            return record
+
+    def _linked(self, key, account):
+        return LinkedAccount(
+            id="/".join(key),
+            provider=account.provider,
+            provider_account_id=account.provider_account_id,
+            type=account.type,
+            created_at=self.linked_at.get(key),
+        )
+
+    async def list_accounts_by_user_id(self, user_id):
+        mine = [(k, a) for k, a in self.accounts.items() if a.user_id == user_id]
+        mine.sort(key=lambda item: self.linked_at[item[0]])
+        return [self._linked(k, a) for k, a in mine]
+
+    async def count_sign_in_methods(self, user_id):
+        accounts = sum(1 for a in self.accounts.values() if a.user_id == user_id)
+        passkeys = sum(1 for a in self.authenticators.values() if a.user_id == user_id)
+        return accounts + passkeys  # these users have no passwords
+
+    async def unlink_user_account(self, user_id, provider, provider_account_id=None):
+        mine = [
+            (k, a)
+            for k, a in self.accounts.items()
+            if a.user_id == user_id
+            and a.provider == provider
+            and provider_account_id in (None, a.provider_account_id)
+        ]
+        if not mine:
+            return None
+        if await self.count_sign_in_methods(user_id) <= 1:
+            raise LastSignInMethod(f"{provider} is this user's only way to sign in")
+        key, account = mine[0]
+        linked = self._linked(key, account)
+        del self.accounts[key]
+        return linked
+
+    async def list_sessions_by_user_id(self, user_id, current_session_token=None):
+        now = datetime.now(UTC)
+        mine = [s for s in self.sessions.values() if s.user_id == user_id and s.expires > now]
+        mine.sort(key=lambda s: self.session_info[s.session_token][0], reverse=True)
+        return [
+            UserSession(
+                id=self.session_info[s.session_token][0],
+                created_at=self.session_info[s.session_token][1],
+                last_extended_at=self.session_info[s.session_token][1],
+                expires=s.expires,
+                user_agent=s.user_agent or "",
+                ip_address=s.ip_address,
+                current=s.session_token == current_session_token,
+            )
+            for s in mine
+        ]
+
+    async def delete_session_by_id(self, user_id, session_id):
+        for token, (number, _) in list(self.session_info.items()):
+            session = self.sessions.get(token)
+            if number == session_id and session is not None and session.user_id == user_id:
+                del self.sessions[token]
+                return True
+        return False
+
+    async def delete_sessions_by_user_id(self, user_id, keep_session_token=None):
+        doomed = [
+            token
+            for token, s in self.sessions.items()
+            if s.user_id == user_id and token != keep_session_token
+        ]
+        for token in doomed:
+            del self.sessions[token]
+        return len(doomed)

@@ -93,3 +93,50 @@ def test_concurrent_calls_refresh_once(account):
     # The provider rotates refresh tokens: a second refresh with the old one would fail.
     assert not errors, errors
     assert len(set(results)) == 1 and results[0] != account.access_token
+
+
+# -- through any adapter ---------------------------------------------------------------------
+
+
+def test_refresh_goes_through_a_third_party_adapter(client, live_server, settings):
+    from .memory_adapter import MemoryAdapter
+
+    cache.clear()
+    idp = start_idp(live_server)
+    adapter = MemoryAdapter()
+    settings.WEBAUTH = {
+        **settings.WEBAUTH,
+        "providers": [
+            OIDC(id="example", issuer=idp.issuer, client_id=CLIENT_ID, client_secret=CLIENT_SECRET)
+        ],
+        "adapter": adapter,
+        "session": {"strategy": "jwt"},
+    }
+    sign_in(client, idp)
+    [(key, account)] = adapter.accounts.items()
+    user = adapter.users[account.user_id]
+    first = account.access_token
+    assert get_access_token(user, "example") == first  # fresh: no refresh
+    account.expires_at = int(time.time()) - 10
+    results, errors = [], []
+    barrier = threading.Barrier(4)
+
+    def call():
+        try:
+            barrier.wait()
+            results.append(get_access_token(user, "example"))
+        except Exception as exc:  # reported by the assertion below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=call) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # The provider rotates refresh tokens: a second refresh with the old one would fail.
+    assert not errors, errors
+    assert len(set(results)) == 1 and results[0] != first
+    assert adapter.accounts[key].access_token == results[0]
+    assert not Account.objects.exists()  # nothing went to the Django tables

@@ -155,3 +155,27 @@ def test_issuer_parameter_matching(received, expected, ok):
     from webauth.flows.oauth import _issuer_matches
 
     assert _issuer_matches(received, expected) is ok
+
+
+def test_linked_accounts_go_through_a_third_party_adapter(settings):
+    from asgiref.sync import async_to_sync
+
+    from webauth.types import AdapterAccount, AdapterUser
+
+    from .memory_adapter import MemoryAdapter
+
+    adapter = MemoryAdapter()
+    settings.WEBAUTH = {**settings.WEBAUTH, "adapter": adapter}
+    user = async_to_sync(adapter.create_user)(AdapterUser(id="", email="m@example.com"))
+    for provider in ("github", "google"):
+        account = AdapterAccount(
+            user_id=user.id, type="oauth", provider=provider, provider_account_id=provider[:2]
+        )
+        async_to_sync(adapter.link_account)(account)
+    assert [a.provider for a in linked_accounts(user)] == ["github", "google"]
+    assert sign_in_methods(user) == 2
+    assert unlink(user, "github") is True
+    with pytest.raises(LastSignInMethod):
+        unlink(user, "google")
+    assert Account.objects.count() == 0  # nothing went to the Django tables
+    assert [key[0] for key in adapter.accounts] == ["google"]

@@ -84,3 +84,41 @@ def test_sign_out_everywhere_without_request_removes_all(client_factory, bob):
     sign_in(client_factory(), "B")
     assert sign_out_everywhere(bob) == 2
     assert list_sessions(bob) == []
+
+
+# -- through any adapter -------------------------------------------------------------------
+
+
+def test_session_management_goes_through_a_third_party_adapter(settings):
+    from datetime import timedelta
+
+    from asgiref.sync import async_to_sync
+    from django.utils import timezone
+
+    from webauth.types import AdapterSession, AdapterUser
+
+    from .memory_adapter import MemoryAdapter
+
+    adapter = MemoryAdapter()
+    settings.WEBAUTH = {**settings.WEBAUTH, "adapter": adapter}
+    user = async_to_sync(adapter.create_user)(AdapterUser(id="", email="m@example.com"))
+    tokens = []
+    for agent in ("Phone", "Laptop", "Tablet"):
+        record = AdapterSession(
+            session_token=f"token-{agent}",
+            user_id=user.id,
+            expires=timezone.now() + timedelta(days=1),
+            user_agent=agent,
+        )
+        async_to_sync(adapter.create_session)(record)
+        tokens.append(record.session_token)
+    listed = list_sessions(user, request_with("token-Laptop"))
+    assert [(s.user_agent, s.current) for s in listed] == [
+        ("Tablet", False),
+        ("Laptop", True),
+        ("Phone", False),
+    ]
+    assert Session.objects.count() == 0  # nothing went to the Django tables
+    assert revoke_session(user, listed[0].id) is True
+    assert sign_out_everywhere(user, request_with("token-Laptop")) == 1
+    assert list(adapter.sessions) == ["token-Laptop"]

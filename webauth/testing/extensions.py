@@ -1,0 +1,293 @@
+"""webauth's extensions to the adapter contract, as a reusable pytest suite.
+
+Add it beside :class:`~webauth.testing.AdapterSuite` for an adapter that
+implements the extensions (``DjangoAdapter`` does)::
+
+    from webauth.testing import AdapterExtensionsSuite, AdapterSuite
+
+    class TestMyAdapter(AdapterSuite, AdapterExtensionsSuite):
+        @pytest.fixture
+        def adapter(self):
+            return MyAdapter()
+
+Each group of methods serves one feature, which fails with
+``MissingAdapterMethods`` on an adapter without them: a new user and its first
+account in one step (``create_user_and_link_account``), fresh tokens on each
+sign-in (``update_account``), :func:`webauth.get_access_token`
+(``get_account_by_user_id``, ``refresh_account_tokens``),
+:mod:`webauth.linked_accounts` (``list_accounts_by_user_id``,
+``count_sign_in_methods``, ``unlink_user_account``) and
+:mod:`webauth.user_sessions` (``list_sessions_by_user_id``,
+``delete_session_by_id``, ``delete_sessions_by_user_id``). The suite calls them
+as webauth does, so sync and ``async def`` methods both pass.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from ..errors import LastSignInMethod
+from ..types import (
+    AdapterAccount,
+    AdapterAuthenticator,
+    AdapterSession,
+    AdapterUser,
+    as_account,
+    as_authenticator,
+    as_user,
+)
+from ..utils import call
+
+__all__ = ["AdapterExtensionsSuite"]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+class AdapterExtensionsSuite:
+    """Contract tests for webauth's adapter extensions. Needs an ``adapter`` fixture."""
+
+    # -- plumbing (the same as AdapterSuite's, so either can be used alone) ------------
+    def call_adapter(self, adapter: Any, method: str, *args: Any) -> Any:
+        """Call an adapter method as webauth does (sync or async)."""
+        fn = getattr(adapter, method, None)
+        assert callable(fn), f"the adapter has no {method}()"
+        return call(fn, *args)
+
+    def make_user(self, adapter: Any) -> AdapterUser:
+        """A new user with a unique email."""
+        record = AdapterUser(id="", email=f"x{secrets.token_hex(6)}@example.com", name="X")
+        user = as_user(self.call_adapter(adapter, "create_user", record))
+        assert user is not None and user.id
+        return user
+
+    def make_account(self, user: AdapterUser, provider: str = "example", **tokens: Any) -> Any:
+        """An OAuth account of *user* (not stored yet)."""
+        return AdapterAccount(
+            user_id=user.id,
+            type="oauth",
+            provider=provider,
+            provider_account_id=f"{provider}-{user.id}-{secrets.token_hex(3)}",
+            access_token=tokens.get("access_token", "at-1"),
+            refresh_token=tokens.get("refresh_token", "rt-1"),
+            token_type="bearer",
+            expires_at=tokens.get("expires_at", 2_000_000_000),
+        )
+
+    def link(self, adapter: Any, user: AdapterUser, provider: str = "example") -> AdapterAccount:
+        """Store a new account of *user* at *provider*."""
+        account = self.make_account(user, provider)
+        self.call_adapter(adapter, "link_account", account)
+        stored: AdapterAccount = account
+        return stored
+
+    def make_session(self, adapter: Any, user: AdapterUser, **fields: Any) -> AdapterSession:
+        """Store a session of *user*; returns it with its token."""
+        record = AdapterSession(
+            session_token=secrets.token_urlsafe(32),
+            user_id=user.id,
+            expires=fields.get("expires", _now() + timedelta(days=1)),
+            user_agent=fields.get("user_agent"),
+        )
+        self.call_adapter(adapter, "create_session", record)
+        return record
+
+    # -- create_user_and_link_account, update_account ---------------------------------------
+    def test_create_user_and_link_account(self, adapter: Any) -> None:
+        user = AdapterUser(id="", email=f"n{secrets.token_hex(6)}@example.com", name="New")
+        account = AdapterAccount(
+            user_id="", type="oauth", provider="example", provider_account_id="first-1"
+        )
+        created, linked = self.call_adapter(adapter, "create_user_and_link_account", user, account)
+        created, linked = as_user(created), as_account(linked)
+        assert created is not None and created.id and created.email == user.email
+        assert linked is not None and linked.user_id == created.id
+        found = as_user(self.call_adapter(adapter, "get_user_by_account", "example", "first-1"))
+        assert found is not None and found.id == created.id
+
+    def test_update_account_replaces_the_tokens(self, adapter: Any) -> None:
+        user = self.make_user(adapter)
+        account = self.link(adapter, user)
+        account.access_token, account.refresh_token = "at-2", "rt-2"
+        updated = as_account(self.call_adapter(adapter, "update_account", account))
+        assert updated is not None and updated.access_token == "at-2"
+        stored = as_account(
+            self.call_adapter(adapter, "get_account", account.provider_account_id, "example")
+        )
+        assert stored is not None
+        assert (stored.access_token, stored.refresh_token) == ("at-2", "rt-2")
+
+    def test_update_account_of_unknown_account_is_none(self, adapter: Any) -> None:
+        user = self.make_user(adapter)
+        assert self.call_adapter(adapter, "update_account", self.make_account(user)) is None
+
+    # -- access tokens -------------------------------------------------------------------------
+    def test_get_account_by_user_id(self, adapter: Any) -> None:
+        user = self.make_user(adapter)
+        account = self.link(adapter, user, "github")
+        found = as_account(self.call_adapter(adapter, "get_account_by_user_id", user.id, "github"))
+        assert found is not None
+        assert found.provider_account_id == account.provider_account_id
+        assert found.access_token == "at-1" and found.refresh_token == "rt-1"
+        assert self.call_adapter(adapter, "get_account_by_user_id", user.id, "gitlab") is None
+
+    def test_refresh_account_tokens_stores_what_refresh_returns(self, adapter: Any) -> None:
+        user = self.make_user(adapter)
+        account = self.link(adapter, user)
+        seen: list[AdapterAccount] = []
+        later = int(time.time()) + 3600
+
+        def refresh(current: AdapterAccount) -> dict[str, Any]:
+            seen.append(as_account(current))  # type: ignore[arg-type]
+            return {"access_token": "at-new", "refresh_token": "rt-new", "expires_at": later}
+
+        result = as_account(
+            self.call_adapter(
+                adapter, "refresh_account_tokens", "example", account.provider_account_id, refresh
+            )
+        )
+        assert [s.refresh_token for s in seen] == ["rt-1"]  # called once, with the stored account
+        assert result is not None and result.access_token == "at-new"
+        stored = as_account(
+            self.call_adapter(adapter, "get_account_by_user_id", user.id, "example")
+        )
+        assert stored is not None
+        assert (stored.access_token, stored.refresh_token, stored.expires_at) == (
+            "at-new",
+            "rt-new",
+            later,
+        )
+
+    def test_refresh_account_tokens_may_store_nothing(self, adapter: Any) -> None:
+        user = self.make_user(adapter)
+        account = self.link(adapter, user)
+        result = as_account(
+            self.call_adapter(
+                adapter,
+                "refresh_account_tokens",
+                "example",
+                account.provider_account_id,
+                lambda current: None,
+            )
+        )
+        assert result is not None and result.access_token == "at-1"
+
+    def test_refresh_account_tokens_of_unknown_account_is_none(self, adapter: Any) -> None:
+        calls: list[Any] = []
+        assert (
+            self.call_adapter(adapter, "refresh_account_tokens", "example", "nope", calls.append)
+            is None
+        )
+        assert calls == []
+
+    # -- linked accounts -----------------------------------------------------------------------
+    def test_list_accounts_by_user_id(self, adapter: Any) -> None:
+        user = self.make_user(adapter)
+        first = self.link(adapter, user, "github")
+        second = self.link(adapter, user, "google")
+        self.link(adapter, self.make_user(adapter), "github")  # someone else's
+        listed = list(self.call_adapter(adapter, "list_accounts_by_user_id", user.id))
+        assert [(a.provider, a.provider_account_id) for a in listed] == [
+            ("github", first.provider_account_id),
+            ("google", second.provider_account_id),
+        ]
+        assert all(a.type == "oauth" and a.id is not None for a in listed)
+        assert not any(hasattr(a, "access_token") for a in listed)
+
+    def test_count_sign_in_methods(self, adapter: Any) -> None:
+        user = self.make_user(adapter)  # made without a password
+        assert self.call_adapter(adapter, "count_sign_in_methods", user.id) == 0
+        self.link(adapter, user, "github")
+        self.link(adapter, user, "google")
+        self.call_adapter(adapter, "create_authenticator", self._passkey(user))
+        assert self.call_adapter(adapter, "count_sign_in_methods", user.id) == 3
+
+    def _passkey(self, user: AdapterUser) -> AdapterAuthenticator:
+        record = as_authenticator(
+            {
+                "credential_id": secrets.token_urlsafe(16),
+                "user_id": user.id,
+                "provider_account_id": secrets.token_urlsafe(8),
+                "credential_public_key": "pQECAyYgASFYIA",
+                "counter": 0,
+                "credential_backed_up": False,
+                "credential_device_type": "singleDevice",
+            }
+        )
+        assert record is not None
+        return record
+
+    def test_unlink_user_account_when_another_way_remains(self, adapter: Any) -> None:
+        user = self.make_user(adapter)
+        github = self.link(adapter, user, "github")
+        self.link(adapter, user, "google")
+        removed = self.call_adapter(adapter, "unlink_user_account", user.id, "github", None)
+        assert removed is not None and removed.provider_account_id == github.provider_account_id
+        listed = self.call_adapter(adapter, "list_accounts_by_user_id", user.id)
+        assert [a.provider for a in listed] == ["google"]
+
+    def test_unlink_user_account_never_the_last_way_in(self, adapter: Any) -> None:
+        user = self.make_user(adapter)
+        self.link(adapter, user, "github")
+        with pytest.raises(LastSignInMethod):
+            self.call_adapter(adapter, "unlink_user_account", user.id, "github", None)
+        assert len(list(self.call_adapter(adapter, "list_accounts_by_user_id", user.id))) == 1
+
+    def test_unlink_user_account_by_account_id_and_unknown(self, adapter: Any) -> None:
+        user = self.make_user(adapter)
+        self.link(adapter, user, "github")
+        second = self.link(adapter, user, "github")
+        removed = self.call_adapter(
+            adapter, "unlink_user_account", user.id, "github", second.provider_account_id
+        )
+        assert removed is not None and removed.provider_account_id == second.provider_account_id
+        assert self.call_adapter(adapter, "unlink_user_account", user.id, "gitlab", None) is None
+        other = self.make_user(adapter)
+        assert self.call_adapter(adapter, "unlink_user_account", other.id, "github", None) is None
+
+    # -- session management ----------------------------------------------------------------------
+    def test_list_sessions_by_user_id(self, adapter: Any) -> None:
+        user = self.make_user(adapter)
+        older = self.make_session(adapter, user, user_agent="Phone")
+        time.sleep(0.01)  # distinct creation times
+        newer = self.make_session(adapter, user, user_agent="Laptop")
+        self.make_session(adapter, user, expires=_now() - timedelta(minutes=1))  # expired
+        self.make_session(adapter, self.make_user(adapter))  # someone else's
+        listed = list(
+            self.call_adapter(adapter, "list_sessions_by_user_id", user.id, newer.session_token)
+        )
+        assert [(s.user_agent, s.current) for s in listed] == [("Laptop", True), ("Phone", False)]
+        assert abs((listed[1].expires - older.expires).total_seconds()) < 1
+        none_current = self.call_adapter(adapter, "list_sessions_by_user_id", user.id, None)
+        assert not any(s.current for s in none_current)
+
+    def test_delete_session_by_id(self, adapter: Any) -> None:
+        user = self.make_user(adapter)
+        session = self.make_session(adapter, user)
+        [listed] = self.call_adapter(adapter, "list_sessions_by_user_id", user.id, None)
+        other = self.make_user(adapter)
+        assert self.call_adapter(adapter, "delete_session_by_id", other.id, listed.id) is False
+        assert self.call_adapter(adapter, "delete_session_by_id", user.id, listed.id) is True
+        assert self.call_adapter(adapter, "get_session_and_user", session.session_token) is None
+        assert self.call_adapter(adapter, "delete_session_by_id", user.id, listed.id) is False
+
+    def test_delete_sessions_by_user_id_keeps_one(self, adapter: Any) -> None:
+        user = self.make_user(adapter)
+        keep = self.make_session(adapter, user)
+        gone = [self.make_session(adapter, user) for _ in range(2)]
+        theirs = self.make_session(adapter, self.make_user(adapter))
+        assert (
+            self.call_adapter(adapter, "delete_sessions_by_user_id", user.id, keep.session_token)
+            == 2
+        )
+        assert self.call_adapter(adapter, "get_session_and_user", keep.session_token) is not None
+        for session in gone:
+            assert self.call_adapter(adapter, "get_session_and_user", session.session_token) is None
+        assert self.call_adapter(adapter, "get_session_and_user", theirs.session_token) is not None
+        assert self.call_adapter(adapter, "delete_sessions_by_user_id", user.id, None) == 1
