@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 from http.cookies import Morsel
@@ -74,6 +74,13 @@ class CookieSpec:
     domain: str | None = None
     max_age: int | None = None
     partitioned: bool = False
+    #: The attributes as a Morsel holds them, checked by Morsel once (see _attributes).
+    morsel_attributes: dict[str, Any] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "morsel_attributes", _attributes(self))
 
 
 def encode_value(value: str) -> str:
@@ -145,7 +152,6 @@ class _Morsel(Morsel[str]):
     _flags = Morsel._flags | {"partitioned"}  # type: ignore[attr-defined]
 
 
-@lru_cache(maxsize=128)
 def _attributes(spec: CookieSpec) -> dict[str, Any]:
     # A spec's attributes never change, so they go through Morsel's checks once.
     morsel = _Morsel()
@@ -162,11 +168,13 @@ def _attributes(spec: CookieSpec) -> dict[str, Any]:
     return dict(morsel)
 
 
-def _morsel(spec: CookieSpec, value: str, *, name: str | None = None) -> Morsel[str]:
+def _morsel(
+    spec: CookieSpec, value: str, *, name: str | None = None, coded: str | None = None
+) -> Morsel[str]:
     morsel = _Morsel()
-    dict.update(morsel, _attributes(spec))  # already validated by _attributes
+    dict.update(morsel, spec.morsel_attributes)  # already validated by _attributes
     # Setting coded_value ourselves keeps SimpleCookie from quoting the value its own way.
-    morsel.set(name or spec.name, value, encode_value(value))
+    morsel.set(name or spec.name, value, encode_value(value) if coded is None else coded)
     return morsel
 
 
@@ -177,9 +185,13 @@ def set_cookie(
     *,
     expires: datetime | None = None,
     name: str | None = None,
+    coded: str | None = None,
 ) -> None:
-    """Set a cookie with Auth.js's attributes (``Max-Age`` from the spec, or ``expires``)."""
-    morsel = _morsel(spec, value, name=name)
+    """Set a cookie with Auth.js's attributes (``Max-Age`` from the spec, or ``expires``).
+
+    *coded* is the value already encoded, when the caller has it.
+    """
+    morsel = _morsel(spec, value, name=name, coded=coded)
     if spec.max_age is not None:
         morsel["max-age"] = str(spec.max_age)
         if expires is None:
@@ -233,9 +245,10 @@ def set_chunked(
     so going from two chunks to one cookie leaves no stale ``.1`` behind.
     """
     new: dict[str, str] = {}
+    coded = None
     if value:
-        encoded_len = len(encode_value(value))
-        count = math.ceil(encoded_len / CHUNK_SIZE)
+        coded = encode_value(value)
+        count = math.ceil(len(coded) / CHUNK_SIZE)
         if count <= 1:
             new[spec.name] = value
         else:
@@ -246,4 +259,12 @@ def set_chunked(
         if old not in new and (old == spec.name or old[len(spec.name) :].startswith(".")):
             delete_cookie(response, spec, name=old)
     for name, chunk in new.items():
-        set_cookie(response, spec, chunk, expires=expires, name=name)
+        # A single cookie's encoded form is already known; chunks are JWE pieces.
+        set_cookie(
+            response,
+            spec,
+            chunk,
+            expires=expires,
+            name=name,
+            coded=coded if len(new) == 1 else None,
+        )

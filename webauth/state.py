@@ -169,6 +169,11 @@ class AuthState:
 
     # -- the site ---------------------------------------------------------------------
     @cached_property
+    def scheme(self) -> str:
+        """The request's scheme as Django decides it (``SECURE_PROXY_SSL_HEADER``)."""
+        return self.request.scheme or "http"
+
+    @cached_property
     def secure(self) -> bool:
         """Whether cookies are ``Secure`` with the ``__Secure-``/``__Host-`` prefixes.
 
@@ -181,7 +186,7 @@ class AuthState:
             return config.use_secure_cookies
         if config.url:
             return config.url.startswith("https://")
-        return self.request.is_secure()
+        return self.scheme == "https"  # request.is_secure()
 
     @cached_property
     def cookies(self) -> dict[str, ck.CookieSpec]:
@@ -204,7 +209,7 @@ class AuthState:
             raise UntrustedHost(
                 f"Host must be trusted. URL was: {request.build_absolute_uri()[:200]}"
             )
-        return f"{request.scheme}://{validated_host(request)}"
+        return f"{self.scheme}://{validated_host(request)}"
 
     @cached_property
     def base_url(self) -> str:

@@ -15,7 +15,6 @@ from urllib.parse import urlencode
 
 from django.core.exceptions import DisallowedHost, ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
-from django.views.decorators.csrf import csrf_exempt
 
 from .actions import callback, csrf, pages, providers, session, signin, signout
 from .conf import Config, get_config
@@ -86,7 +85,6 @@ def parse_route(rest: str) -> tuple[str, str | None] | None:
     return parts[0], provider_id
 
 
-@csrf_exempt  # webauth checks its own double-submit token (Auth.js's), per action
 def auth_view(
     request: HttpRequest,
     rest: str = "",
@@ -135,6 +133,11 @@ def auth_view(
     if action != "providers":
         state.add_standard_cookies(response)
     return _return_redirect(request, response)
+
+
+# webauth checks its own double-submit token (Auth.js's), per route. Set as
+# Django's csrf_exempt would, without its wrapper: one call less per request.
+auth_view.csrf_exempt = True  # type: ignore[attr-defined]
 
 
 def _return_redirect(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
