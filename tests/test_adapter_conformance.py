@@ -4,14 +4,14 @@ import pytest
 from django.conf import settings
 
 from webauth.adapters.django import DjangoAdapter
-from webauth.testing import AdapterExtensionsSuite, AdapterSuite
+from webauth.testing import AdapterSuite
 
 from .memory_adapter import MemoryAdapter
 
 pytestmark = pytest.mark.django_db
 
 
-class TestDjangoAdapter(AdapterSuite, AdapterExtensionsSuite):
+class TestDjangoAdapter(AdapterSuite):
     # Django's auth.User has no image or email-verified column; the adapter
     # documents that it drops them. webauth.User stores both.
     # (tests/test_user_model.py runs this module under AUTH_USER_MODEL = "webauth.User".)
@@ -23,7 +23,7 @@ class TestDjangoAdapter(AdapterSuite, AdapterExtensionsSuite):
         return DjangoAdapter()
 
 
-class TestAsyncMemoryAdapter(AdapterSuite, AdapterExtensionsSuite):
+class TestAsyncMemoryAdapter(AdapterSuite):
     @pytest.fixture
     def adapter(self):
         return MemoryAdapter()

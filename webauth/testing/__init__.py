@@ -1,10 +1,11 @@
 """Test utilities for projects and adapter authors.
 
-:class:`AdapterSuite` is the adapter contract (Auth.js's 19 methods) as a pytest
-suite; :class:`AdapterExtensionsSuite` covers webauth's extensions to it.
+:class:`AdapterSuite` is the adapter contract as a pytest suite: Auth.js's 19
+methods (:class:`AdapterCoreSuite`) and webauth's extensions
+(:class:`AdapterExtensionsSuite`).
 """
 
-from .adapter import AdapterSuite
+from .adapter import AdapterCoreSuite, AdapterSuite
 from .extensions import AdapterExtensionsSuite
 
-__all__ = ["AdapterExtensionsSuite", "AdapterSuite"]
+__all__ = ["AdapterCoreSuite", "AdapterExtensionsSuite", "AdapterSuite"]

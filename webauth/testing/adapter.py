@@ -13,10 +13,14 @@ and providing an ``adapter`` fixture::
         def adapter(self):
             return MyAdapter()
 
-Every one of the 19 methods is exercised through webauth's own calling
-convention (sync or ``async def`` both work). Set ``stores_image`` or
-``stores_email_verified`` to ``False`` on the subclass when the adapter's user
-storage has no place for those fields (as with Django's ``auth.User``).
+:class:`AdapterSuite` is the whole contract: Auth.js's 19 methods
+(:class:`AdapterCoreSuite`) and webauth's extensions
+(:class:`~webauth.testing.extensions.AdapterExtensionsSuite`). An adapter that
+implements only Auth.js's methods subclasses :class:`AdapterCoreSuite` instead.
+Every method is exercised through webauth's own calling convention (sync or
+``async def`` both work). Set ``stores_image`` or ``stores_email_verified`` to
+``False`` on the subclass when the adapter's user storage has no place for those
+fields (as with Django's ``auth.User``).
 """
 
 from __future__ import annotations
@@ -41,8 +45,9 @@ from ..types import (
     as_verification_token,
 )
 from ..utils import call
+from .extensions import AdapterExtensionsSuite
 
-__all__ = ["AdapterSuite"]
+__all__ = ["AdapterCoreSuite", "AdapterSuite"]
 
 
 def _now() -> datetime:
@@ -53,8 +58,8 @@ def _close(a: datetime, b: datetime) -> bool:
     return abs((a - b).total_seconds()) < 1
 
 
-class AdapterSuite:
-    """Contract tests for a webauth adapter (spec 4.4). Subclass and add an ``adapter`` fixture."""
+class AdapterCoreSuite:
+    """Auth.js's 19 adapter methods (spec 4.4) as tests. Subclass and add an ``adapter`` fixture."""
 
     stores_image: bool = True
     stores_email_verified: bool = True
@@ -307,3 +312,7 @@ def _pair(result: Any) -> tuple[AdapterSession, AdapterUser]:
     pair = as_session_and_user(result)
     assert pair is not None, "get_session_and_user returned nothing"
     return pair
+
+
+class AdapterSuite(AdapterCoreSuite, AdapterExtensionsSuite):
+    """The whole adapter contract: Auth.js's methods and webauth's extensions."""

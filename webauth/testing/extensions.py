@@ -1,11 +1,11 @@
 """webauth's extensions to the adapter contract, as a reusable pytest suite.
 
-Add it beside :class:`~webauth.testing.AdapterSuite` for an adapter that
-implements the extensions (``DjangoAdapter`` does)::
+:class:`~webauth.testing.AdapterSuite` includes it; on its own it tests only
+the extensions of an adapter (``DjangoAdapter`` has them all)::
 
-    from webauth.testing import AdapterExtensionsSuite, AdapterSuite
+    from webauth.testing import AdapterExtensionsSuite
 
-    class TestMyAdapter(AdapterSuite, AdapterExtensionsSuite):
+    class TestMyExtensions(AdapterExtensionsSuite):
         @pytest.fixture
         def adapter(self):
             return MyAdapter()
