@@ -48,6 +48,7 @@ def test_the_combined_method_is_used_when_there():
     adapter = MemoryAdapter()
     created, linked = _create_and_link(AdapterCaller(adapter, AuthLogger()), *new_records())
     assert async_to_sync(adapter.get_user_by_account)("corp", "1").id == created.id
+    assert linked.user_id == created.id
 
 
 def test_webauth_errors_keep_their_own_type():
