@@ -2,9 +2,10 @@
 //
 //   AUTH_SECRET=... BENCH_USER='{"id":"1",...}' PORT=8000 WORKERS=2 node server.mjs
 //
-// The primary process forks WORKERS workers (node:cluster) that share one listening
-// socket on 127.0.0.1:PORT and accept from it themselves (SCHED_NONE, as gunicorn's
-// workers do), so the primary does no work per request or connection.
+// The primary process forks WORKERS workers (node:cluster) that serve one port,
+// 127.0.0.1:PORT, with node:cluster's default scheduling (on Linux the primary
+// accepts each connection and hands it to the workers in turn; set
+// NODE_CLUSTER_SCHED_POLICY=none to have the workers accept themselves).
 //
 // Each worker turns every request into a WHATWG Request, hands it to Auth(), and
 // writes the Response back: status, every header (each Set-Cookie on its own
@@ -25,7 +26,6 @@ const host = process.env.HOST ?? "127.0.0.1";
 const workers = Number(process.env.WORKERS ?? 2);
 
 if (cluster.isPrimary) {
-  cluster.schedulingPolicy = cluster.SCHED_NONE;
   for (let i = 0; i < workers; i += 1) cluster.fork();
   let stopping = false;
   const stop = () => {
