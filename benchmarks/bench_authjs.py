@@ -36,10 +36,11 @@ same wrk threads, connections and duration for all.
 
 Reported per case and server: requests/s (median and range over the rounds),
 p50/p99 latency, and the CPU time (user + system, from ``/proc``) that the
-server's worker processes spent per request. Ratios webauth/Auth.js are the
-median of the per-round ratios; ``(CPU)`` is Auth.js's CPU per request divided
-by webauth's (above 1: webauth spends less). Targets, on requests/s: session
->= 2.0, sign-in >= 1.2; exit status 1 when one is not met.
+server's processes (its main process and workers, all threads) spent per
+request. Ratios webauth/Auth.js are the median of the per-round ratios;
+``(CPU)`` is Auth.js's CPU per request divided by webauth's (above 1: webauth
+spends less). Targets, on requests/s: session >= 2.0, sign-in >= 1.2; exit
+status 1 when one is not met.
 """
 
 from __future__ import annotations
