@@ -1,4 +1,8 @@
-"""The benchmark site's yardstick view does the work its figures claim to measure."""
+"""The benchmark site does the work its figures claim to measure.
+
+Its yardstick view (bench_http.py's case 2f), and the credentials check that
+bench_authjs.py compares with Auth.js's.
+"""
 
 import json
 
@@ -33,3 +37,54 @@ def test_the_floor_view_decodes_answers_and_reissues(rf):
 def test_the_floor_view_without_a_session_answers_null(rf):
     response = session_floor(rf.get("/floor/session"))
     assert response.content == b"null" and not response.cookies
+
+
+# The credentials twin of benchmarks/authjs/server.mjs (bench_authjs.py).
+
+
+def bench_webauth_settings(monkeypatch, credentials):
+    """The benchmark site's WEBAUTH with ``WEBAUTH_BENCH_CREDENTIALS=credentials``."""
+    import runpy
+    from pathlib import Path
+
+    monkeypatch.setenv("WEBAUTH_BENCH_CREDENTIALS", credentials)
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "http" / "settings.py"
+    return runpy.run_path(str(path))["WEBAUTH"]
+
+
+def test_the_constant_authorize_accepts_exactly_the_one_user():
+    from benchmarks.http.auth import USER, authorize
+
+    good = {"username": USER["username"], "password": USER["password"], "csrfToken": "x"}
+    assert authorize(good, None) == {"id": "1", "name": "Alice", "email": "alice@example.com"}
+    assert authorize({**good, "password": USER["password"] + "x"}, None) is None
+    assert authorize({**good, "password": USER["password"][:-1]}, None) is None
+    assert authorize({**good, "username": "bob"}, None) is None
+    assert authorize({**good, "password": ["bench-password"]}, None) is None
+    assert authorize({"username": USER["username"]}, None) is None
+
+
+def test_bench_http_keeps_django_credentials(monkeypatch):
+    monkeypatch.delenv("WEBAUTH_BENCH_CREDENTIALS", raising=False)
+    config = bench_webauth_settings(monkeypatch, "django")
+    assert config["providers"] == ["webauth.providers.DjangoCredentials"]
+
+
+def test_the_constant_credentials_sign_in_through_webauth(client, monkeypatch, settings):
+    from benchmarks.http.auth import USER
+    from webauth.providers import Credentials
+
+    config = bench_webauth_settings(monkeypatch, "constant")
+    [provider] = config["providers"]
+    assert isinstance(provider, Credentials) and provider.id == "credentials"
+    settings.WEBAUTH = {**settings.WEBAUTH, "providers": config["providers"]}
+    token = client.get("/auth/csrf").json()["csrfToken"]
+    form = {"csrfToken": token, "username": USER["username"], "password": USER["password"]}
+    response = client.post("/auth/callback/credentials", form)
+    assert response.status_code == 302 and response["Location"] == "http://testserver"
+    value = response.cookies[SESSION_COOKIE].value
+    claims = jwt.decode(token=value, secret=get_config().secret, salt=SESSION_COOKIE)
+    assert claims["sub"] == "1" and claims["name"] == "Alice"
+    refused = client.post("/auth/callback/credentials", {**form, "password": "nope"})
+    assert "error=CredentialsSignin" in refused["Location"]
+    assert SESSION_COOKIE not in refused.cookies

@@ -1,9 +1,15 @@
 """Settings of the benchmark site that ``benchmarks/bench_http.py`` serves through gunicorn.
 
-Two environment variables pick the variant, so that one module serves every case:
+Environment variables pick the variant, so that one module serves every case:
 
 ``WEBAUTH_BENCH_STACK``
     A key of :data:`STACKS` (default ``webauth``): the ``MIDDLEWARE`` list.
+``WEBAUTH_BENCH_CREDENTIALS``
+    ``django`` (default): the ``DjangoCredentials`` provider, as ``bench_http.py``
+    measures it. ``constant``: instead, a ``Credentials`` provider (same id,
+    ``credentials``) whose ``authorize`` compares with one fixed user in constant
+    time (``benchmarks/http/auth.py``), the twin of the Auth.js server that
+    ``bench_authjs.py`` compares webauth with.
 ``WEBAUTH_BENCH_DATABASE``
     ``postgres`` for PostgreSQL at 127.0.0.1:5432 (user ``postgres``, database
     ``test``, tables in the schema :data:`PG_SCHEMA`), else the path of an SQLite
@@ -25,6 +31,7 @@ ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
 USE_TZ = True
 ROOT_URLCONF = "benchmarks.http.urls"
 WSGI_APPLICATION = "benchmarks.http.wsgi.application"
+ASGI_APPLICATION = "benchmarks.http.asgi.application"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 INSTALLED_APPS = [
@@ -80,5 +87,17 @@ WEBAUTH = {
     "secret": "bench-secret-0123456789abcdef0123456789abcdef",
     "providers": ["webauth.providers.DjangoCredentials"],
 }
+if os.environ.get("WEBAUTH_BENCH_CREDENTIALS", "django") == "constant":
+    from webauth.providers import Credentials
+
+    WEBAUTH["providers"] = [
+        Credentials(
+            credentials={
+                "username": {"label": "Username"},
+                "password": {"label": "Password", "type": "password"},
+            },
+            authorize="benchmarks.http.auth.authorize",
+        )
+    ]
 if STACK == "webauth-db":
     WEBAUTH["adapter"] = "webauth.adapters.django.DjangoAdapter"  # strategy: database
