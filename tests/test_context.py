@@ -97,3 +97,45 @@ def test_remember_short_caches_only_short_values():
     ]
     assert calls == ["abc", "abcdefgh", "abcdefgh"]
     assert upper("abc", "!") == "ABC!"
+
+
+# -- the POST body ----------------------------------------------------------------------------
+
+
+def test_form_body_is_read_as_request_post_reads_it(rf):
+    from webauth.state import parse_body
+
+    body = "a=1&b=%C3%A9&a=2&empty=&plus=x+y"
+    request = rf.post("/", body, content_type="application/x-www-form-urlencoded")
+    assert parse_body(request) == {"a": "2", "b": "é", "empty": "", "plus": "x y"}
+    # Django's own parsing of the same body still works afterwards.
+    assert request.POST.getlist("a") == ["1", "2"] and request.POST["b"] == "é"
+
+
+def test_form_body_that_is_not_utf8_is_read_as_latin1(rf):
+    from webauth.state import parse_body
+
+    request = rf.post("/", b"name=caf\xe9", content_type="application/x-www-form-urlencoded")
+    assert parse_body(request) == {"name": "café"} == {k: request.POST[k] for k in request.POST}
+
+
+def test_too_many_form_fields_are_refused_as_django_refuses_them(rf, settings):
+    from django.core.exceptions import TooManyFieldsSent
+
+    from webauth.state import parse_body
+
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 3
+    request = rf.post("/", "a=1&b=2&c=3&d=4", content_type="application/x-www-form-urlencoded")
+    with pytest.raises(TooManyFieldsSent):
+        parse_body(request)
+
+
+def test_too_many_form_fields_on_a_route_is_no_server_error(client, settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 3
+    response = client.post(
+        "/auth/callback/credentials",
+        "a=1&b=2&c=3&d=4",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert response.status_code == 302
+    assert response["Location"].endswith("/auth/error?error=Configuration")
