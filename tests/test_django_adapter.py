@@ -146,14 +146,29 @@ def test_concurrent_redemption_gives_the_token_to_exactly_one_caller():
     assert not VerificationToken.objects.exists()
 
 
-def test_postgres_marker_matches_the_environment():
-    """CI sets WEBAUTH_TEST_POSTGRES; then the suite must really be on PostgreSQL."""
+def test_database_matches_the_environment():
+    """CI sets WEBAUTH_TEST_POSTGRES or WEBAUTH_TEST_MARIADB; then the suite must really
+    run on that server, else on SQLite."""
     import os
 
     if os.environ.get("WEBAUTH_TEST_POSTGRES"):
         assert connection.vendor == "postgresql"
+    elif os.environ.get("WEBAUTH_TEST_MARIADB"):
+        assert connection.vendor == "mysql" and connection.mysql_is_mariadb
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT @@character_set_database, @@collation_database")
+            assert cursor.fetchone() == ("utf8mb4", "utf8mb4_unicode_ci")
+            # A case-insensitive collation: the suite runs where "A" = "a" in SQL.
+            cursor.execute("SELECT 'AbC' = 'abc'")
+            assert cursor.fetchone() == (1,)
+            # USE_TZ with date functions (the admin's date hierarchy) needs the
+            # server's time zone tables: mariadb-tzinfo-to-sql /usr/share/zoneinfo
+            # | mariadb -u root mysql (.ci/run loads them).
+            cursor.execute("SELECT CONVERT_TZ('2020-01-01 12:00:00', 'UTC', 'Europe/Paris')")
+            assert cursor.fetchone()[0] is not None, "time zone tables are not loaded"
     else:
         assert settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
+        assert connection.vendor == "sqlite"
 
 
 def test_session_lookup_is_compiled_once_and_matches_the_orm():
