@@ -31,7 +31,14 @@ from django.db import router, transaction
 from django.utils import timezone
 
 from ..fastquery import PLACEHOLDER, CompiledLookup, user_by_pk
-from ..models import Account, Authenticator, Session, VerificationToken, token_hash
+from ..models import (
+    Account,
+    Authenticator,
+    Session,
+    VerificationToken,
+    credential_id_hash,
+    token_hash,
+)
 from ..types import (
     ACCOUNT_TOKEN_FIELDS,
     AdapterAccount,
@@ -408,15 +415,33 @@ class DjangoAdapter:
             transports=obj.transports,
         )
 
+    def _authenticator(self, credential_id: str) -> Authenticator | None:
+        """The row of this exact credential id, found through its hash.
+
+        The unique ``credential_id_hash`` index finds the row; the full id is then
+        compared in Python, exactly (SQL would compare it under the column's
+        collation, case-insensitive on most MariaDB and MySQL databases).
+        """
+        obj = (
+            Authenticator.objects.using(self.using)
+            .filter(credential_id_hash=credential_id_hash(credential_id))
+            .first()
+        )
+        return obj if obj is not None and obj.credential_id == credential_id else None
+
     def create_authenticator(
         self, authenticator: AdapterAuthenticator | Mapping[str, Any]
     ) -> AdapterAuthenticator:
-        """Store a credential; raises ``IntegrityError`` for a duplicate credential id."""
+        """Store a credential; raises ``IntegrityError`` for a duplicate credential id.
+
+        The unique index on ``credential_id_hash`` refuses the duplicate.
+        """
         record = as_authenticator(authenticator)
         assert record is not None
         obj = Authenticator(
             user_id=record.user_id,
             credential_id=record.credential_id,
+            credential_id_hash=credential_id_hash(record.credential_id),
             provider_account_id=record.provider_account_id,
             credential_public_key=record.credential_public_key,
             counter=record.counter,
@@ -430,7 +455,7 @@ class DjangoAdapter:
 
     def get_authenticator(self, credential_id: str) -> AdapterAuthenticator | None:
         """The credential, or ``None``."""
-        obj = Authenticator.objects.using(self.using).filter(credential_id=credential_id).first()
+        obj = self._authenticator(credential_id)
         return self._authenticator_record(obj) if obj is not None else None
 
     def list_authenticators_by_user_id(self, user_id: str) -> list[AdapterAuthenticator]:
@@ -445,8 +470,11 @@ class DjangoAdapter:
         self, credential_id: str, new_counter: int
     ) -> AdapterAuthenticator:
         """Store the new signature counter; raises ``LookupError`` for an unknown id."""
-        rows = Authenticator.objects.using(self.using).filter(credential_id=credential_id)
-        if not rows.update(counter=new_counter, last_used_at=timezone.now()):
+        obj = self._authenticator(credential_id)
+        now = timezone.now()
+        if obj is None or not Authenticator.objects.using(self.using).filter(pk=obj.pk).update(
+            counter=new_counter, last_used_at=now
+        ):
             raise LookupError(f"no authenticator with credential id {credential_id[:64]!r}")
-        obj = rows.get()
+        obj.counter, obj.last_used_at = new_counter, now
         return self._authenticator_record(obj)
