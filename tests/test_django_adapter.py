@@ -208,3 +208,35 @@ def test_user_lookup_is_compiled_and_matches_the_orm():
         assert getattr(loaded, field.attname) == getattr(orm, field.attname), field.name
     for bad in ("x", "1.5", str(2**70), "-" + str(2**70), ""):
         assert _load_user(get_config(), bad) is None
+
+
+def test_account_lookups_compare_the_provider_account_id_exactly():
+    """Provider account ids are case-sensitive strings (an OIDC ``sub``); on MariaDB's
+    case-insensitive collations SQL matches "AbC" = "abc", which must not sign the
+    holder of one id in as the user linked to the other."""
+    owner = get_user_model().objects.create_user("case-owner")
+    adapter.link_account(
+        AdapterAccount(
+            user_id=str(owner.pk),
+            type="oidc",
+            provider="example",
+            provider_account_id="AbC-é",
+            access_token="owner-token",
+        )
+    )
+    for other in ("abc-é", "ABC-É", "AbC-e", "AbC-é "):
+        assert adapter.get_user_by_account("example", other) is None, other
+        assert adapter.get_account(other, "example") is None, other
+        updated = adapter.update_account(
+            AdapterAccount(
+                user_id=str(owner.pk),
+                type="oidc",
+                provider="example",
+                provider_account_id=other,
+                access_token="intruder-token",
+            )
+        )
+        assert updated is None, other
+        assert adapter.unlink_account("example", other) is None, other
+    assert adapter.get_user_by_account("example", "AbC-é").id == str(owner.pk)
+    assert adapter.get_account("AbC-é", "example").access_token == "owner-token"

@@ -81,6 +81,19 @@ def _aware(value: datetime) -> datetime:
     return value if timezone.is_aware(value) else timezone.make_aware(value, UTC)
 
 
+def _exact_account(obj: Account | None, provider_account_id: str) -> Account | None:
+    """*obj* if its provider account id is exactly *provider_account_id*.
+
+    SQL compares under the column's collation: on MariaDB and MySQL usually
+    case-, accent- and trailing-space-insensitive, where provider ids (an OIDC
+    ``sub``) are exact strings. The unique (provider, id) constraint leaves at
+    most one such candidate, so the exact check is on that row.
+    """
+    if obj is None or obj.provider_account_id != str(provider_account_id):
+        return None
+    return obj
+
+
 class DjangoAdapter:
     """Stores users, accounts, sessions, verification tokens and passkeys with the ORM.
 
@@ -196,6 +209,7 @@ class DjangoAdapter:
             .filter(provider=provider, provider_account_id=provider_account_id)
             .first()
         )
+        account = _exact_account(account, provider_account_id)
         return self.to_record(account.user) if account is not None else None
 
     def update_user(self, user: AdapterUser | Mapping[str, Any]) -> AdapterUser:
@@ -257,6 +271,7 @@ class DjangoAdapter:
             .filter(provider=record.provider, provider_account_id=record.provider_account_id)
             .first()
         )
+        obj = _exact_account(obj, record.provider_account_id)
         if obj is None:
             return None
         for name in ACCOUNT_TOKEN_FIELDS:
@@ -272,6 +287,7 @@ class DjangoAdapter:
             .filter(provider=provider, provider_account_id=provider_account_id)
             .first()
         )
+        obj = _exact_account(obj, provider_account_id)
         if obj is None:
             return None
         record = self._account_record(obj)
@@ -285,6 +301,7 @@ class DjangoAdapter:
             .filter(provider=provider, provider_account_id=provider_account_id)
             .first()
         )
+        obj = _exact_account(obj, provider_account_id)
         return self._account_record(obj) if obj is not None else None
 
     def create_user_and_link_account(
