@@ -1,7 +1,8 @@
 """Settings for webauth's own test suite.
 
-SQLite by default; PostgreSQL at 127.0.0.1:5432 when WEBAUTH_TEST_POSTGRES is set
-(``.ci/run`` sets it when a server answers there).
+SQLite by default; PostgreSQL at 127.0.0.1:5432 when WEBAUTH_TEST_POSTGRES is set,
+MariaDB (or MySQL) at 127.0.0.1:3306 when WEBAUTH_TEST_MARIADB is set. ``.ci/run``
+runs the suite on all three.
 """
 
 import os
@@ -35,6 +36,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
 ]
 
+if os.environ.get("WEBAUTH_TEST_POSTGRES") and os.environ.get("WEBAUTH_TEST_MARIADB"):
+    raise RuntimeError("set WEBAUTH_TEST_POSTGRES or WEBAUTH_TEST_MARIADB, not both")
+
 DATABASES: dict[str, dict[str, object]]
 if os.environ.get("WEBAUTH_TEST_POSTGRES"):
     DATABASES = {
@@ -44,6 +48,22 @@ if os.environ.get("WEBAUTH_TEST_POSTGRES"):
             "PORT": os.environ.get("WEBAUTH_TEST_POSTGRES_PORT", "5432"),
             "USER": os.environ.get("WEBAUTH_TEST_POSTGRES_USER", "postgres"),
             "NAME": os.environ.get("WEBAUTH_TEST_POSTGRES_DB", "test"),
+        }
+    }
+elif os.environ.get("WEBAUTH_TEST_MARIADB"):
+    # Needs the optional "mariadb" extra (mysqlclient, Django's recommended driver).
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.mysql",
+            "HOST": os.environ.get("WEBAUTH_TEST_MARIADB_HOST", "127.0.0.1"),
+            "PORT": os.environ.get("WEBAUTH_TEST_MARIADB_PORT", "3306"),
+            "USER": os.environ.get("WEBAUTH_TEST_MARIADB_USER", "root"),
+            "PASSWORD": os.environ.get("WEBAUTH_TEST_MARIADB_PASSWORD", ""),
+            "NAME": os.environ.get("WEBAUTH_TEST_MARIADB_DB", "test"),
+            "OPTIONS": {"charset": "utf8mb4"},
+            # A case-insensitive collation, as most MariaDB/MySQL databases have:
+            # the suite must pass where "ABC" = "abc" in a WHERE clause.
+            "TEST": {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"},
         }
     }
 else:

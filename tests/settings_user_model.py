@@ -4,6 +4,9 @@ from .settings import *  # noqa: F403
 
 AUTH_USER_MODEL = "webauth.User"
 
-if DATABASES["default"]["ENGINE"].endswith("postgresql"):  # noqa: F405
+if not DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     # The outer test run owns test_test; this settings module runs in a subprocess.
-    DATABASES["default"]["TEST"] = {"NAME": "test_webauth_user_model"}  # noqa: F405
+    DATABASES["default"]["TEST"] = {  # noqa: F405
+        **DATABASES["default"].get("TEST", {}),  # noqa: F405
+        "NAME": "test_webauth_user_model",
+    }

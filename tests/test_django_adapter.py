@@ -146,14 +146,29 @@ def test_concurrent_redemption_gives_the_token_to_exactly_one_caller():
     assert not VerificationToken.objects.exists()
 
 
-def test_postgres_marker_matches_the_environment():
-    """CI sets WEBAUTH_TEST_POSTGRES; then the suite must really be on PostgreSQL."""
+def test_database_matches_the_environment():
+    """CI sets WEBAUTH_TEST_POSTGRES or WEBAUTH_TEST_MARIADB; then the suite must really
+    run on that server, else on SQLite."""
     import os
 
     if os.environ.get("WEBAUTH_TEST_POSTGRES"):
         assert connection.vendor == "postgresql"
+    elif os.environ.get("WEBAUTH_TEST_MARIADB"):
+        assert connection.vendor == "mysql" and connection.mysql_is_mariadb
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT @@character_set_database, @@collation_database")
+            assert cursor.fetchone() == ("utf8mb4", "utf8mb4_unicode_ci")
+            # A case-insensitive collation: the suite runs where "A" = "a" in SQL.
+            cursor.execute("SELECT 'AbC' = 'abc'")
+            assert cursor.fetchone() == (1,)
+            # USE_TZ with date functions (the admin's date hierarchy) needs the
+            # server's time zone tables: mariadb-tzinfo-to-sql /usr/share/zoneinfo
+            # | mariadb -u root mysql (.ci/run loads them).
+            cursor.execute("SELECT CONVERT_TZ('2020-01-01 12:00:00', 'UTC', 'Europe/Paris')")
+            assert cursor.fetchone()[0] is not None, "time zone tables are not loaded"
     else:
         assert settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
+        assert connection.vendor == "sqlite"
 
 
 def test_session_lookup_is_compiled_once_and_matches_the_orm():
@@ -193,3 +208,35 @@ def test_user_lookup_is_compiled_and_matches_the_orm():
         assert getattr(loaded, field.attname) == getattr(orm, field.attname), field.name
     for bad in ("x", "1.5", str(2**70), "-" + str(2**70), ""):
         assert _load_user(get_config(), bad) is None
+
+
+def test_account_lookups_compare_the_provider_account_id_exactly():
+    """Provider account ids are case-sensitive strings (an OIDC ``sub``); on MariaDB's
+    case-insensitive collations SQL matches "AbC" = "abc", which must not sign the
+    holder of one id in as the user linked to the other."""
+    owner = get_user_model().objects.create_user("case-owner")
+    adapter.link_account(
+        AdapterAccount(
+            user_id=str(owner.pk),
+            type="oidc",
+            provider="example",
+            provider_account_id="AbC-é",
+            access_token="owner-token",
+        )
+    )
+    for other in ("abc-é", "ABC-É", "AbC-e", "AbC-é "):
+        assert adapter.get_user_by_account("example", other) is None, other
+        assert adapter.get_account(other, "example") is None, other
+        updated = adapter.update_account(
+            AdapterAccount(
+                user_id=str(owner.pk),
+                type="oidc",
+                provider="example",
+                provider_account_id=other,
+                access_token="intruder-token",
+            )
+        )
+        assert updated is None, other
+        assert adapter.unlink_account("example", other) is None, other
+    assert adapter.get_user_by_account("example", "AbC-é").id == str(owner.pk)
+    assert adapter.get_account("AbC-é", "example").access_token == "owner-token"

@@ -7,6 +7,10 @@ with every ``AdapterUser`` field; it exists only in projects that set
 
 Secrets are stored hashed: a database session is found by the SHA-256 of its
 token, a verification token by the SHA-256 of the value the flow hands over.
+A passkey is found by the SHA-256 of its credential id (``credential_id_hash``):
+a fixed-length column that every backend can index uniquely, where the id itself
+(up to 1400 characters) cannot be on MySQL, and whose comparison is
+case-sensitive under any collation.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ __all__ = [
     "User",
     "UserManager",
     "VerificationToken",
+    "credential_id_hash",
     "token_hash",
 ]
 
@@ -35,6 +40,11 @@ __all__ = [
 def token_hash(value: str) -> str:
     """The hex SHA-256 under which a session or verification token is stored."""
     return hashlib.sha256(value.encode()).hexdigest()
+
+
+def credential_id_hash(credential_id: str) -> str:
+    """The hex SHA-256 of a WebAuthn credential id: ``Authenticator.credential_id_hash``."""
+    return hashlib.sha256(credential_id.encode()).hexdigest()
 
 
 class UserManager(BaseUserManager["User"]):
@@ -196,7 +206,11 @@ class Authenticator(models.Model):
         related_name="webauth_authenticators",
         verbose_name=_("user"),
     )
-    credential_id = models.CharField(_("credential id"), max_length=1400, unique=True)
+    # The full id; uniqueness and lookups go through its hash below.
+    credential_id = models.CharField(_("credential id"), max_length=1400)
+    credential_id_hash = models.CharField(
+        _("credential id hash"), max_length=64, unique=True, editable=False
+    )
     provider_account_id = models.CharField(_("provider account id"), max_length=255)
     credential_public_key = models.TextField(_("public key"))
     counter = models.BigIntegerField(_("counter"), default=0)
@@ -212,3 +226,15 @@ class Authenticator(models.Model):
 
     def __str__(self) -> str:
         return f"passkey {self.pk} of user {self.user_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Keep ``credential_id_hash`` in step with ``credential_id``.
+
+        ``QuerySet.update()`` and ``bulk_create()`` bypass this: set the hash
+        yourself there (:func:`credential_id_hash`).
+        """
+        self.credential_id_hash = credential_id_hash(self.credential_id)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and "credential_id" in update_fields:
+            kwargs["update_fields"] = {*update_fields, "credential_id_hash"}
+        super().save(*args, **kwargs)

@@ -34,7 +34,14 @@ from django.db import connections, models, router, transaction
 from django.utils import timezone
 
 from ..errors import LastSignInMethod
-from ..models import Account, Authenticator, Session, VerificationToken, token_hash
+from ..models import (
+    Account,
+    Authenticator,
+    Session,
+    VerificationToken,
+    credential_id_hash,
+    token_hash,
+)
 from ..types import (
     ACCOUNT_TOKEN_FIELDS,
     AdapterAccount,
@@ -98,6 +105,19 @@ _REFRESH_LOCKS = tuple(threading.Lock() for _ in range(64))
 def _refresh_lock(provider: str, provider_account_id: str) -> threading.Lock:
     digest = hashlib.sha256(f"{provider}\0{provider_account_id}".encode()).digest()
     return _REFRESH_LOCKS[digest[0] % len(_REFRESH_LOCKS)]
+
+
+def _exact_account(obj: Account | None, provider_account_id: str) -> Account | None:
+    """*obj* if its provider account id is exactly *provider_account_id*.
+
+    SQL compares under the column's collation: on MariaDB and MySQL usually
+    case-, accent- and trailing-space-insensitive, where provider ids (an OIDC
+    ``sub``) are exact strings. The unique (provider, id) constraint leaves at
+    most one such candidate, so the exact check is on that row.
+    """
+    if obj is None or obj.provider_account_id != str(provider_account_id):
+        return None
+    return obj
 
 
 class DjangoAdapter:
@@ -216,6 +236,7 @@ class DjangoAdapter:
             .filter(provider=provider, provider_account_id=provider_account_id)
             .first()
         )
+        account = _exact_account(account, provider_account_id)
         return self.to_record(account.user) if account is not None else None
 
     def update_user(self, user: AdapterUser | Mapping[str, Any]) -> AdapterUser:
@@ -277,6 +298,7 @@ class DjangoAdapter:
             .filter(provider=record.provider, provider_account_id=record.provider_account_id)
             .first()
         )
+        obj = _exact_account(obj, record.provider_account_id)
         if obj is None:
             return None
         for name in ACCOUNT_TOKEN_FIELDS:
@@ -292,6 +314,7 @@ class DjangoAdapter:
             .filter(provider=provider, provider_account_id=provider_account_id)
             .first()
         )
+        obj = _exact_account(obj, provider_account_id)
         if obj is None:
             return None
         record = self._account_record(obj)
@@ -305,6 +328,7 @@ class DjangoAdapter:
             .filter(provider=provider, provider_account_id=provider_account_id)
             .first()
         )
+        obj = _exact_account(obj, provider_account_id)
         return self._account_record(obj) if obj is not None else None
 
     def create_user_and_link_account(
@@ -348,7 +372,7 @@ class DjangoAdapter:
         )
         if connections[alias].features.has_select_for_update:
             with transaction.atomic(using=alias):
-                obj = rows.select_for_update().first()
+                obj = _exact_account(rows.select_for_update().first(), provider_account_id)
                 if obj is None:
                     return None
                 changes = refresh(self._account_record(obj))
@@ -358,7 +382,7 @@ class DjangoAdapter:
                     obj.save(using=alias, update_fields=[*changes, "updated_at"])
                 return self._account_record(obj)
         with _refresh_lock(provider, provider_account_id):
-            obj = rows.first()
+            obj = _exact_account(rows.first(), provider_account_id)
             if obj is None:
                 return None
             changes = refresh(self._account_record(obj))
@@ -417,6 +441,8 @@ class DjangoAdapter:
             if provider_account_id is not None:
                 rows = rows.filter(provider_account_id=provider_account_id)
             obj = rows.order_by("pk").first()
+            if provider_account_id is not None:
+                obj = _exact_account(obj, provider_account_id)
             if obj is None:
                 return None
             if self._count_sign_in_methods(user_id, alias) <= 1:
@@ -583,15 +609,33 @@ class DjangoAdapter:
             transports=obj.transports,
         )
 
+    def _authenticator(self, credential_id: str) -> Authenticator | None:
+        """The row of this exact credential id, found through its hash.
+
+        The unique ``credential_id_hash`` index finds the row; the full id is then
+        compared in Python, exactly (SQL would compare it under the column's
+        collation, case-insensitive on most MariaDB and MySQL databases).
+        """
+        obj = (
+            Authenticator.objects.using(self.using)
+            .filter(credential_id_hash=credential_id_hash(credential_id))
+            .first()
+        )
+        return obj if obj is not None and obj.credential_id == credential_id else None
+
     def create_authenticator(
         self, authenticator: AdapterAuthenticator | Mapping[str, Any]
     ) -> AdapterAuthenticator:
-        """Store a credential; raises ``IntegrityError`` for a duplicate credential id."""
+        """Store a credential; raises ``IntegrityError`` for a duplicate credential id.
+
+        The unique index on ``credential_id_hash`` refuses the duplicate.
+        """
         record = as_authenticator(authenticator)
         assert record is not None
         obj = Authenticator(
             user_id=record.user_id,
             credential_id=record.credential_id,
+            credential_id_hash=credential_id_hash(record.credential_id),
             provider_account_id=record.provider_account_id,
             credential_public_key=record.credential_public_key,
             counter=record.counter,
@@ -599,13 +643,13 @@ class DjangoAdapter:
             credential_device_type=record.credential_device_type,
             transports=record.transports,
         )
-        with transaction.atomic(using=self.using):
+        with transaction.atomic(using=self._write_db(Authenticator)):
             obj.save(using=self.using, force_insert=True)
         return self._authenticator_record(obj)
 
     def get_authenticator(self, credential_id: str) -> AdapterAuthenticator | None:
         """The credential, or ``None``."""
-        obj = Authenticator.objects.using(self.using).filter(credential_id=credential_id).first()
+        obj = self._authenticator(credential_id)
         return self._authenticator_record(obj) if obj is not None else None
 
     def list_authenticators_by_user_id(self, user_id: str) -> list[AdapterAuthenticator]:
@@ -620,8 +664,11 @@ class DjangoAdapter:
         self, credential_id: str, new_counter: int
     ) -> AdapterAuthenticator:
         """Store the new signature counter; raises ``LookupError`` for an unknown id."""
-        rows = Authenticator.objects.using(self.using).filter(credential_id=credential_id)
-        if not rows.update(counter=new_counter, last_used_at=timezone.now()):
+        obj = self._authenticator(credential_id)
+        now = timezone.now()
+        if obj is None or not Authenticator.objects.using(self.using).filter(pk=obj.pk).update(
+            counter=new_counter, last_used_at=now
+        ):
             raise LookupError(f"no authenticator with credential id {credential_id[:64]!r}")
-        obj = rows.get()
+        obj.counter, obj.last_used_at = new_counter, now
         return self._authenticator_record(obj)

@@ -1,0 +1,64 @@
+"""Authenticator.credential_id_hash: the unique, indexed SHA-256 of the credential id.
+
+A unique index on the 1400-character ``credential_id`` itself is refused by MySQL
+(and accepted by MariaDB only through a hidden hash index, with mysql.W003), and
+it compares ids case-insensitively under MariaDB's and MySQL's usual collations,
+where base64url ids are case-sensitive. The fixed-length hex digest carries the
+uniqueness and the lookups instead; ``credential_id`` keeps the full value.
+
+Existing rows get their hash before the column becomes NOT NULL and unique.
+Reversing drops the hash column and makes ``credential_id`` unique again.
+"""
+
+import hashlib
+
+from django.db import migrations, models
+
+BATCH = 1000
+
+
+def fill_credential_id_hash(apps, schema_editor):
+    Authenticator = apps.get_model("webauth", "Authenticator")
+    rows = Authenticator.objects.using(schema_editor.connection.alias)
+    last_pk = None
+    while True:
+        batch = rows.order_by("pk").only("pk", "credential_id")
+        if last_pk is not None:
+            batch = batch.filter(pk__gt=last_pk)
+        batch = list(batch[:BATCH])
+        if not batch:
+            return
+        for row in batch:
+            row.credential_id_hash = hashlib.sha256(row.credential_id.encode()).hexdigest()
+        rows.bulk_update(batch, ["credential_id_hash"])
+        last_pk = batch[-1].pk
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ("webauth", "0002_account_session_token_authenticator"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="authenticator",
+            name="credential_id_hash",
+            field=models.CharField(
+                editable=False, max_length=64, null=True, verbose_name="credential id hash"
+            ),
+        ),
+        migrations.RunPython(fill_credential_id_hash, migrations.RunPython.noop),
+        migrations.AlterField(
+            model_name="authenticator",
+            name="credential_id_hash",
+            field=models.CharField(
+                editable=False, max_length=64, unique=True, verbose_name="credential id hash"
+            ),
+        ),
+        migrations.AlterField(
+            model_name="authenticator",
+            name="credential_id",
+            field=models.CharField(max_length=1400, verbose_name="credential id"),
+        ),
+    ]
