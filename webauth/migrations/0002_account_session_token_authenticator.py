@@ -21,7 +21,10 @@ class Migration(migrations.Migration):
             name='Authenticator',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('credential_id', models.CharField(max_length=1400, unique=True, verbose_name='credential id')),
+                # Not unique here: MySQL refuses a unique index on a varchar this long.
+                # 0003 gives the uniqueness to credential_id_hash (and removes the
+                # unique index that this migration created before it was changed).
+                ('credential_id', models.CharField(max_length=1400, verbose_name='credential id')),
                 ('provider_account_id', models.CharField(max_length=255, verbose_name='provider account id')),
                 ('credential_public_key', models.TextField(verbose_name='public key')),
                 ('counter', models.BigIntegerField(default=0, verbose_name='counter')),

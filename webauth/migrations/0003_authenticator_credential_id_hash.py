@@ -7,7 +7,8 @@ where base64url ids are case-sensitive. The fixed-length hex digest carries the
 uniqueness and the lookups instead; ``credential_id`` keeps the full value.
 
 Existing rows get their hash before the column becomes NOT NULL and unique.
-Reversing drops the hash column and makes ``credential_id`` unique again.
+A database migrated before 0002 was changed still has 0002's old unique index
+on ``credential_id``: it is removed here. Reversing drops the hash column.
 """
 
 import hashlib
@@ -34,6 +35,31 @@ def fill_credential_id_hash(apps, schema_editor):
         last_pk = batch[-1].pk
 
 
+def drop_old_credential_id_unique(apps, schema_editor):
+    """Remove the unique index 0002 used to create on credential_id, where it exists.
+
+    0002 no longer creates it (MySQL refuses it), so only databases migrated
+    with the earlier 0002 have it. The schema editor removes it the way each
+    backend needs (SQLite rebuilds the table).
+    """
+    Authenticator = apps.get_model("webauth", "Authenticator")
+    table = Authenticator._meta.db_table
+    connection = schema_editor.connection
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, table)
+    if not any(
+        c["unique"] and not c["primary_key"] and c["columns"] == ["credential_id"]
+        for c in constraints.values()
+    ):
+        return
+    new_field = Authenticator._meta.get_field("credential_id")
+    old_field = new_field.clone()
+    old_field._unique = True
+    old_field.set_attributes_from_name("credential_id")
+    old_field.model = Authenticator
+    schema_editor.alter_field(Authenticator, old_field, new_field)
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -56,9 +82,8 @@ class Migration(migrations.Migration):
                 editable=False, max_length=64, unique=True, verbose_name="credential id hash"
             ),
         ),
-        migrations.AlterField(
-            model_name="authenticator",
-            name="credential_id",
-            field=models.CharField(max_length=1400, verbose_name="credential id"),
+        # Not atomic: MySQL and MariaDB cannot run DDL inside a transaction.
+        migrations.RunPython(
+            drop_old_credential_id_unique, migrations.RunPython.noop, atomic=False
         ),
     ]
