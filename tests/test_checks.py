@@ -10,7 +10,7 @@ from webauth.checks import check_config, check_middleware
 from webauth.providers import Credentials, DjangoCredentials
 from webauth.providers.oauth import OIDC
 
-from .memory_adapter import MemoryAdapter
+from .support.memory_adapter import MemoryAdapter
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 GOOD = {"secret": SECRET, "providers": ["webauth.providers.DjangoCredentials"]}
@@ -220,7 +220,7 @@ def test_e004_credentials_with_a_bad_authorize_path(settings):
 
 
 def test_e005_base_path_does_not_match_the_urlconf(settings):
-    settings.WEBAUTH = {**GOOD, "base_path": "/api/auth"}  # tests.urls includes it at auth/
+    settings.WEBAUTH = {**GOOD, "base_path": "/api/auth"}  # tests.support.urls includes it at auth/
     messages = check_config()
     assert ids(messages) == ["webauth.E005"]
     assert "'/auth'" in messages[0].msg and "'/api/auth'" in messages[0].msg

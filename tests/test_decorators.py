@@ -15,7 +15,7 @@ from freezegun import freeze_time
 from webauth.decorators import auth_required, session_passes_test
 from webauth.test import force_sign_in, session_cookie_for
 
-from . import views
+from .support import views
 
 COOKIE = "authjs.session-token"
 

@@ -1,6 +1,6 @@
 """Events (spec 6, protocol 9.6): configured handlers and Django signals; callbacks' runners.
 
-tests/test_credentials.py covers a sync ``sign_in`` handler and receiver, a failing
+tests/test_flows_credentials.py covers a sync ``sign_in`` handler and receiver, a failing
 ``sign_in`` handler and the ``session`` event; this file covers the rest.
 """
 
@@ -27,8 +27,8 @@ from webauth.providers.oauth import OIDC
 from webauth.test import force_sign_in
 from webauth.types import AdapterSession
 
-from .helpers import csrf_pair
-from .oidc_helpers import CLIENT_ID, CLIENT_SECRET
+from .support.helpers import csrf_pair
+from .support.oidc_helpers import CLIENT_ID, CLIENT_SECRET
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 PASSWORD = "correct horse"
@@ -482,7 +482,7 @@ def test_no_session_no_session_event(client, settings):
 
 @pytest.mark.django_db(transaction=True)
 def test_oauth_first_sign_in_signals(client, live_server, settings, connect):
-    from .oidc_helpers import sign_in, start_idp
+    from .support.oidc_helpers import sign_in, start_idp
 
     cache.clear()
     idp = start_idp(live_server)

@@ -9,7 +9,7 @@ from webauth.flows.accounts import _create_and_link
 from webauth.logger import AuthLogger
 from webauth.types import AdapterAccount, AdapterUser
 
-from .memory_adapter import MemoryAdapter
+from .support.memory_adapter import MemoryAdapter
 
 
 class WithoutTheCombinedMethod(MemoryAdapter):

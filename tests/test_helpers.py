@@ -452,7 +452,7 @@ def test_sign_in_with_oidc_provider_lands_on_redirect_to(client, live_server, se
 
     from webauth.providers.oauth import OIDC
 
-    from .oidc_helpers import CLIENT_ID, CLIENT_SECRET, authorize, callback, start_idp
+    from .support.oidc_helpers import CLIENT_ID, CLIENT_SECRET, authorize, callback, start_idp
 
     cache.clear()
     idp = start_idp(live_server)

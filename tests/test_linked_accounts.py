@@ -162,7 +162,7 @@ def test_linked_accounts_go_through_a_third_party_adapter(settings):
 
     from webauth.types import AdapterAccount, AdapterUser
 
-    from .memory_adapter import MemoryAdapter
+    from .support.memory_adapter import MemoryAdapter
 
     adapter = MemoryAdapter()
     settings.WEBAUTH = {**settings.WEBAUTH, "adapter": adapter}

@@ -21,7 +21,7 @@ from webauth.errors import (
 from webauth.logger import AuthLogger
 from webauth.test import force_sign_in
 
-from .helpers import csrf_pair
+from .support.helpers import csrf_pair
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 PASSWORD = "correct horse battery staple"

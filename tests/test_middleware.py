@@ -20,7 +20,7 @@ from webauth import jwt as jose
 from webauth.middleware import AuthMiddleware
 from webauth.test import force_sign_in, session_cookie_for
 
-from .helpers import csrf_pair
+from .support.helpers import csrf_pair
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 COOKIE = "authjs.session-token"

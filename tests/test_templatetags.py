@@ -14,7 +14,7 @@ from django.template import TemplateSyntaxError, engines
 from webauth import cookies as ck
 from webauth.state import get_state
 
-from .helpers import csrf_pair
+from .support.helpers import csrf_pair
 
 CSRF_COOKIE = "authjs.csrf-token"
 

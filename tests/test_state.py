@@ -1,4 +1,4 @@
-"""The per-request context: the site's origin and the caches on the hot path."""
+"""The per-request state (webauth/state.py): the origin, the body, the caches on the hot path."""
 
 import pytest
 from django.core.exceptions import DisallowedHost

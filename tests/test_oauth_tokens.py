@@ -13,7 +13,7 @@ from webauth.models import Account
 from webauth.oauth.tokens import TokenRefreshError
 from webauth.providers.oauth import OIDC
 
-from .oidc_helpers import CLIENT_ID, CLIENT_SECRET, sign_in, start_idp
+from .support.oidc_helpers import CLIENT_ID, CLIENT_SECRET, sign_in, start_idp
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -99,7 +99,7 @@ def test_concurrent_calls_refresh_once(account):
 
 
 def test_refresh_goes_through_a_third_party_adapter(client, live_server, settings):
-    from .memory_adapter import MemoryAdapter
+    from .support.memory_adapter import MemoryAdapter
 
     cache.clear()
     idp = start_idp(live_server)

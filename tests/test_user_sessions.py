@@ -9,7 +9,7 @@ from webauth.middleware import AuthMiddleware
 from webauth.models import Session
 from webauth.user_sessions import list_sessions, revoke_session, sign_out_everywhere
 
-from .helpers import csrf_pair
+from .support.helpers import csrf_pair
 
 pytestmark = pytest.mark.django_db
 COOKIE = "authjs.session-token"
@@ -97,7 +97,7 @@ def test_session_management_goes_through_a_third_party_adapter(settings):
 
     from webauth.types import AdapterSession, AdapterUser
 
-    from .memory_adapter import MemoryAdapter
+    from .support.memory_adapter import MemoryAdapter
 
     adapter = MemoryAdapter()
     settings.WEBAUTH = {**settings.WEBAUTH, "adapter": adapter}

@@ -12,7 +12,7 @@ SECRET_KEY = "webauth-tests-not-secret"
 DEBUG = False
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1", "example.com", "app.example.com"]
 USE_TZ = True
-ROOT_URLCONF = "tests.urls"
+ROOT_URLCONF = "tests.support.urls"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 INSTALLED_APPS = [
@@ -22,7 +22,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "oauth2_provider",  # the real OpenID provider of the OAuth tests (tests/idp.py)
+    "oauth2_provider",  # the real OpenID provider of the OAuth tests (tests/support/idp.py)
     "webauth",
 ]
 
@@ -102,7 +102,7 @@ OAUTH2_PROVIDER = {
     "OIDC_ENABLED": True,
     "OIDC_RSA_PRIVATE_KEY": rsa_key_pem("a"),
     "PKCE_REQUIRED": False,
-    "OAUTH2_VALIDATOR_CLASS": "tests.idp.Validator",
+    "OAUTH2_VALIDATOR_CLASS": "tests.support.idp.Validator",
     "SCOPES": {"openid": "OpenID", "profile": "Profile", "email": "Email"},
 }
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

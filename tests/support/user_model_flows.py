@@ -1,4 +1,4 @@
-"""Flows under AUTH_USER_MODEL = "webauth.User" (run by tests/test_user_model.py)."""
+"""Flows under AUTH_USER_MODEL = "webauth.User" (run by tests/test_models_user.py)."""
 
 import pytest
 from django.contrib.auth import get_user_model

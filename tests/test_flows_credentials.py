@@ -7,7 +7,7 @@ from webauth import jwt as jose
 from webauth.errors import CredentialsSignin
 from webauth.providers import Credentials
 
-from .helpers import csrf_pair, query
+from .support.helpers import csrf_pair, query
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 pytestmark = pytest.mark.django_db
@@ -134,7 +134,7 @@ def custom(settings):
                 id="code",
                 name="Code",
                 credentials={"code": {"label": "Code", "type": "text"}},
-                authorize="tests.test_credentials.custom_authorize",
+                authorize="tests.test_flows_credentials.custom_authorize",
             )
         ],
     }

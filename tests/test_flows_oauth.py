@@ -13,8 +13,8 @@ from webauth import jwt as jose
 from webauth.models import Account
 from webauth.providers.oauth import OIDC
 
-from .keys import rsa_key_pem
-from .oidc_helpers import (
+from .support.keys import rsa_key_pem
+from .support.oidc_helpers import (
     CLIENT_ID,
     CLIENT_SECRET,
     authorize,
@@ -24,7 +24,7 @@ from .oidc_helpers import (
     sign_in,
     start_idp,
 )
-from .views import FORGED_JWKS
+from .support.views import FORGED_JWKS
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -6,7 +6,7 @@ from django.conf import settings
 from webauth.adapters.django import DjangoAdapter
 from webauth.testing import AdapterSuite
 
-from .memory_adapter import MemoryAdapter
+from .support.memory_adapter import MemoryAdapter
 
 pytestmark = pytest.mark.django_db
 
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 class TestDjangoAdapter(AdapterSuite):
     # Django's auth.User has no image or email-verified column; the adapter
     # documents that it drops them. webauth.User stores both.
-    # (tests/test_user_model.py runs this module under AUTH_USER_MODEL = "webauth.User".)
+    # (tests/test_models_user.py runs this module under AUTH_USER_MODEL = "webauth.User".)
     stores_image = settings.AUTH_USER_MODEL == "webauth.User"
     stores_email_verified = settings.AUTH_USER_MODEL == "webauth.User"
 

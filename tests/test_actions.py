@@ -9,7 +9,7 @@ from django.test import override_settings
 from webauth import jwt as jose
 from webauth.test import force_sign_in
 
-from .helpers import csrf_pair
+from .support.helpers import csrf_pair
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 

@@ -1,7 +1,7 @@
 """webauth.User: the adapter and the flows with webauth's own user model.
 
 AUTH_USER_MODEL cannot change inside one test process, so these tests run a
-second pytest in a subprocess with tests.settings_user_model.
+second pytest in a subprocess with tests.support.settings_user_model.
 """
 
 import os
@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize(
-    "module", ["tests/test_adapter_conformance.py", "tests/user_model_flows.py"]
+    "module", ["tests/test_adapters_contract.py", "tests/support/user_model_flows.py"]
 )
 def test_suite_passes_with_webauth_user_model(module):
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings_user_model"}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.support.settings_user_model"}
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", module],
         cwd=ROOT,

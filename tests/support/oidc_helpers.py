@@ -1,4 +1,4 @@
-"""Driving a full OpenID Connect sign-in against the test provider (tests/idp.py)."""
+"""Driving a full OpenID Connect sign-in against the test provider (tests/support/idp.py)."""
 
 from __future__ import annotations
 

@@ -8,10 +8,18 @@ from requests.adapters import HTTPAdapter
 from webauth.models import Account, Session
 from webauth.providers.oauth import OIDC, OAuth2
 
-from .helpers import csrf_pair
-from .keys import rsa_key_pem
-from .oidc_helpers import CLIENT_ID, CLIENT_SECRET, begin, callback, query, sign_in, start_idp
-from .views import TOKEN_REQUESTS
+from .support.helpers import csrf_pair
+from .support.keys import rsa_key_pem
+from .support.oidc_helpers import (
+    CLIENT_ID,
+    CLIENT_SECRET,
+    begin,
+    callback,
+    query,
+    sign_in,
+    start_idp,
+)
+from .support.views import TOKEN_REQUESTS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ADAPTER = "webauth.adapters.django.DjangoAdapter"
@@ -42,7 +50,7 @@ def test_http_client_carries_every_provider_request_and_discovery_is_cached(
     settings.WEBAUTH = {
         **settings.WEBAUTH,
         "adapter": ADAPTER,
-        "http_client": "tests.test_oauth_clients.counting_session",
+        "http_client": "tests.test_oauth_client.counting_session",
         "providers": [
             OIDC(id="example", issuer=idp.issuer, client_id=CLIENT_ID, client_secret=CLIENT_SECRET)
         ],
