@@ -49,7 +49,16 @@ def parse_args() -> argparse.Namespace:
 
 def child(number: int) -> int:
     """Inside Valgrind: set up, warm up, then run each case between two dumps."""
-    import bench_inprocess as bench  # the measured checkout's copy, on sys.path
+    # The measured checkout's benchmarks (and through them its webauth) come
+    # first: Python put this script's own directory at the front of sys.path.
+    checkout = Path(os.environ["WEBAUTH_BENCH_CHECKOUT"])
+    sys.path.insert(0, str(checkout / "benchmarks"))
+    import bench_inprocess as bench
+
+    import webauth
+
+    if not Path(webauth.__file__).resolve().is_relative_to(checkout):
+        raise SystemExit(f"measuring {webauth.__file__}, not the code of {checkout}")
 
     with tempfile.TemporaryDirectory(prefix="webauth-instructions-") as tmp:
         bench.setup(str(Path(tmp) / "bench.sqlite3"))
@@ -66,6 +75,17 @@ def child(number: int) -> int:
                 call(env)
         os.getpgrp()  # dump: the last case
     return 0
+
+
+def webauth_of(repo: Path) -> str:
+    """The commit of *repo*, so that the output says which code it measured."""
+    result = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return f"commit {result.stdout.strip()}" if result.returncode == 0 else "not a git checkout"
 
 
 def totals(directory: Path) -> list[int]:
@@ -86,7 +106,6 @@ def main() -> int:
     if args.child:
         return child(args.number)
     repo = args.repo.resolve()
-    script = repo / "benchmarks" / Path(__file__).name
     if not (repo / "benchmarks" / "bench_inprocess.py").exists():
         raise SystemExit(f"{repo} has no benchmarks/bench_inprocess.py")
     with tempfile.TemporaryDirectory(prefix="webauth-callgrind-") as tmp:
@@ -97,12 +116,12 @@ def main() -> int:
             "--dump-before=getpgrp",
             f"--callgrind-out-file={out / 'cg.out'}",
             sys.executable,
-            str(script if script.exists() else Path(__file__)),
+            str(Path(__file__)),
             "--child",
             "--number",
             str(args.number),
         ]
-        env = {**os.environ, "PYTHONPATH": f"{repo}{os.pathsep}{repo / 'benchmarks'}"}
+        env = {**os.environ, "WEBAUTH_BENCH_CHECKOUT": str(repo)}
         result = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True)
         if result.returncode != 0:
             sys.stderr.write(result.stdout + result.stderr)
@@ -117,7 +136,7 @@ def main() -> int:
 
     print(
         f"Python {sys.version.split()[0]}, Django {django.get_version()}; callgrind, "
-        f"{args.number} requests per case; checkout {repo}"
+        f"{args.number} requests per case; checkout {repo} ({webauth_of(repo)})"
     )
     print(f"{'case':<10} {'instructions/request':>21}")
     for label, value in per_request.items():

@@ -48,7 +48,7 @@ def run_redirect(config: Config, *, url: str, base_url: str) -> str:
     """The ``redirect`` callback (default: :func:`default_redirect`)."""
     fn = config.callbacks.redirect
     if fn is None:
-        return default_redirect(url=url, base_url=base_url)
+        return _default_redirect(url, base_url)
     result = call(fn, url=url, base_url=base_url)
     if not isinstance(result, str):
         raise InvalidCallbackUrl("the redirect callback must return a string")

@@ -7,7 +7,14 @@ from typing import Any
 
 from django.http import HttpResponse, HttpResponseRedirect
 
-__all__ = ["NO_CACHE_HEADERS", "bad_request", "json_response", "redirect"]
+__all__ = [
+    "NO_CACHE_HEADERS",
+    "bad_request",
+    "encoded_json_response",
+    "json_bytes",
+    "json_response",
+    "redirect",
+]
 
 NO_CACHE_HEADERS = {
     "Cache-Control": "private, no-cache, no-store",
@@ -26,8 +33,20 @@ _encode_json = json.JSONEncoder(separators=(",", ":"), default=str).encode
 
 def json_response(data: Any, *, status: int = 200, no_cache: bool = False) -> HttpResponse:
     """A JSON response; ``None`` is sent as the literal ``null``."""
+    return encoded_json_response(json_bytes(data), status=status, no_cache=no_cache)
+
+
+def json_bytes(data: Any) -> bytes:
+    """*data* as the compact JSON Auth.js sends (``JSON.stringify``), UTF-8 encoded."""
+    return _encode_json(data).encode()
+
+
+def encoded_json_response(
+    content: bytes, *, status: int = 200, no_cache: bool = False
+) -> HttpResponse:
+    """A JSON response of already encoded *content* (see :func:`json_bytes`)."""
     # Bytes, so that Django need not work out a charset to encode a str with.
-    response = HttpResponse(_encode_json(data).encode(), status=status, content_type=_JSON)
+    response = HttpResponse(content, status=status, content_type=_JSON)
     if no_cache:
         response.headers._store.update(_NO_CACHE_STORE)
     return response

@@ -51,11 +51,12 @@ __all__ = [
 STATE_KEY = "_webauth"
 
 
-def get_state(request: HttpRequest) -> AuthState:
-    """The request's :class:`AuthState`, made on first use."""
+def get_state(request: HttpRequest, config: Config | None = None) -> AuthState:
+    """The request's :class:`AuthState`, made on first use (with *config*, if given)."""
     state: AuthState | None = request.__dict__.get(STATE_KEY)
     if state is None:
-        state = request.__dict__[STATE_KEY] = AuthState(request, get_config())
+        state = AuthState(request, config or get_config())
+        request.__dict__[STATE_KEY] = state
     return state
 
 
@@ -191,6 +192,21 @@ class AuthState:
         self._request = weakref.ref(request)
         self.config = config
         self._form_wants_csrf = False
+        # Every use of the state needs a cookie's name, so the secure-cookie rule
+        # (the one place webauth decides it) runs now rather than on first use:
+        # ``use_secure_cookies`` if set; else whether the site is served over
+        # HTTPS: the scheme of ``url``/``AUTH_URL`` when set, else the request's
+        # (Django's ``is_secure()``, which honours ``SECURE_PROXY_SSL_HEADER``).
+        if config.use_secure_cookies is not None:
+            secure = config.use_secure_cookies
+        elif config.url:
+            secure = config.url.startswith("https://")
+        else:
+            secure = request.scheme == "https"
+        #: Whether cookies are ``Secure``, with the ``__Secure-``/``__Host-`` prefixes.
+        self.secure: bool = secure
+        #: Every webauth cookie's name and attributes for this request's scheme.
+        self.cookies: dict[str, ck.CookieSpec] = ck.cookie_specs(config, secure)
 
     @property
     def request(self) -> HttpRequest:
@@ -201,31 +217,6 @@ class AuthState:
         return request
 
     # -- the site ---------------------------------------------------------------------
-    @cached_property
-    def scheme(self) -> str:
-        """The request's scheme as Django decides it (``SECURE_PROXY_SSL_HEADER``)."""
-        return self.request.scheme or "http"
-
-    @cached_property
-    def secure(self) -> bool:
-        """Whether cookies are ``Secure`` with the ``__Secure-``/``__Host-`` prefixes.
-
-        ``use_secure_cookies`` if set; else whether the site is served over HTTPS:
-        the scheme of ``url``/``AUTH_URL`` when set, else the request's (Django's
-        ``is_secure()``, which honours ``SECURE_PROXY_SSL_HEADER``).
-        """
-        config = self.config
-        if config.use_secure_cookies is not None:
-            return config.use_secure_cookies
-        if config.url:
-            return config.url.startswith("https://")
-        return self.scheme == "https"  # request.is_secure()
-
-    @cached_property
-    def cookies(self) -> dict[str, ck.CookieSpec]:
-        """Every webauth cookie's name and attributes for this request's scheme."""
-        return ck.cookie_specs(self.config, self.secure)
-
     @cached_property
     def origin(self) -> str:
         """``scheme://host`` of the site: ``AUTH_URL``'s origin if set, else the request's.
@@ -242,7 +233,7 @@ class AuthState:
             raise UntrustedHost(
                 f"Host must be trusted. URL was: {request.build_absolute_uri()[:200]}"
             )
-        return f"{self.scheme}://{validated_host(request)}"
+        return f"{request.scheme}://{validated_host(request)}"
 
     @cached_property
     def base_url(self) -> str:
@@ -268,7 +259,7 @@ class AuthState:
             return {}
         return {k: v[-1] for k, v in request.GET.lists()}
 
-    @property
+    @cached_property
     def has_session_cookie(self) -> bool:
         """Whether the request carries a session cookie at all (no decryption)."""
         cookies = self.request_cookies

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from asgiref.sync import async_to_sync
 from django.utils.module_loading import import_string
 
-__all__ = ["aware", "call", "remember_short", "resolve", "user_id", "user_to_dict"]
+__all__ = ["aware", "call", "is_async", "remember_short", "resolve", "user_id", "user_to_dict"]
 
 R = TypeVar("R")
 
@@ -54,6 +54,16 @@ def resolve(value: Any) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=512)
+def is_async(fn: Callable[..., Any]) -> bool:
+    """``inspect.iscoroutinefunction``, remembered: adapter methods are asked on every request.
+
+    A bound method hashes and compares as its object and function, so each new
+    bound method of the same adapter finds the answer already there.
+    """
+    return inspect.iscoroutinefunction(fn)
+
+
 def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Call a user callback, event handler or adapter method from sync code.
 
@@ -61,7 +71,7 @@ def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     to completion with ``async_to_sync``, which also works from a thread that
     ``sync_to_async`` started for an async view.
     """
-    if inspect.iscoroutinefunction(fn):
+    if is_async(fn):
         _require_sync_context(fn)
         return async_to_sync(fn)(*args, **kwargs)
     result = fn(*args, **kwargs)

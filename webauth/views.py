@@ -110,7 +110,7 @@ def auth_view(
         AuthLogger().error(exc)
         return _config_error_response(request, action, None)
     try:
-        state = get_state(request)
+        state = get_state(request, config)
         state.origin  # noqa: B018 - the trusted origin, or UntrustedHost now
         if not config.secret:
             raise MissingSecret("Please define a `secret`.")

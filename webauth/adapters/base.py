@@ -27,7 +27,7 @@ from asgiref.sync import sync_to_async
 from django.core.exceptions import SynchronousOnlyOperation
 
 from ..errors import AdapterError, AuthError, MissingAdapterMethods
-from ..utils import call
+from ..utils import call, is_async
 
 if TYPE_CHECKING:
     from ..logger import AuthLogger
@@ -278,9 +278,12 @@ class AdapterCaller:
             )
 
     def _method(self, name: str) -> Any:
-        self.require(name)
-        self.logger.debug(f"adapter_{name}")
-        return getattr(self.adapter, name)
+        fn = getattr(self.adapter, name, None)
+        if not callable(fn):
+            self.require(name)  # raises, naming what is missing
+        if self.logger.debug_enabled:
+            self.logger.debug(f"adapter_{name}")
+        return fn
 
     def _failed(self, name: str, exc: Exception) -> AdapterError:
         error = AdapterError(f"adapter_{name} failed", cause={"err": exc})
@@ -301,7 +304,7 @@ class AdapterCaller:
         """Call ``adapter.<name>(*args)`` from async code."""
         fn = self._method(name)
         try:
-            if inspect.iscoroutinefunction(fn):
+            if is_async(fn):
                 return await fn(*args)
             result = await sync_to_async(fn)(*args)
             if inspect.isawaitable(result):

@@ -25,7 +25,7 @@ import secrets
 import threading
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -150,9 +150,9 @@ class DjangoAdapter:
 
     def to_record(self, user: Any) -> AdapterUser:
         """The :class:`AdapterUser` for a user model instance (keeping the instance)."""
-        model = type(user)
+        model = type(user)  # the user model: no registry lookup per user
         email = getattr(user, model.get_email_field_name(), None) or None
-        if self._has_field("name"):
+        if _has_field(cast("type[models.Model]", model), "name"):
             name = user.name or None
         elif callable(getattr(user, "get_full_name", None)):
             # As for JWT sessions (webauth.utils.user_to_dict): the username stands in.

@@ -137,7 +137,7 @@ class Config:
             return None
         return self._providers_by_id.get(provider_id)
 
-    @property
+    @cached_property
     def csrf_secret(self) -> str:
         """The secret as Auth.js hashes with it: a list becomes the comma-joined string."""
         return ",".join(self.secret)
