@@ -25,9 +25,9 @@ case with ``wrk --latency``:
 7. ``GET /auth/csrf`` and 8. ``GET /auth/providers``, ``[AuthMiddleware]``, with the
    cookies a browser holds: what webauth's lightest routes cost over (1);
 
-and, as a yardstick for (2), ``2f``: ``GET /floor/session`` with the JWT cookie and no
-middleware, a view doing only what any session endpoint must (decode the JWT, answer
-the session as JSON, re-encode and set the cookie; ``benchmarks/http/views.py``).
+and, as a yardstick for (2), ``2f``: ``GET /floor/session`` with the same cookies as (2)
+and no middleware, a view doing only what any session endpoint must (decode the JWT,
+answer the session as JSON, re-encode and set the cookie; ``benchmarks/http/views.py``).
 
 Every case runs with the same wrk threads, connections and duration. After a
 warm-up of every case, ``--repeat`` rounds run all cases back to back, the order
@@ -408,6 +408,9 @@ def make_cases(
         """``GET /whoami`` with *cookies*: must answer the user's primary key."""
         return Case(key, title, stack, "/whoami", cookies=dict(cookies), expect_body=user_pk)
 
+    # (2) and (2f) are the same browser's request to two servers: one dict, so the
+    # floor also carries the CSRF and callback-URL cookies that (2) adopts.
+    browser = dict(jwt)
     return [
         Case("1", "GET /plain, no middleware", "bare", "/plain", expect_body="ok"),
         Case(
@@ -415,7 +418,7 @@ def make_cases(
             "GET /auth/session, JWT cookie",
             "webauth",
             "/auth/session",
-            cookies=dict(jwt),
+            cookies=browser,
             expect_set_cookies=frozenset({SESSION_COOKIE}),
             adopt_cookies=True,
         ),
@@ -424,7 +427,7 @@ def make_cases(
             "floor: decode+encode view, JWT",
             "bare",
             "/floor/session",
-            cookies=dict(jwt),
+            cookies=browser,
             expect_set_cookies=frozenset({SESSION_COOKIE}),
         ),
         whoami("3", "request.user, JWT cookie", "webauth", jwt),

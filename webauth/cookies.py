@@ -80,6 +80,7 @@ class CookieSpec:
     )
 
     def __post_init__(self) -> None:
+        _Morsel().set(self.name, "", "")  # a CookieError now for a name no cookie can have
         object.__setattr__(self, "morsel_attributes", _attributes(self))
 
 
@@ -171,10 +172,19 @@ def _attributes(spec: CookieSpec) -> dict[str, Any]:
 def _morsel(
     spec: CookieSpec, value: str, *, name: str | None = None, coded: str | None = None
 ) -> Morsel[str]:
-    morsel = _Morsel()
-    dict.update(morsel, spec.morsel_attributes)  # already validated by _attributes
-    # Setting coded_value ourselves keeps SimpleCookie from quoting the value its own way.
-    morsel.set(name or spec.name, value, encode_value(value) if coded is None else coded)
+    coded = encode_value(value) if coded is None else coded
+    if name is not None:
+        morsel = _Morsel()
+        dict.update(morsel, spec.morsel_attributes)  # already validated by _attributes
+        # Setting coded_value ourselves keeps SimpleCookie from quoting it its own way.
+        morsel.set(name, value, coded)  # checks the name
+        return morsel
+    # The spec's own name passed Morsel's checks when the spec was made, and its
+    # attributes hold every Morsel key: the morsel is filled in without redoing
+    # Morsel.__init__ and set(), which write the same keys again.
+    morsel = _Morsel.__new__(_Morsel)
+    dict.update(morsel, spec.morsel_attributes)
+    morsel._key, morsel._value, morsel._coded_value = spec.name, value, coded  # type: ignore[attr-defined]
     return morsel
 
 

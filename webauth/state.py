@@ -202,7 +202,8 @@ class AuthState:
         elif config.url:
             secure = config.url.startswith("https://")
         else:
-            secure = request.scheme == "https"
+            self.__dict__["scheme"] = request.scheme or "http"
+            secure = self.scheme == "https"
         #: Whether cookies are ``Secure``, with the ``__Secure-``/``__Host-`` prefixes.
         self.secure: bool = secure
         #: Every webauth cookie's name and attributes for this request's scheme.
@@ -217,6 +218,11 @@ class AuthState:
         return request
 
     # -- the site ---------------------------------------------------------------------
+    @cached_property
+    def scheme(self) -> str:
+        """The request's scheme, as Django decides it (``SECURE_PROXY_SSL_HEADER``)."""
+        return self.request.scheme or "http"
+
     @cached_property
     def origin(self) -> str:
         """``scheme://host`` of the site: ``AUTH_URL``'s origin if set, else the request's.
@@ -233,7 +239,7 @@ class AuthState:
             raise UntrustedHost(
                 f"Host must be trusted. URL was: {request.build_absolute_uri()[:200]}"
             )
-        return f"{request.scheme}://{validated_host(request)}"
+        return f"{self.scheme}://{validated_host(request)}"
 
     @cached_property
     def base_url(self) -> str:
