@@ -1,10 +1,11 @@
-"""HTTP benchmark: webauth behind gunicorn, loaded with wrk, against plain Django.
+"""HTTP benchmark: webauth behind gunicorn (or granian), loaded with wrk, against plain Django.
 
 Run from anywhere (Linux; needs ``/usr/bin/wrk``: ``apt-get install wrk``)::
 
     python benchmarks/bench_http.py                # SQLite file in a temp dir
     python benchmarks/bench_http.py --postgres     # PostgreSQL at 127.0.0.1:5432
     python benchmarks/bench_http.py --duration 20 --repeat 5
+    python benchmarks/bench_http.py --server granian   # the server docs/deployment.md recommends
 
 In one run it migrates a fresh database, creates a user, a ``django.contrib.sessions``
 database session (``sessionid``) and a webauth JWT session cookie for that user,
@@ -100,7 +101,7 @@ class Result:
 
 @dataclass
 class Server:
-    """A running gunicorn: its base URL and its workers' pids."""
+    """A running server: its base URL and its workers' pids."""
 
     url: str
     workers: list[int]
@@ -161,7 +162,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=1, help="wrk threads (1)")
     parser.add_argument("--connections", type=int, default=4, help="wrk connections (4)")
     parser.add_argument(
-        "--workers", type=int, default=2, help="gunicorn sync workers per stack (2: one per core)"
+        "--workers", type=int, default=2, help="worker processes per stack (2: one per core)"
+    )
+    parser.add_argument(
+        "--server",
+        choices=sorted(SERVERS),
+        default="gunicorn",
+        help="gunicorn sync workers (default), or granian's WSGI interface (docs/deployment.md)",
     )
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL at 127.0.0.1:5432")
     parser.add_argument(
@@ -273,11 +280,11 @@ def cpu_seconds(pids: list[int]) -> float:
 
 
 def wait_for_workers(port: int, process: subprocess.Popen[bytes], count: int) -> list[int]:
-    """Wait until gunicorn listens on *port* with *count* workers; returns their pids."""
+    """Wait until the server listens on *port* with *count* workers; returns their pids."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with {process.returncode}")
+            raise RuntimeError(f"the server exited with {process.returncode}")
         workers = children(process.pid)
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
@@ -286,27 +293,47 @@ def wait_for_workers(port: int, process: subprocess.Popen[bytes], count: int) ->
         if len(workers) == count:
             return workers
         time.sleep(0.1)
-    raise RuntimeError(f"gunicorn did not start {count} workers on port {port} within 30 s")
+    raise RuntimeError(f"the server did not start {count} workers on port {port} within 30 s")
+
+
+#: How each ``--server`` serves the benchmark site's WSGI application.
+SERVERS = {
+    "gunicorn": (
+        "2 sync workers per stack",
+        ("-m", "gunicorn", "--worker-class=sync", "--bind=127.0.0.1:{port}"),
+    ),
+    # docs/deployment.md's recommendation: one process per core, 2 Python threads.
+    "granian": (
+        "granian WSGI, 1 runtime thread and 2 blocking threads per worker",
+        (
+            "-m",
+            "granian",
+            "--interface=wsgi",
+            "--host=127.0.0.1",
+            "--port={port}",
+            "--runtime-threads=1",
+            "--blocking-threads=2",
+            "--no-ws",
+        ),
+    ),
+}
 
 
 @contextmanager
-def gunicorn(stack: str, database: str, workers: int) -> Iterator[Server]:
-    """Serve the benchmark site with the middleware *stack*."""
+def serve(stack: str, database: str, workers: int, server: str) -> Iterator[Server]:
+    """Serve the benchmark site with the middleware *stack* under *server*."""
     port = free_port()
     env = {**os.environ, "WEBAUTH_BENCH_STACK": stack, "WEBAUTH_BENCH_DATABASE": database}
     env["DJANGO_SETTINGS_MODULE"] = SETTINGS_MODULE
+    _, arguments = SERVERS[server]
     command = [
         sys.executable,
-        "-m",
-        "gunicorn",
-        "benchmarks.http.wsgi:application",
-        f"--bind=127.0.0.1:{port}",
+        *(part.format(port=port) for part in arguments),
         f"--workers={workers}",
-        "--worker-class=sync",
         "--log-level=warning",
-        f"--chdir={REPO_ROOT}",
+        "benchmarks.http.wsgi:application",
     ]
-    process = subprocess.Popen(command, env=env)
+    process = subprocess.Popen(command, env=env, cwd=REPO_ROOT)
     try:
         yield Server(f"http://127.0.0.1:{port}", wait_for_workers(port, process, workers))
     finally:
@@ -473,14 +500,14 @@ def one_round(
 def serve_all(
     args: argparse.Namespace, database: str, cases: list[Case], *, adopt: bool = False
 ) -> Iterator[dict[str, Server]]:
-    """One gunicorn per stack the cases use, each case checked against it.
+    """One server per stack the cases use, each case checked against it.
 
     With ``adopt``, cases marked ``adopt_cookies`` first take the cookies their
     first answer sets (what a browser would hold by then).
     """
     with ExitStack() as stack:
         servers = {
-            name: stack.enter_context(gunicorn(name, database, args.workers))
+            name: stack.enter_context(serve(name, database, args.workers, args.server))
             for name in sorted({case.stack for case in cases})
         }
         for case in cases:
@@ -529,7 +556,8 @@ def print_setup(args: argparse.Namespace, load: float) -> None:
         f"database {'postgres' if args.postgres else 'sqlite'}"
     )
     print(
-        f"gunicorn {args.workers} sync workers per stack; wrk {args.threads} thread(s), "
+        f"{args.server}: {SERVERS[args.server][0].replace('2 ', f'{args.workers} ', 1)}; "
+        f"wrk {args.threads} thread(s), "
         f"{args.connections} connections; {args.repeat} rounds x {args.duration}s per case "
         f"(medians), {args.warmup}s warm-up"
         + ("; new servers every round" if args.fresh_servers else "")
@@ -580,7 +608,7 @@ def print_ratios(rounds: list[dict[str, Result]]) -> bool:
         print(f"{figures}   {target:<8} {'MET' if met else 'NOT MET'}")
     print(
         "(5), (7), (8) overhead: the time per request the case adds to (1). (CPU): the same\n"
-        "from the gunicorn workers' CPU time per request (not counting a PostgreSQL server).\n"
+        "from the server workers' CPU time per request (not counting a PostgreSQL server).\n"
         "(2f): a bare view doing only what any session endpoint must (decode, JSON, re-encode,\n"
         "Set-Cookie), so (2)/(2f) is how close webauth's route comes to what the work allows."
     )

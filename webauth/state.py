@@ -202,8 +202,8 @@ class AuthState:
         elif config.url:
             secure = config.url.startswith("https://")
         else:
-            self.__dict__["scheme"] = request.scheme or "http"
-            secure = self.scheme == "https"
+            scheme = self.__dict__["scheme"] = request.scheme or "http"  # kept for origin
+            secure = scheme == "https"
         #: Whether cookies are ``Secure``, with the ``__Secure-``/``__Host-`` prefixes.
         self.secure: bool = secure
         #: Every webauth cookie's name and attributes for this request's scheme.
