@@ -51,7 +51,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -68,12 +67,18 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+# Every kind of socket error counts against a run: Node and the keep-alive servers
+# should see none at all.
+SOCKET_ERRORS = ("connect", "read", "write", "timeout")
+
+# benchmarks/loadtest.py, beside this script.
+from loadtest import Result, cpu_seconds, descendants, free_port, parse_wrk  # noqa: E402
+
 AUTHJS_DIR = REPO_ROOT / "benchmarks" / "authjs"
 SETTINGS_MODULE = "benchmarks.http.settings"
 SESSION = "authjs.session-token"
 CSRF = "authjs.csrf-token"
 CALLBACK = "authjs.callback-url"
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 CASES = ("session", "csrf", "providers", "signin")
 TARGETS = {"session": 2.0, "signin": 1.2}
 ISO_MS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
@@ -210,18 +215,6 @@ class Server:
         return [self.pid, *descendants(self.pid)]
 
 
-@dataclass
-class Result:
-    """What one wrk run measured; ``cpu_us`` is the server's CPU time per request."""
-
-    rps: float
-    p50_ms: float
-    p99_ms: float
-    requests: int
-    errors: int
-    cpu_us: float = 0.0
-
-
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run (5)")
@@ -270,48 +263,6 @@ def parse_args() -> argparse.Namespace:
     if not args.case_keys or any(c not in CASES for c in args.case_keys):
         parser.error(f"--cases: choose from {', '.join(CASES)}")
     return args
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _parent_of(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rpartition(")")[2].split()[1])
-
-
-def descendants(pid: int) -> list[int]:
-    """Pids of every live process below *pid* (children, grandchildren...)."""
-    parents = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            parent = _parent_of(int(entry.name))
-            if parent is not None:
-                parents[int(entry.name)] = parent
-    found, frontier = [], [pid]
-    while frontier:
-        below = [child for child, parent in parents.items() if parent in frontier]
-        found += below
-        frontier = below
-    return found
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU time of *pids* (all their threads) so far."""
-    ticks = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-        except OSError:
-            continue
-        ticks += int(fields[11]) + int(fields[12])
-    return ticks / CLOCK_TICKS
 
 
 def wait_until_serving(server: Server, process: subprocess.Popen[bytes], workers: int) -> None:
@@ -656,31 +607,6 @@ def check_all(cases: list[Case], servers: list[Server]) -> None:
 
 # --------------------------------------------------------------------- wrk
 
-_UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
-
-
-def parse_latency(text: str, percentile: str) -> float:
-    match = re.search(rf"^\s*{percentile}%\s+([\d.]+)(us|ms|s|m)\s*$", text, re.MULTILINE)
-    if match is None:
-        raise ValueError(f"no {percentile}% latency in wrk output:\n{text}")
-    return float(match.group(1)) * _UNIT_MS[match.group(2)]
-
-
-def parse_wrk(text: str) -> Result:
-    """Requests/s, p50 and p99 (ms), requests and errors from ``wrk --latency`` output."""
-    rps = re.search(r"^Requests/sec:\s+([\d.]+)", text, re.MULTILINE)
-    requests = re.search(r"^\s*(\d+) requests in", text, re.MULTILINE)
-    if rps is None or requests is None:
-        raise ValueError(f"unexpected wrk output:\n{text}")
-    errors = sum(int(n) for n in re.findall(r"Non-2xx or 3xx responses:\s+(\d+)", text))
-    socket_errors = re.search(
-        r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text
-    )
-    if socket_errors is not None:
-        errors += sum(int(n) for n in socket_errors.groups())
-    p50, p99 = parse_latency(text, "50"), parse_latency(text, "99")
-    return Result(float(rps.group(1)), p50, p99, int(requests.group(1)), errors)
-
 
 def lua_string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -711,7 +637,7 @@ def run_wrk(
     cpu = cpu_seconds(processes) - cpu_before
     if len(server.processes()) != len(processes):
         raise RuntimeError(f"{server.name}: a worker process started or ended during a run")
-    result = parse_wrk(completed.stdout)
+    result = parse_wrk(completed.stdout, SOCKET_ERRORS)
     result.cpu_us = cpu / max(result.requests, 1) * 1e6
     return result
 

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import socket
 import statistics
@@ -65,12 +64,14 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+# benchmarks/loadtest.py, beside this script.
+from loadtest import Result, cpu_seconds, free_port, parse_wrk  # noqa: E402
+
 SETTINGS_MODULE = "benchmarks.http.settings"
 SESSION_COOKIE = "authjs.session-token"
 # The cases of each ratio are near each other in this order: (2f) next to (2), then
 # (2)/(1), (1) vs (5), (7) and (8), (3)/(4), (4)/(6).
 RUN_ORDER = ("2f", "2", "1", "5", "7", "8", "3", "4", "6")
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
@@ -85,18 +86,6 @@ class Case:
     expect_body: str | None = None
     expect_set_cookies: frozenset[str] = frozenset()
     adopt_cookies: bool = False  # first send the cookies its first answer sets
-
-
-@dataclass
-class Result:
-    """What one wrk run measured; ``cpu_us`` is the server's CPU time per request."""
-
-    rps: float
-    p50_ms: float
-    p99_ms: float
-    requests: int
-    errors: int
-    cpu_us: float = 0.0
 
 
 @dataclass
@@ -250,12 +239,6 @@ def create_sessions() -> tuple[str, dict[str, str], dict[str, str], dict[str, st
 # ------------------------------------------------------------------- servers
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def children(pid: int) -> list[int]:
     """Pids of the live child processes of *pid* (from ``/proc``)."""
     found = []
@@ -268,15 +251,6 @@ def children(pid: int) -> list[int]:
             if int(stat.rpartition(")")[2].split()[1]) == pid:
                 found.append(int(entry.name))
     return found
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU time of *pids* so far."""
-    ticks = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-        ticks += int(fields[11]) + int(fields[12])
-    return ticks / CLOCK_TICKS
 
 
 def wait_for_workers(port: int, process: subprocess.Popen[bytes], count: int) -> list[int]:
@@ -383,29 +357,6 @@ def verify(case: Case, base_url: str) -> None:
 
 
 # --------------------------------------------------------------------- wrk
-
-_UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
-
-
-def parse_latency(text: str, percentile: str) -> float:
-    match = re.search(rf"^\s*{percentile}%\s+([\d.]+)(us|ms|s|m)\s*$", text, re.MULTILINE)
-    if match is None:
-        raise ValueError(f"no {percentile}% latency in wrk output:\n{text}")
-    return float(match.group(1)) * _UNIT_MS[match.group(2)]
-
-
-def parse_wrk(text: str) -> Result:
-    """Requests/s, p50 and p99 (ms), requests and errors from ``wrk --latency`` output."""
-    rps = re.search(r"^Requests/sec:\s+([\d.]+)", text, re.MULTILINE)
-    requests = re.search(r"^\s*(\d+) requests in", text, re.MULTILINE)
-    if rps is None or requests is None:
-        raise ValueError(f"unexpected wrk output:\n{text}")
-    errors = sum(int(n) for n in re.findall(r"Non-2xx or 3xx responses:\s+(\d+)", text))
-    timeouts = re.search(r"Socket errors:.*?timeout (\d+)", text)
-    if timeouts is not None:
-        errors += int(timeouts.group(1))
-    p50, p99 = parse_latency(text, "50"), parse_latency(text, "99")
-    return Result(float(rps.group(1)), p50, p99, int(requests.group(1)), errors)
 
 
 def run_wrk(args: argparse.Namespace, server: Server, case: Case, duration: int) -> Result:

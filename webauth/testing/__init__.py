@@ -2,10 +2,12 @@
 
 :class:`AdapterSuite` is the adapter contract as a pytest suite: Auth.js's 19
 methods (:class:`AdapterCoreSuite`) and webauth's extensions
-(:class:`AdapterExtensionsSuite`).
+(:class:`AdapterExtensionsSuite`). :class:`AdapterHelpers` holds what their
+tests use (``run``, ``new_user``, ``new_session``, ``new_authenticator``).
 """
 
 from .adapter import AdapterCoreSuite, AdapterSuite
 from .extensions import AdapterExtensionsSuite
+from .helpers import AdapterHelpers
 
-__all__ = ["AdapterCoreSuite", "AdapterExtensionsSuite", "AdapterSuite"]
+__all__ = ["AdapterCoreSuite", "AdapterExtensionsSuite", "AdapterHelpers", "AdapterSuite"]

@@ -25,15 +25,13 @@ fields (as with Django's ``auth.User``).
 
 from __future__ import annotations
 
-import secrets
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 
 from ..types import (
     AdapterAccount,
-    AdapterAuthenticator,
     AdapterSession,
     AdapterUser,
     VerificationToken,
@@ -44,71 +42,25 @@ from ..types import (
     as_user,
     as_verification_token,
 )
-from ..utils import call
 from .extensions import AdapterExtensionsSuite
+from .helpers import AdapterHelpers, now
 
 __all__ = ["AdapterCoreSuite", "AdapterSuite"]
-
-
-def _now() -> datetime:
-    return datetime.now(UTC).replace(microsecond=0)
 
 
 def _close(a: datetime, b: datetime) -> bool:
     return abs((a - b).total_seconds()) < 1
 
 
-class AdapterCoreSuite:
+class AdapterCoreSuite(AdapterHelpers):
     """Auth.js's 19 adapter methods (spec 4.4) as tests. Subclass and add an ``adapter`` fixture."""
 
     stores_image: bool = True
     stores_email_verified: bool = True
 
-    # -- plumbing ---------------------------------------------------------------
-    def run(self, adapter: Any, method: str, *args: Any) -> Any:
-        """Call an adapter method as webauth does (sync or async)."""
-        fn = getattr(adapter, method, None)
-        assert callable(fn), f"the adapter has no {method}()"
-        return call(fn, *args)
-
-    def new_user(self, adapter: Any, **fields: Any) -> AdapterUser:
-        """Create a user with a unique email."""
-        email = fields.pop("email", None) or f"u{secrets.token_hex(6)}@example.com"
-        record = AdapterUser(id="", email=email, **fields)
-        user = as_user(self.run(adapter, "create_user", record))
-        assert user is not None and user.id, "create_user must return the user with its id"
-        return user
-
-    def new_session(self, adapter: Any, user: AdapterUser, **fields: Any) -> AdapterSession:
-        """Create a session for *user* expiring in a day."""
-        record = AdapterSession(
-            session_token=secrets.token_urlsafe(32),
-            user_id=user.id,
-            expires=fields.pop("expires", _now() + timedelta(days=1)),
-        )
-        session = as_session(self.run(adapter, "create_session", record))
-        assert session is not None
-        return session
-
-    def new_authenticator(self, adapter: Any, user: AdapterUser) -> AdapterAuthenticator:
-        """Register a credential for *user*."""
-        record = AdapterAuthenticator(
-            credential_id=secrets.token_urlsafe(16),
-            user_id=user.id,
-            provider_account_id=secrets.token_urlsafe(16),
-            credential_public_key="pQECAyYgASFYIA",
-            counter=0,
-            credential_backed_up=False,
-            credential_device_type="singleDevice",
-            transports="internal,hybrid",
-        )
-        result = as_authenticator(self.run(adapter, "create_authenticator", record))
-        assert result is not None
-        return result
-
     # -- users ------------------------------------------------------------------
     def test_create_user_returns_the_stored_user(self, adapter: Any) -> None:
-        verified = _now()
+        verified = now()
         user = self.new_user(
             adapter,
             email="ada@example.com",
@@ -141,7 +93,7 @@ class AdapterCoreSuite:
 
     def test_update_user(self, adapter: Any) -> None:
         user = self.new_user(adapter, name="Old Name")
-        verified = _now()
+        verified = now()
         updated = as_user(
             self.run(
                 adapter,
@@ -223,7 +175,7 @@ class AdapterCoreSuite:
     def test_update_session_expiry(self, adapter: Any) -> None:
         user = self.new_user(adapter)
         session = self.new_session(adapter, user)
-        later = _now() + timedelta(days=30)
+        later = now() + timedelta(days=30)
         self.run(
             adapter, "update_session", {"session_token": session.session_token, "expires": later}
         )
@@ -240,7 +192,7 @@ class AdapterCoreSuite:
 
     # -- verification tokens ------------------------------------------------------
     def test_verification_token_is_single_use(self, adapter: Any) -> None:
-        expires = _now() + timedelta(hours=1)
+        expires = now() + timedelta(hours=1)
         record = VerificationToken(identifier="v@example.com", token="hashed-1", expires=expires)
         self.run(adapter, "create_verification_token", record)
         used = as_verification_token(
@@ -251,7 +203,7 @@ class AdapterCoreSuite:
         assert self.run(adapter, "use_verification_token", "v@example.com", "hashed-1") is None
 
     def test_verification_token_needs_identifier_and_token(self, adapter: Any) -> None:
-        record = VerificationToken(identifier="w@example.com", token="hashed-2", expires=_now())
+        record = VerificationToken(identifier="w@example.com", token="hashed-2", expires=now())
         self.run(adapter, "create_verification_token", record)
         assert self.run(adapter, "use_verification_token", "x@example.com", "hashed-2") is None
         assert self.run(adapter, "use_verification_token", "w@example.com", "hashed-3") is None

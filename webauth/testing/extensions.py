@@ -26,48 +26,24 @@ from __future__ import annotations
 
 import secrets
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from ..errors import LastSignInMethod
-from ..types import (
-    AdapterAccount,
-    AdapterAuthenticator,
-    AdapterSession,
-    AdapterUser,
-    as_account,
-    as_authenticator,
-    as_user,
-)
-from ..utils import call
+from ..types import AdapterAccount, AdapterUser, as_account, as_user
+from .helpers import AdapterHelpers, now
 
 __all__ = ["AdapterExtensionsSuite"]
 
 
-def _now() -> datetime:
-    return datetime.now(UTC).replace(microsecond=0)
-
-
-class AdapterExtensionsSuite:
+class AdapterExtensionsSuite(AdapterHelpers):
     """Contract tests for webauth's adapter extensions. Needs an ``adapter`` fixture."""
 
-    # -- plumbing (the same as AdapterSuite's, so either can be used alone) ------------
-    def call_adapter(self, adapter: Any, method: str, *args: Any) -> Any:
-        """Call an adapter method as webauth does (sync or async)."""
-        fn = getattr(adapter, method, None)
-        assert callable(fn), f"the adapter has no {method}()"
-        return call(fn, *args)
-
-    def make_user(self, adapter: Any) -> AdapterUser:
-        """A new user with a unique email."""
-        record = AdapterUser(id="", email=f"x{secrets.token_hex(6)}@example.com", name="X")
-        user = as_user(self.call_adapter(adapter, "create_user", record))
-        assert user is not None and user.id
-        return user
-
-    def make_account(self, user: AdapterUser, provider: str = "example", **tokens: Any) -> Any:
+    def make_account(
+        self, user: AdapterUser, provider: str = "example", **tokens: Any
+    ) -> AdapterAccount:
         """An OAuth account of *user* (not stored yet)."""
         return AdapterAccount(
             user_id=user.id,
@@ -83,20 +59,8 @@ class AdapterExtensionsSuite:
     def link(self, adapter: Any, user: AdapterUser, provider: str = "example") -> AdapterAccount:
         """Store a new account of *user* at *provider*."""
         account = self.make_account(user, provider)
-        self.call_adapter(adapter, "link_account", account)
-        stored: AdapterAccount = account
-        return stored
-
-    def make_session(self, adapter: Any, user: AdapterUser, **fields: Any) -> AdapterSession:
-        """Store a session of *user*; returns it with its token."""
-        record = AdapterSession(
-            session_token=secrets.token_urlsafe(32),
-            user_id=user.id,
-            expires=fields.get("expires", _now() + timedelta(days=1)),
-            user_agent=fields.get("user_agent"),
-        )
-        self.call_adapter(adapter, "create_session", record)
-        return record
+        self.run(adapter, "link_account", account)
+        return account
 
     # -- create_user_and_link_account, update_account ---------------------------------------
     def test_create_user_and_link_account(self, adapter: Any) -> None:
@@ -104,41 +68,41 @@ class AdapterExtensionsSuite:
         account = AdapterAccount(
             user_id="", type="oauth", provider="example", provider_account_id="first-1"
         )
-        created, linked = self.call_adapter(adapter, "create_user_and_link_account", user, account)
+        created, linked = self.run(adapter, "create_user_and_link_account", user, account)
         created, linked = as_user(created), as_account(linked)
         assert created is not None and created.id and created.email == user.email
         assert linked is not None and linked.user_id == created.id
-        found = as_user(self.call_adapter(adapter, "get_user_by_account", "example", "first-1"))
+        found = as_user(self.run(adapter, "get_user_by_account", "example", "first-1"))
         assert found is not None and found.id == created.id
 
     def test_update_account_replaces_the_tokens(self, adapter: Any) -> None:
-        user = self.make_user(adapter)
+        user = self.new_user(adapter)
         account = self.link(adapter, user)
         account.access_token, account.refresh_token = "at-2", "rt-2"
-        updated = as_account(self.call_adapter(adapter, "update_account", account))
+        updated = as_account(self.run(adapter, "update_account", account))
         assert updated is not None and updated.access_token == "at-2"
         stored = as_account(
-            self.call_adapter(adapter, "get_account", account.provider_account_id, "example")
+            self.run(adapter, "get_account", account.provider_account_id, "example")
         )
         assert stored is not None
         assert (stored.access_token, stored.refresh_token) == ("at-2", "rt-2")
 
     def test_update_account_of_unknown_account_is_none(self, adapter: Any) -> None:
-        user = self.make_user(adapter)
-        assert self.call_adapter(adapter, "update_account", self.make_account(user)) is None
+        user = self.new_user(adapter)
+        assert self.run(adapter, "update_account", self.make_account(user)) is None
 
     # -- access tokens -------------------------------------------------------------------------
     def test_get_account_by_user_id(self, adapter: Any) -> None:
-        user = self.make_user(adapter)
+        user = self.new_user(adapter)
         account = self.link(adapter, user, "github")
-        found = as_account(self.call_adapter(adapter, "get_account_by_user_id", user.id, "github"))
+        found = as_account(self.run(adapter, "get_account_by_user_id", user.id, "github"))
         assert found is not None
         assert found.provider_account_id == account.provider_account_id
         assert found.access_token == "at-1" and found.refresh_token == "rt-1"
-        assert self.call_adapter(adapter, "get_account_by_user_id", user.id, "gitlab") is None
+        assert self.run(adapter, "get_account_by_user_id", user.id, "gitlab") is None
 
     def test_refresh_account_tokens_stores_what_refresh_returns(self, adapter: Any) -> None:
-        user = self.make_user(adapter)
+        user = self.new_user(adapter)
         account = self.link(adapter, user)
         seen: list[AdapterAccount] = []
         later = int(time.time()) + 3600
@@ -148,15 +112,13 @@ class AdapterExtensionsSuite:
             return {"access_token": "at-new", "refresh_token": "rt-new", "expires_at": later}
 
         result = as_account(
-            self.call_adapter(
+            self.run(
                 adapter, "refresh_account_tokens", "example", account.provider_account_id, refresh
             )
         )
         assert [s.refresh_token for s in seen] == ["rt-1"]  # called once, with the stored account
         assert result is not None and result.access_token == "at-new"
-        stored = as_account(
-            self.call_adapter(adapter, "get_account_by_user_id", user.id, "example")
-        )
+        stored = as_account(self.run(adapter, "get_account_by_user_id", user.id, "example"))
         assert stored is not None
         assert (stored.access_token, stored.refresh_token, stored.expires_at) == (
             "at-new",
@@ -165,10 +127,10 @@ class AdapterExtensionsSuite:
         )
 
     def test_refresh_account_tokens_may_store_nothing(self, adapter: Any) -> None:
-        user = self.make_user(adapter)
+        user = self.new_user(adapter)
         account = self.link(adapter, user)
         result = as_account(
-            self.call_adapter(
+            self.run(
                 adapter,
                 "refresh_account_tokens",
                 "example",
@@ -180,19 +142,16 @@ class AdapterExtensionsSuite:
 
     def test_refresh_account_tokens_of_unknown_account_is_none(self, adapter: Any) -> None:
         calls: list[Any] = []
-        assert (
-            self.call_adapter(adapter, "refresh_account_tokens", "example", "nope", calls.append)
-            is None
-        )
+        assert self.run(adapter, "refresh_account_tokens", "example", "nope", calls.append) is None
         assert calls == []
 
     # -- linked accounts -----------------------------------------------------------------------
     def test_list_accounts_by_user_id(self, adapter: Any) -> None:
-        user = self.make_user(adapter)
+        user = self.new_user(adapter)
         first = self.link(adapter, user, "github")
         second = self.link(adapter, user, "google")
-        self.link(adapter, self.make_user(adapter), "github")  # someone else's
-        listed = list(self.call_adapter(adapter, "list_accounts_by_user_id", user.id))
+        self.link(adapter, self.new_user(adapter), "github")  # someone else's
+        listed = list(self.run(adapter, "list_accounts_by_user_id", user.id))
         assert [(a.provider, a.provider_account_id) for a in listed] == [
             ("github", first.provider_account_id),
             ("google", second.provider_account_id),
@@ -201,93 +160,73 @@ class AdapterExtensionsSuite:
         assert not any(hasattr(a, "access_token") for a in listed)
 
     def test_count_sign_in_methods(self, adapter: Any) -> None:
-        user = self.make_user(adapter)  # made without a password
-        assert self.call_adapter(adapter, "count_sign_in_methods", user.id) == 0
+        user = self.new_user(adapter)  # made without a password
+        assert self.run(adapter, "count_sign_in_methods", user.id) == 0
         self.link(adapter, user, "github")
         self.link(adapter, user, "google")
-        self.call_adapter(adapter, "create_authenticator", self._passkey(user))
-        assert self.call_adapter(adapter, "count_sign_in_methods", user.id) == 3
-
-    def _passkey(self, user: AdapterUser) -> AdapterAuthenticator:
-        record = as_authenticator(
-            {
-                "credential_id": secrets.token_urlsafe(16),
-                "user_id": user.id,
-                "provider_account_id": secrets.token_urlsafe(8),
-                "credential_public_key": "pQECAyYgASFYIA",
-                "counter": 0,
-                "credential_backed_up": False,
-                "credential_device_type": "singleDevice",
-            }
-        )
-        assert record is not None
-        return record
+        self.new_authenticator(adapter, user)
+        assert self.run(adapter, "count_sign_in_methods", user.id) == 3
 
     def test_unlink_user_account_when_another_way_remains(self, adapter: Any) -> None:
-        user = self.make_user(adapter)
+        user = self.new_user(adapter)
         github = self.link(adapter, user, "github")
         self.link(adapter, user, "google")
-        removed = self.call_adapter(adapter, "unlink_user_account", user.id, "github", None)
+        removed = self.run(adapter, "unlink_user_account", user.id, "github", None)
         assert removed is not None and removed.provider_account_id == github.provider_account_id
-        listed = self.call_adapter(adapter, "list_accounts_by_user_id", user.id)
+        listed = self.run(adapter, "list_accounts_by_user_id", user.id)
         assert [a.provider for a in listed] == ["google"]
 
     def test_unlink_user_account_never_the_last_way_in(self, adapter: Any) -> None:
-        user = self.make_user(adapter)
+        user = self.new_user(adapter)
         self.link(adapter, user, "github")
         with pytest.raises(LastSignInMethod):
-            self.call_adapter(adapter, "unlink_user_account", user.id, "github", None)
-        assert len(list(self.call_adapter(adapter, "list_accounts_by_user_id", user.id))) == 1
+            self.run(adapter, "unlink_user_account", user.id, "github", None)
+        assert len(list(self.run(adapter, "list_accounts_by_user_id", user.id))) == 1
 
     def test_unlink_user_account_by_account_id_and_unknown(self, adapter: Any) -> None:
-        user = self.make_user(adapter)
+        user = self.new_user(adapter)
         self.link(adapter, user, "github")
         second = self.link(adapter, user, "github")
-        removed = self.call_adapter(
+        removed = self.run(
             adapter, "unlink_user_account", user.id, "github", second.provider_account_id
         )
         assert removed is not None and removed.provider_account_id == second.provider_account_id
-        assert self.call_adapter(adapter, "unlink_user_account", user.id, "gitlab", None) is None
-        other = self.make_user(adapter)
-        assert self.call_adapter(adapter, "unlink_user_account", other.id, "github", None) is None
+        assert self.run(adapter, "unlink_user_account", user.id, "gitlab", None) is None
+        other = self.new_user(adapter)
+        assert self.run(adapter, "unlink_user_account", other.id, "github", None) is None
 
     # -- session management ----------------------------------------------------------------------
     def test_list_sessions_by_user_id(self, adapter: Any) -> None:
-        user = self.make_user(adapter)
-        older = self.make_session(adapter, user, user_agent="Phone")
+        user = self.new_user(adapter)
+        older = self.new_session(adapter, user, user_agent="Phone")
         time.sleep(0.01)  # distinct creation times
-        newer = self.make_session(adapter, user, user_agent="Laptop")
-        self.make_session(adapter, user, expires=_now() - timedelta(minutes=1))  # expired
-        self.make_session(adapter, self.make_user(adapter))  # someone else's
-        listed = list(
-            self.call_adapter(adapter, "list_sessions_by_user_id", user.id, newer.session_token)
-        )
+        newer = self.new_session(adapter, user, user_agent="Laptop")
+        self.new_session(adapter, user, expires=now() - timedelta(minutes=1))  # expired
+        self.new_session(adapter, self.new_user(adapter))  # someone else's
+        listed = list(self.run(adapter, "list_sessions_by_user_id", user.id, newer.session_token))
         assert [(s.user_agent, s.current) for s in listed] == [("Laptop", True), ("Phone", False)]
         assert abs((listed[1].expires - older.expires).total_seconds()) < 1
-        none_current = self.call_adapter(adapter, "list_sessions_by_user_id", user.id, None)
+        none_current = self.run(adapter, "list_sessions_by_user_id", user.id, None)
         assert not any(s.current for s in none_current)
 
     def test_delete_session_by_id(self, adapter: Any) -> None:
-        user = self.make_user(adapter)
-        session = self.make_session(adapter, user)
-        [listed] = self.call_adapter(adapter, "list_sessions_by_user_id", user.id, None)
-        other = self.make_user(adapter)
-        assert self.call_adapter(adapter, "delete_session_by_id", other.id, listed.id) is False
-        assert self.call_adapter(adapter, "delete_session_by_id", user.id, listed.id) is True
-        assert self.call_adapter(adapter, "get_session_and_user", session.session_token) is None
-        assert self.call_adapter(adapter, "delete_session_by_id", user.id, listed.id) is False
+        user = self.new_user(adapter)
+        session = self.new_session(adapter, user)
+        [listed] = self.run(adapter, "list_sessions_by_user_id", user.id, None)
+        other = self.new_user(adapter)
+        assert self.run(adapter, "delete_session_by_id", other.id, listed.id) is False
+        assert self.run(adapter, "delete_session_by_id", user.id, listed.id) is True
+        assert self.run(adapter, "get_session_and_user", session.session_token) is None
+        assert self.run(adapter, "delete_session_by_id", user.id, listed.id) is False
 
     def test_delete_sessions_by_user_id_keeps_one(self, adapter: Any) -> None:
-        user = self.make_user(adapter)
-        keep = self.make_session(adapter, user)
-        gone = [self.make_session(adapter, user) for _ in range(2)]
-        theirs = self.make_session(adapter, self.make_user(adapter))
-        assert (
-            self.call_adapter(adapter, "delete_sessions_by_user_id", user.id, keep.session_token)
-            == 2
-        )
-        assert self.call_adapter(adapter, "get_session_and_user", keep.session_token) is not None
+        user = self.new_user(adapter)
+        keep = self.new_session(adapter, user)
+        gone = [self.new_session(adapter, user) for _ in range(2)]
+        theirs = self.new_session(adapter, self.new_user(adapter))
+        assert self.run(adapter, "delete_sessions_by_user_id", user.id, keep.session_token) == 2
+        assert self.run(adapter, "get_session_and_user", keep.session_token) is not None
         for session in gone:
-            assert self.call_adapter(adapter, "get_session_and_user", session.session_token) is None
-        assert self.call_adapter(adapter, "get_session_and_user", theirs.session_token) is not None
-        assert self.call_adapter(adapter, "delete_sessions_by_user_id", user.id, None) == 1
+            assert self.run(adapter, "get_session_and_user", session.session_token) is None
+        assert self.run(adapter, "get_session_and_user", theirs.session_token) is not None
+        assert self.run(adapter, "delete_sessions_by_user_id", user.id, None) == 1

@@ -1,0 +1,99 @@
+"""What the HTTP benchmarks share: free ports, CPU time from ``/proc``, and wrk's output.
+
+``bench_http.py`` and ``bench_authjs.py`` import it from this directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Result", "cpu_seconds", "descendants", "free_port", "parse_latency", "parse_wrk"]
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+_UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
+
+
+@dataclass
+class Result:
+    """What one wrk run measured; ``cpu_us`` is the server's CPU time per request."""
+
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    requests: int
+    errors: int
+    cpu_us: float = 0.0
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rpartition(")")[2].split()[1])
+
+
+def descendants(pid: int) -> list[int]:
+    """Pids of every live process below *pid* (children, grandchildren...)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            parent = _parent_of(int(entry.name))
+            if parent is not None:
+                parents[int(entry.name)] = parent
+    found, frontier = [], [pid]
+    while frontier:
+        below = [child for child, parent in parents.items() if parent in frontier]
+        found += below
+        frontier = below
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of *pids* (all their threads) so far."""
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / CLOCK_TICKS
+
+
+def parse_latency(text: str, percentile: str) -> float:
+    """A percentile of ``wrk --latency``'s distribution, in milliseconds."""
+    match = re.search(rf"^\s*{percentile}%\s+([\d.]+)(us|ms|s|m)\s*$", text, re.MULTILINE)
+    if match is None:
+        raise ValueError(f"no {percentile}% latency in wrk output:\n{text}")
+    return float(match.group(1)) * _UNIT_MS[match.group(2)]
+
+
+def parse_wrk(text: str, socket_errors: tuple[str, ...] = ("timeout",)) -> Result:
+    """Requests/s, p50 and p99 (ms), requests and errors from ``wrk --latency`` output.
+
+    Errors are the non-2xx/3xx answers plus the named kinds of socket error
+    (``connect``, ``read``, ``write``, ``timeout``).
+    """
+    rps = re.search(r"^Requests/sec:\s+([\d.]+)", text, re.MULTILINE)
+    requests = re.search(r"^\s*(\d+) requests in", text, re.MULTILINE)
+    if rps is None or requests is None:
+        raise ValueError(f"unexpected wrk output:\n{text}")
+    errors = sum(int(n) for n in re.findall(r"Non-2xx or 3xx responses:\s+(\d+)", text))
+    found = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    if found is not None:
+        counts = dict(zip(("connect", "read", "write", "timeout"), found.groups(), strict=True))
+        errors += sum(int(counts[kind]) for kind in socket_errors)
+    p50, p99 = parse_latency(text, "50"), parse_latency(text, "99")
+    return Result(float(rps.group(1)), p50, p99, int(requests.group(1)), errors)
