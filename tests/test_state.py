@@ -139,3 +139,45 @@ def test_too_many_form_fields_on_a_route_is_no_server_error(client, settings):
     )
     assert response.status_code == 302
     assert response["Location"].endswith("/auth/error?error=Configuration")
+
+
+def test_is_awaitable_agrees_with_inspect():
+    import asyncio
+    import inspect
+    import types
+
+    from webauth.utils import is_awaitable
+
+    async def coroutine_function():
+        return 1
+
+    @types.coroutine
+    def generator_coroutine():
+        yield
+
+    def plain_generator():
+        yield
+
+    class Awaitable:
+        def __await__(self):
+            return iter(())
+
+    loop = asyncio.new_event_loop()
+    coroutine = coroutine_function()
+    values = [
+        None,
+        1,
+        "x",
+        {"a": 1},
+        coroutine,
+        generator_coroutine(),
+        plain_generator(),
+        Awaitable(),
+        loop.create_future(),
+    ]
+    try:
+        for value in values:
+            assert is_awaitable(value) is inspect.isawaitable(value), value
+    finally:
+        coroutine.close()
+        loop.close()

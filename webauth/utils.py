@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import types
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -14,7 +15,16 @@ from typing import Any, TypeVar
 from asgiref.sync import async_to_sync
 from django.utils.module_loading import import_string
 
-__all__ = ["aware", "call", "is_async", "remember_short", "resolve", "user_id", "user_to_dict"]
+__all__ = [
+    "aware",
+    "call",
+    "is_async",
+    "is_awaitable",
+    "remember_short",
+    "resolve",
+    "user_id",
+    "user_to_dict",
+]
 
 R = TypeVar("R")
 
@@ -64,6 +74,20 @@ def is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn)
 
 
+def is_awaitable(value: Any) -> bool:
+    """``inspect.isawaitable`` without the ABC machinery for the usual non-awaitable result.
+
+    An awaitable's type has ``__await__`` (coroutines, futures, tasks, anything
+    ``collections.abc.Awaitable`` recognises by its method); the one other kind
+    is a generator-based coroutine (``types.coroutine``).
+    """
+    if hasattr(type(value), "__await__"):
+        return True
+    return isinstance(value, types.GeneratorType) and bool(
+        value.gi_code.co_flags & inspect.CO_ITERABLE_COROUTINE
+    )
+
+
 def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Call a user callback, event handler or adapter method from sync code.
 
@@ -75,7 +99,7 @@ def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         _require_sync_context(fn)
         return async_to_sync(fn)(*args, **kwargs)
     result = fn(*args, **kwargs)
-    if inspect.isawaitable(result):
+    if is_awaitable(result):
         if _in_event_loop():
             if inspect.iscoroutine(result):
                 result.close()

@@ -19,7 +19,6 @@ to the user as ``error=Configuration``).
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,7 +26,7 @@ from asgiref.sync import sync_to_async
 from django.core.exceptions import SynchronousOnlyOperation
 
 from ..errors import AdapterError, AuthError, MissingAdapterMethods
-from ..utils import call, is_async
+from ..utils import call, is_async, is_awaitable
 
 if TYPE_CHECKING:
     from ..logger import AuthLogger
@@ -307,7 +306,7 @@ class AdapterCaller:
             if is_async(fn):
                 return await fn(*args)
             result = await sync_to_async(fn)(*args)
-            if inspect.isawaitable(result):
+            if is_awaitable(result):
                 result = await result
             return result
         except AuthError:
