@@ -45,6 +45,14 @@ def test_auth_user_mapping_splits_name_and_generates_unique_usernames():
     assert first.name == "Sam Vimes" and first.image is None and first.email_verified is None
 
 
+def test_auth_user_records_take_the_full_name_else_the_username():
+    User = get_user_model()
+    named = adapter.to_record(User(pk=1, username="sam", first_name="Sam", last_name="Vimes"))
+    bare = adapter.to_record(User(pk=2, username="nobby", email=""))
+    assert (named.id, named.name, named.email) == ("1", "Sam Vimes", None)
+    assert (bare.name, bare.image, bare.email_verified) == ("nobby", None, None)
+
+
 def test_get_user_with_non_numeric_id_is_none():
     assert adapter.get_user("not-a-number") is None
 

@@ -42,6 +42,25 @@ def test_adapter_creates_users_without_username():
     assert not user.has_usable_password()
 
 
+def test_records_carry_the_name_image_and_verification_fields():
+    from datetime import UTC, datetime
+
+    verified = datetime(2026, 1, 2, tzinfo=UTC)
+    user = get_user_model().objects.create_user(
+        "grace@example.com", None, name="Grace", image="https://example.com/g.png"
+    )
+    user.email_verified = verified
+    record = DjangoAdapter().to_record(user)
+    assert (record.name, record.image, record.email_verified) == (
+        "Grace",
+        "https://example.com/g.png",
+        verified,
+    )
+    user.name, user.image = "", ""
+    record = DjangoAdapter().to_record(user)
+    assert record.name is None and record.image is None and record.instance is user
+
+
 def test_admin_lists_and_adds_webauth_users(admin_client):
     from django.urls import reverse
 

@@ -25,7 +25,7 @@ import secrets
 import threading
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -96,6 +96,31 @@ def _has_field(model: type[models.Model], name: str) -> bool:
     return True
 
 
+_NO_NAME, _NAME_FIELD, _FULL_NAME = 0, 1, 2
+
+
+@lru_cache(maxsize=64)
+def _user_shape(model: Any) -> tuple[str, int, bool, bool]:
+    """What ``to_record`` reads from a user of *model*, worked out once per model.
+
+    ``request.user`` goes through ``to_record`` on every request with a session,
+    so the field lookups are not repeated per user: the email field's name,
+    where the name comes from, and whether ``email_verified`` and ``image`` exist.
+    """
+    if _has_field(model, "name"):
+        name_from = _NAME_FIELD
+    elif callable(getattr(model, "get_full_name", None)):
+        name_from = _FULL_NAME
+    else:
+        name_from = _NO_NAME
+    return (
+        model.get_email_field_name(),
+        name_from,
+        hasattr(model, "email_verified"),
+        hasattr(model, "image"),
+    )
+
+
 # Token refreshes on a database without row locks (SQLite) are serialised in the
 # process by one of these, chosen by the account: a fixed set, however many
 # accounts there are.
@@ -150,21 +175,21 @@ class DjangoAdapter:
 
     def to_record(self, user: Any) -> AdapterUser:
         """The :class:`AdapterUser` for a user model instance (keeping the instance)."""
-        model = type(user)  # the user model: no registry lookup per user
-        email = getattr(user, model.get_email_field_name(), None) or None
-        if _has_field(cast("type[models.Model]", model), "name"):
+        model: Any = type(user)  # the user model: no registry lookup per user
+        email_field, name_from, has_verified, has_image = _user_shape(model)
+        if name_from == _NAME_FIELD:
             name = user.name or None
-        elif callable(getattr(user, "get_full_name", None)):
+        elif name_from == _FULL_NAME:
             # As for JWT sessions (webauth.utils.user_to_dict): the username stands in.
             name = user.get_full_name() or user.get_username() or None
         else:
             name = None
         return AdapterUser(
             id=str(user.pk),
-            email=email,
-            email_verified=getattr(user, "email_verified", None),
+            email=getattr(user, email_field, None) or None,
+            email_verified=user.email_verified if has_verified else None,
             name=name,
-            image=getattr(user, "image", None) or None,
+            image=(user.image or None) if has_image else None,
             instance=user,
         )
 
