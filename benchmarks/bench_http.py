@@ -26,9 +26,12 @@ case with ``wrk --latency``:
 7. ``GET /auth/csrf`` and 8. ``GET /auth/providers``, ``[AuthMiddleware]``, with the
    cookies a browser holds: what webauth's lightest routes cost over (1);
 
-and, as a yardstick for (2), ``2f``: ``GET /floor/session`` with the same cookies as (2)
-and no middleware, a view doing only what any session endpoint must (decode the JWT,
-answer the session as JSON, re-encode and set the cookie; ``benchmarks/http/views.py``).
+and, as yardsticks, bare views without middleware that do only what the route
+must (``benchmarks/http/views.py``), each with the same cookies as its route:
+``2f`` (``GET /floor/session``: decode the JWT, answer the session as JSON,
+re-encode and set the cookie), ``7f`` (``GET /floor/csrf``: check the CSRF cookie,
+answer its token) and ``8f`` (``GET /floor/providers``: answer the providers).
+``--cases 1,7,7f`` runs a subset.
 
 Every case runs with the same wrk threads, connections and duration. After a
 warm-up of every case, ``--repeat`` rounds run all cases back to back, the order
@@ -71,7 +74,7 @@ SETTINGS_MODULE = "benchmarks.http.settings"
 SESSION_COOKIE = "authjs.session-token"
 # The cases of each ratio are near each other in this order: (2f) next to (2), then
 # (2)/(1), (1) vs (5), (7) and (8), (3)/(4), (4)/(6).
-RUN_ORDER = ("2f", "2", "1", "5", "7", "8", "3", "4", "6")
+RUN_ORDER = ("2f", "2", "1", "5", "7", "7f", "8", "8f", "3", "4", "6")
 
 
 @dataclass
@@ -106,6 +109,7 @@ class Ratio:
     value: Callable[[dict[str, Result]], float]
     cpu_value: Callable[[dict[str, Result]], float]
     unit: str = ""
+    cases: tuple[str, ...] = ()  # the cases it compares
 
 
 def speed_ratio(label: str, faster: str, slower: str, target: float | None) -> Ratio:
@@ -116,10 +120,11 @@ def speed_ratio(label: str, faster: str, slower: str, target: float | None) -> R
         True,
         lambda r: r[faster].rps / r[slower].rps,
         lambda r: r[slower].cpu_us / r[faster].cpu_us,
+        cases=(faster, slower),
     )
 
 
-def overhead(label: str, case: str, target: float) -> Ratio:
+def overhead(label: str, case: str, target: float | None) -> Ratio:
     """The time per request *case* adds to (1), in percent of (1)'s (CPU: of its CPU time)."""
     return Ratio(
         label,
@@ -128,6 +133,7 @@ def overhead(label: str, case: str, target: float) -> Ratio:
         lambda r: (r["1"].rps / r[case].rps - 1) * 100,
         lambda r: (r[case].cpu_us / r["1"].cpu_us - 1) * 100,
         "%",
+        cases=("1", case),
     )
 
 
@@ -140,6 +146,10 @@ RATIOS = [
     speed_ratio("(6)/(4) DB session vs contrib", "6", "4", 1.3),
     overhead("(7) /auth/csrf over bare", "7", 10.0),
     overhead("(8) /auth/providers over bare", "8", 10.0),
+    overhead("(7f) csrf floor over bare", "7f", None),
+    overhead("(8f) providers floor over bare", "8f", None),
+    speed_ratio("(7)/(7f) csrf vs its floor", "7", "7f", None),
+    speed_ratio("(8)/(8f) providers vs floor", "8", "8f", None),
 ]
 
 
@@ -166,6 +176,11 @@ def parse_args() -> argparse.Namespace:
         help="start new servers (and warm up) for every round",
     )
     parser.add_argument("--wrk", default=shutil.which("wrk") or "/usr/bin/wrk", help="wrk binary")
+    parser.add_argument(
+        "--cases",
+        default=",".join(RUN_ORDER),
+        help="the cases to run, comma-separated (all: " + ",".join(RUN_ORDER) + ")",
+    )
     return parser.parse_args()
 
 
@@ -387,8 +402,10 @@ def make_cases(
         return Case(key, title, stack, "/whoami", cookies=dict(cookies), expect_body=user_pk)
 
     # (2) and (2f) are the same browser's request to two servers: one dict, so the
-    # floor also carries the CSRF and callback-URL cookies that (2) adopts.
+    # floor also carries the CSRF and callback-URL cookies that (2) adopts; the
+    # same for (7) and (7f).
     browser = dict(jwt)
+    csrf = dict(jwt)
     return [
         Case("1", "GET /plain, no middleware", "bare", "/plain", expect_body="ok"),
         Case(
@@ -412,8 +429,10 @@ def make_cases(
         whoami("4", "request.user, sessionid cookie", "contrib", db_session),
         Case("5", "GET /plain, anonymous", "webauth", "/plain", expect_body="ok"),
         whoami("6", "request.user, webauth DB session", "webauth-db", webauth_db),
-        Case("7", "GET /auth/csrf", "webauth", "/auth/csrf", cookies=dict(jwt), adopt_cookies=True),
+        Case("7", "GET /auth/csrf", "webauth", "/auth/csrf", cookies=csrf, adopt_cookies=True),
+        Case("7f", "floor: the csrf answer, bare view", "bare", "/floor/csrf", cookies=csrf),
         Case("8", "GET /auth/providers", "webauth", "/auth/providers", cookies=dict(jwt)),
+        Case("8f", "floor: the providers answer", "bare", "/floor/providers", cookies=dict(jwt)),
     ]
 
 
@@ -428,7 +447,7 @@ def measure(
 def ordered(cases: list[Case], number: int) -> list[Case]:
     """The cases in :data:`RUN_ORDER`, reversed in every other round."""
     by_key = {case.key: case for case in cases}
-    order = [by_key[key] for key in RUN_ORDER]
+    order = [by_key[key] for key in RUN_ORDER if key in by_key]
     return order if number % 2 == 0 else order[::-1]
 
 
@@ -545,6 +564,8 @@ def print_ratios(rounds: list[dict[str, Result]]) -> bool:
     print(f"\n{'':<30} {'req/s':>8} {'(CPU)':>9}   target")
     all_met = True
     for ratio in RATIOS:
+        if not all(case in rounds[0] for case in ratio.cases):
+            continue  # a case left out with --cases
         value = statistics.median(ratio.value(results) for results in rounds)
         cpu_value = statistics.median(ratio.cpu_value(results) for results in rounds)
         figures = f"{ratio.label:<30} {f'{value:.2f}{ratio.unit}':>8} " + (
@@ -560,8 +581,8 @@ def print_ratios(rounds: list[dict[str, Result]]) -> bool:
     print(
         "(5), (7), (8) overhead: the time per request the case adds to (1). (CPU): the same\n"
         "from the server workers' CPU time per request (not counting a PostgreSQL server).\n"
-        "(2f): a bare view doing only what any session endpoint must (decode, JSON, re-encode,\n"
-        "Set-Cookie), so (2)/(2f) is how close webauth's route comes to what the work allows."
+        "(2f), (7f), (8f): bare views doing only what the route must (for (2f): decode, JSON,\n"
+        "re-encode, Set-Cookie), so (2)/(2f) is how close the route comes to what the work allows."
     )
     return all_met
 
@@ -574,7 +595,8 @@ def run(args: argparse.Namespace, database: str) -> bool:
     load = os.getloadavg()[0]
     prepare_database(args.postgres)
     user_pk, jwt, db_session, webauth_db = create_sessions()
-    cases = make_cases(user_pk, jwt, db_session, webauth_db)
+    chosen = set(args.cases.split(","))
+    cases = [c for c in make_cases(user_pk, jwt, db_session, webauth_db) if c.key in chosen]
     rounds: list[dict[str, Result]] | None = None
     with serve_all(args, database, cases, adopt=True) as servers:
         if not args.fresh_servers:

@@ -1,7 +1,7 @@
 """The benchmark site does the work its figures claim to measure.
 
-Its yardstick view (bench_http.py's case 2f), and the credentials check that
-bench_authjs.py compares with Auth.js's.
+Its yardstick views (bench_http.py's cases 2f, 7f and 8f), and the credentials
+check that bench_authjs.py compares with Auth.js's.
 """
 
 import json
@@ -9,7 +9,13 @@ import json
 import pytest
 from django.contrib.auth import get_user_model
 
-from benchmarks.http.views import SESSION_COOKIE, session_floor
+from benchmarks.http.views import (
+    CSRF_COOKIE,
+    SESSION_COOKIE,
+    csrf_floor,
+    providers_floor,
+    session_floor,
+)
 from webauth import jwt
 from webauth.conf import get_config
 from webauth.test import session_cookie_for
@@ -37,6 +43,33 @@ def test_the_floor_view_decodes_answers_and_reissues(rf):
 def test_the_floor_view_without_a_session_answers_null(rf):
     response = session_floor(rf.get("/floor/session"))
     assert response.content == b"null" and not response.cookies
+
+
+def test_the_csrf_floor_answers_what_webauth_answers(client, rf):
+    # The token of the cookie webauth set, the same headers, no new cookie.
+    token = client.get("/auth/csrf").json()["csrfToken"]
+    request = rf.get("/floor/csrf")
+    request.COOKIES[CSRF_COOKIE] = client.cookies[CSRF_COOKIE].value
+    response = csrf_floor(request)
+    assert json.loads(response.content) == {"csrfToken": token}
+    assert response["Cache-Control"] == "private, no-cache, no-store"
+    assert response["Pragma"] == "no-cache" and response["Expires"] == "0"
+    assert not response.cookies
+
+
+def test_the_csrf_floor_refuses_a_forged_cookie(rf):
+    request = rf.get("/floor/csrf")
+    request.COOKIES[CSRF_COOKIE] = "a" * 64 + "%7C" + "b" * 64
+    response = csrf_floor(request)
+    token = json.loads(response.content)["csrfToken"]
+    assert token != "a" * 64 and len(token) == 64
+    assert response.cookies[CSRF_COOKIE].value.startswith(token + "%7C")
+
+
+def test_the_providers_floor_answers_what_webauth_answers(client, rf):
+    assert json.loads(providers_floor(rf.get("/floor/providers")).content) == (
+        client.get("/auth/providers").json()
+    )
 
 
 # The credentials twin of benchmarks/authjs/server.mjs (bench_authjs.py).

@@ -1,7 +1,11 @@
 """Views of the benchmark site, as small as possible so that the stack is what gets measured."""
 
+import hashlib
+import hmac
 import json
+import secrets
 import time
+from urllib.parse import quote, unquote
 
 from django.http import HttpRequest, HttpResponse
 from django.utils.http import http_date
@@ -46,3 +50,58 @@ def session_floor(request: HttpRequest) -> HttpResponse:
     value = jwt.encode(token=token, secret=config.secret, salt=name, max_age=config.jwt.max_age)
     response.set_cookie(name, value, expires=http_date(expires), httponly=True, samesite="Lax")
     return response
+
+
+CSRF_COOKIE = "authjs.csrf-token"
+
+
+def csrf_floor(request: HttpRequest) -> HttpResponse:
+    """The least ``GET /auth/csrf`` must do for a browser that holds a CSRF cookie.
+
+    Read the cookie (``<token>|<sha256(token + secret)>``), check its hash and
+    answer the token as JSON with the no-cache headers, as Auth.js does; a
+    missing or forged cookie gets a new token and cookie. No middleware, no
+    callback-URL cookie, no configuration beyond the secret: the yardstick of
+    case (7), built on Django alone.
+    """
+    secret = ",".join(get_config().secret)
+    token = None
+    value = unquote(request.COOKIES.get(CSRF_COOKIE, ""))
+    given, _, digest = value.partition("|")
+    if given and hmac.compare_digest(
+        digest.encode(), hashlib.sha256((given + secret).encode()).hexdigest().encode()
+    ):
+        token = given
+    response = HttpResponse(
+        json.dumps({"csrfToken": token or ""}, separators=(",", ":")).encode(),
+        content_type="application/json",
+        headers=NO_CACHE,
+    )
+    if token is None:
+        token = secrets.token_hex(32)
+        cookie = f"{token}|{hashlib.sha256((token + secret).encode()).hexdigest()}"
+        response.content = json.dumps({"csrfToken": token}, separators=(",", ":")).encode()
+        response.set_cookie(CSRF_COOKIE, quote(cookie), httponly=True, samesite="Lax")
+    return response
+
+
+def providers_floor(request: HttpRequest) -> HttpResponse:
+    """The least ``GET /auth/providers`` must do: each provider's entry as JSON.
+
+    The yardstick of case (8): the same answer from the configured providers,
+    built on Django alone (no middleware, no cookies read).
+    """
+    base = f"{request.scheme}://{request.get_host()}/auth"
+    body = {
+        p.id: {
+            "id": p.id,
+            "name": p.name,
+            "type": p.type,
+            "signinUrl": f"{base}/signin/{p.id}",
+            "callbackUrl": f"{base}/callback/{p.id}",
+        }
+        for p in get_config().providers
+    }
+    return HttpResponse(
+        json.dumps(body, separators=(",", ":")).encode(), content_type="application/json"
+    )
