@@ -239,7 +239,9 @@ def test_a_chunk_set_over_the_cap_is_no_session():
     jar = {f"{SESSION}.{i}": "x" for i in range(ck.MAX_CHUNKS + 1)}
     assert ck.read_chunked(jar, SESSION) is None
     # One chunk far beyond the cap is the same: no real set reaches it.
-    assert ck.read_chunked({f"{SESSION}.0": "a", f"{SESSION}.{ck.MAX_CHUNKS}": "b"}, SESSION) is None
+    assert (
+        ck.read_chunked({f"{SESSION}.0": "a", f"{SESSION}.{ck.MAX_CHUNKS}": "b"}, SESSION) is None
+    )
 
 
 def test_deleting_stray_chunks_is_capped():

@@ -234,7 +234,7 @@ def delete_cookie(response: HttpResponseBase, spec: CookieSpec, *, name: str | N
 MAX_CHUNKS = 16
 
 # A chunk's suffix: ASCII digits only (str.isdigit() also accepts "²", which
-# int() refuses, and int() accepts "１"), in the canonical form Auth.js writes
+# int() refuses, and int() accepts a fullwidth "1", U+FF11), in the canonical form Auth.js writes
 # (no leading zero, so ".01" cannot stand in for ".1"), at most 9 of them (an
 # int() that cannot fail or take long; anything past MAX_CHUNKS already means
 # "no session").
