@@ -1034,3 +1034,30 @@ def test_oidc_callback_with_a_planted_callback_url_cookie(client, idp, rp):
     response = callback(client, location)
     assert response["Location"] == "http://testserver"
     assert sets_session(response)
+
+
+# -- the same under ASGI ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", ["@", "\u00b2", "\uff11", "01"], ids=_id)
+def test_stray_session_cookie_names_under_asgi(site, alice, suffix):
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncClient
+
+    browser = Client()
+    token = csrf_pair(browser)
+    jwt = _valid_jwt(alice)
+    header = cookie_header(
+        browser,
+        f"{SESSION}={jwt}; {SESSION}.{suffix}=junk; authjs.callback-url=javascript%3Aalert(1)",
+    )
+    client = AsyncClient()
+    get, post = async_to_sync(client.get), async_to_sync(client.post)
+    response = get("/whoami-async/", headers={"Cookie": header})
+    assert response.status_code == 200 and response.json()["authenticated"] is True
+    response = get("/auth/session", headers={"Cookie": header})
+    assert_safe(response)
+    assert response.json()["user"]["email"] == alice.email
+    response = post("/auth/signout", {"csrfToken": token}, headers={"Cookie": header})
+    assert_safe(response)
+    assert response["Location"] == "http://testserver" and deletes_session(response)
