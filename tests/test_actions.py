@@ -416,12 +416,12 @@ def test_error_page_custom(client, settings):
 
 
 def test_configuration_error_on_a_page_route_goes_to_the_custom_error_page(client, settings):
-    settings.WEBAUTH = {**settings.WEBAUTH, "pages": {"error": "/oops/"}}
-    response = client.get("/auth/signin?callbackUrl=javascript:alert(1)")
+    settings.WEBAUTH = {**settings.WEBAUTH, "pages": {"error": "/oops/"}, "trust_host": False}
+    response = client.get("/auth/signin")
     assert response.status_code == 302
     assert response["Location"] == "http://testserver/oops/?error=Configuration"
     # Everything else gets the JSON 500.
-    response = client.get("/auth/session?callbackUrl=javascript:alert(1)")
+    response = client.get("/auth/session")
     assert response.status_code == 500
     assert "server configuration" in response.json()["message"]
 
@@ -508,11 +508,15 @@ def test_auth_url_pins_origin(client, settings):
 
 
 @pytest.mark.parametrize("value", ["javascript:alert(1)", "ftp://x.example/", "data:text/html,x"])
-def test_invalid_callback_url_in_query_is_rejected(client, value):
+def test_invalid_callback_url_in_query_falls_back_to_the_origin(client, value):
+    # Auth.js answers 500 (InvalidCallbackUrl); webauth uses the origin instead, so a
+    # crafted link cannot break a route (issue 10, item 6).
     response = client.get("/auth/session", {"callbackUrl": value})
-    assert response.status_code == 500
+    assert response.status_code == 200
+    assert response.cookies["authjs.callback-url"].value == "http://testserver"
     response = client.get("/auth/signin", {"callbackUrl": value})
-    assert response.status_code == 500
+    assert response.status_code == 200
+    assert 'value="http://testserver"' in response.content.decode()
 
 
 def test_disallowed_host_is_400_not_500(client):

@@ -151,3 +151,109 @@ def test_deleting_removes_every_chunk():
         spec.name: "0",
         f"{spec.name}.0": "0",
     }
+
+
+# -- chunk names: only <name>.<ASCII digits>, capped -------------------------------
+
+SESSION = "authjs.session-token"
+
+
+@pytest.mark.parametrize(
+    "suffix",
+    [
+        "@",  # not a token character: no Set-Cookie can even name it
+        "\u00b2",  # superscript two: str.isdigit() says yes, int() says no
+        "\uff11",  # fullwidth one: int() accepts it, but it is no ASCII digit
+        "\u0663",  # Arabic-Indic three, same
+        "x",
+        "",
+        "0x",
+        "-1",
+        "+1",
+        " 1",
+        "1 ",
+        "01",  # Auth.js never writes a leading zero: .01 would duplicate .1
+        "00",
+        "0.1",
+        "1_0",
+        "9" * 5000,  # int() refuses more than 4300 digits
+    ],
+)
+def test_stray_names_are_not_chunks(suffix):
+    stray = f"{SESSION}.{suffix}"
+    jar = {f"{SESSION}.0": "ab", f"{SESSION}.1": "cd", stray: "junk"}
+    assert ck.read_chunked(jar, SESSION) == "abcd"
+    assert ck.read_chunked({stray: "junk"}, SESSION) is None
+    assert not ck.has_chunked({stray: "junk"}, SESSION)
+    spec = ck.cookie_specs(config(), False)["session_token"]
+    response = HttpResponse()
+    ck.set_chunked(response, spec, None, jar)  # must not try to delete the stray
+    assert sorted(response.cookies) == [f"{SESSION}.0", f"{SESSION}.1"]
+
+
+@pytest.mark.parametrize(
+    "other", ["authjs.session-tokens", "authjs.session-token-old", "xauthjs.session-token"]
+)
+def test_chunk_names_match_exactly(other):
+    jar = {other: "junk", f"{other}.0": "junk"}
+    assert ck.read_chunked(jar, SESSION) is None
+    assert not ck.has_chunked(jar, SESSION)
+    spec = ck.cookie_specs(config(), False)["session_token"]
+    response = HttpResponse()
+    ck.set_chunked(response, spec, "new", jar)
+    assert list(response.cookies) == [SESSION]
+
+
+def test_chunks_sorted_numerically_not_as_text():
+    jar = {f"{SESSION}.{i}": chr(ord("a") + i) for i in (10, 2, 9, 0, 1, 3, 4, 5, 6, 7, 8)}
+    assert ck.read_chunked(jar, SESSION) == "abcdefghijk"
+
+
+def test_a_gap_in_the_chunks_is_no_session():
+    # A real set is always .0 ... .n-1: a missing chunk means a lost or planted cookie.
+    assert ck.read_chunked({f"{SESSION}.0": "a", f"{SESSION}.2": "c"}, SESSION) is None
+    assert ck.read_chunked({f"{SESSION}.1": "b"}, SESSION) is None
+
+
+def test_empty_chunks_do_not_count():
+    assert ck.read_chunked({f"{SESSION}.0": "a", f"{SESSION}.1": ""}, SESSION) == "a"
+    assert ck.read_chunked({f"{SESSION}.0": ""}, SESSION) is None
+
+
+def test_the_plain_cookie_wins_over_chunks():
+    jar = {SESSION: "plain", f"{SESSION}.0": "a", f"{SESSION}.1": "b"}
+    assert ck.read_chunked(jar, SESSION) == "plain"
+
+
+def test_the_cap_is_far_above_any_real_session():
+    # Node refuses more than 16 KiB of headers: an Auth.js app never sees over 4 chunks.
+    assert ck.MAX_CHUNKS * ck.CHUNK_SIZE >= 3 * 16 * 1024
+
+
+def test_the_most_chunks_a_session_may_have_are_read():
+    jar = {f"{SESSION}.{i}": str(i % 10) for i in range(ck.MAX_CHUNKS)}
+    assert ck.read_chunked(jar, SESSION) == "".join(str(i % 10) for i in range(ck.MAX_CHUNKS))
+
+
+def test_a_chunk_set_over_the_cap_is_no_session():
+    jar = {f"{SESSION}.{i}": "x" for i in range(ck.MAX_CHUNKS + 1)}
+    assert ck.read_chunked(jar, SESSION) is None
+    # One chunk far beyond the cap is the same: no real set reaches it.
+    assert (
+        ck.read_chunked({f"{SESSION}.0": "a", f"{SESSION}.{ck.MAX_CHUNKS}": "b"}, SESSION) is None
+    )
+
+
+def test_deleting_stray_chunks_is_capped():
+    # 200 planted chunk cookies made 202 Set-Cookie headers on one response.
+    jar = {SESSION: "plain", **{f"{SESSION}.{i}": "x" for i in range(200)}}
+    spec = ck.cookie_specs(config(), False)["session_token"]
+    response = HttpResponse()
+    ck.set_chunked(response, spec, None, jar)
+    assert len(response.cookies) == ck.MAX_CHUNKS + 1
+    # The lowest indexes go first: the next responses delete the rest.
+    assert set(response.cookies) == {SESSION} | {f"{SESSION}.{i}" for i in range(ck.MAX_CHUNKS)}
+    response = HttpResponse()
+    ck.set_chunked(response, spec, "new", jar)
+    assert len(response.cookies) == ck.MAX_CHUNKS + 1
+    assert response.cookies[SESSION].value == "new"

@@ -4,7 +4,8 @@ Names get the ``__Secure-`` prefix (``__Host-`` for the CSRF cookie) when
 cookies are secure, which by default means the request came over HTTPS.
 Values are encoded as JavaScript's ``encodeURIComponent`` does, so a Next.js
 app and a Django site that share a domain read each other's cookies.
-Session cookies longer than 3936 characters are split into ``.0``, ``.1``, ...
+Session cookies longer than 3936 characters are split into ``.0``, ``.1``, ...;
+only ``<name>.<ASCII digits>`` cookies are chunks, and at most :data:`MAX_CHUNKS`.
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ from .utils import remember_short
 __all__ = [
     "CHECK_MAX_AGE",
     "CHUNK_SIZE",
+    "MAX_CHUNKS",
     "CookieSpec",
     "cookie_specs",
     "decode_value",
     "delete_cookie",
     "encode_value",
+    "has_chunked",
     "read_chunked",
     "set_chunked",
     "set_cookie",
@@ -219,26 +222,75 @@ def delete_cookie(response: HttpResponseBase, spec: CookieSpec, *, name: str | N
     response.cookies[morsel.key] = morsel
 
 
+# The most chunks a session cookie may have. A chunk holds CHUNK_SIZE (3936)
+# characters, so 16 chunks are about 62 KB of Cookie header: no deployment can
+# carry that with its defaults (Node, where an Auth.js app sharing the cookie
+# runs, refuses requests whose headers pass 16 KiB, i.e. 4 chunks; gunicorn and
+# Apache refuse a header line over 8190 bytes, nginx over 8 KiB), and browsers
+# keep a few dozen cookies per site at most. A real session never comes close;
+# only cookies an attacker planted do. The cap bounds the work of one request:
+# chunks read, and stale chunks deleted (lowest index first, the rest on later
+# responses).
+MAX_CHUNKS = 16
+
+# A chunk's suffix: ASCII digits only (str.isdigit() also accepts "²", which
+# int() refuses, and int() accepts a fullwidth "1", U+FF11), in the canonical form Auth.js writes
+# (no leading zero, so ".01" cannot stand in for ".1"), at most 9 of them (an
+# int() that cannot fail or take long; anything past MAX_CHUNKS already means
+# "no session").
+_CHUNK_SUFFIX = re.compile(r"0|[1-9][0-9]{0,8}").fullmatch
+
+
+def _chunks(cookies: Mapping[str, str], name: str) -> list[tuple[int, str]]:
+    """``(index, cookie name)`` of every non-empty ``name.<n>`` cookie, by index."""
+    prefix = name + "."
+    start = len(prefix)
+    found = [
+        (int(key[start:]), key)
+        for key, value in cookies.items()
+        if value and key.startswith(prefix) and _CHUNK_SUFFIX(key, start)
+    ]
+    found.sort()
+    return found
+
+
+def has_chunked(cookies: Mapping[str, str], name: str) -> bool:
+    """Whether *cookies* hold a session cookie *name*, plain or chunked (nothing decoded).
+
+    Cookies that merely start with the name (``name.@``, ``name-old``) do not count.
+    """
+    if name in cookies:
+        return True
+    prefix = name + "."
+    start = len(prefix)
+    return any(key.startswith(prefix) and _CHUNK_SUFFIX(key, start) for key in cookies)
+
+
 def _chunk_names(cookies: Mapping[str, str], name: str) -> list[str]:
-    return [k for k in cookies if k.startswith(name) and cookies[k]]
+    """The cookies of the session cookie *name* a new value replaces (at most the cap).
+
+    The plain cookie and ``name.<n>`` chunks, lowest index first; nothing else,
+    so a stray cookie that only starts with *name* is never touched (and a name
+    no ``Set-Cookie`` can carry, such as ``name.@``, is never written).
+    """
+    names = [name] if cookies.get(name) else []
+    names.extend(key for _, key in _chunks(cookies, name)[:MAX_CHUNKS])
+    return names
 
 
 def read_chunked(cookies: Mapping[str, str], name: str) -> str | None:
-    """The session cookie's value, reassembling ``name.0``, ``name.1``, ... if chunked."""
+    """The session cookie's value, reassembling ``name.0``, ``name.1``, ... if chunked.
+
+    ``None`` without one, and for a chunk set no real session has: a gap in the
+    indexes, or more than :data:`MAX_CHUNKS` chunks.
+    """
     value = cookies.get(name)
     if value:
         return decode_value(value)
-    prefix = name + "."
-    parts: list[tuple[int, str]] = []
-    for key, val in cookies.items():
-        if val and key.startswith(prefix):
-            suffix = key[len(prefix) :]
-            if suffix.isdigit():
-                parts.append((int(suffix), val))
-    if not parts:
-        return None
-    parts.sort()
-    return decode_value("".join(v for _, v in parts))
+    parts = _chunks(cookies, name)
+    if not parts or len(parts) > MAX_CHUNKS or parts[-1][0] != len(parts) - 1:
+        return None  # sorted and distinct, so the last index says whether all are there
+    return decode_value("".join(cookies[key] for _, key in parts))
 
 
 def set_chunked(
@@ -266,7 +318,7 @@ def set_chunked(
             for i in range(count):
                 new[f"{spec.name}.{i}"] = value[i * CHUNK_SIZE : (i + 1) * CHUNK_SIZE]
     for old in _chunk_names(request_cookies, spec.name):
-        if old not in new and (old == spec.name or old[len(spec.name) :].startswith(".")):
+        if old not in new:
             delete_cookie(response, spec, name=old)
     for name, chunk in new.items():
         # A single cookie's encoded form is already known; chunks are JWE pieces.

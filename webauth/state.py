@@ -148,12 +148,46 @@ def _parse_form(request: HttpRequest) -> dict[str, str]:
     return dict(pairs)
 
 
+#: The longest callback URL webauth follows. No browser stores a longer one in
+#: the callback-url cookie (4 KB a cookie), servers refuse request lines of this
+#: size (gunicorn at 4 KB, nginx at 8 KB), and Django refuses to redirect to
+#: more than 16,384 characters: a sign-out with such a URL failed, signed in.
+MAX_CALLBACK_URL = 8192
+
+
 @remember_short(1024)  # a browser sends the same callback-url cookie with every request
 def _usable_callback_url(value: str) -> bool:
+    """Whether a client's callback URL is a path (``/...``) or an absolute http(s) URL.
+
+    Auth.js's rule for the query and the cookie, and at most ``MAX_CALLBACK_URL``
+    characters. A path such as ``//evil.example`` passes: the default redirect
+    callback joins it to the origin.
+    """
+    if len(value) > MAX_CALLBACK_URL:
+        return False
     if value.startswith("/"):
         return True
-    parts = urlsplit(value)
+    try:
+        parts = urlsplit(value)
+    except ValueError:  # "http://[x": an unbalanced IPv6 bracket
+        return False
     return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+# Browsers drop these anywhere in a URL, then read "\" as "/" in http(s) URLs.
+_URL_IGNORED = str.maketrans("", "", "\t\r\n")
+
+
+def _usable_redirect(value: str) -> bool:
+    """Whether the redirect callback's answer may become a ``Location``.
+
+    Stricter than :func:`_usable_callback_url`: what the callback returns goes to
+    the browser as it is, and a browser takes ``//host``, ``/\\host`` (or with a
+    tab inside) as another site's address, not a path.
+    """
+    if value.startswith("/") and len(value) <= MAX_CALLBACK_URL:
+        return value.translate(_URL_IGNORED)[1:2] not in ("/", "\\")
+    return _usable_callback_url(value)
 
 
 def _active(user: Any) -> Any:
@@ -271,11 +305,8 @@ class AuthState:
         cookies = self.request_cookies
         if not cookies:
             return False
-        name = self.cookies["session_token"].name
-        if name in cookies:
-            return True
-        dotted = name + "."
-        return any(k.startswith(dotted) for k in cookies)
+        # Only the cookie itself or its ``.<n>`` chunks: a stray ``name.@`` is no session.
+        return ck.has_chunked(cookies, self.cookies["session_token"].name)
 
     @cached_property
     def session_token(self) -> str | None:
@@ -364,29 +395,56 @@ class AuthState:
         return None
 
     # -- the callback URL -------------------------------------------------------------------
+    # Whatever the client sends (body, query, cookie) and whatever the redirect
+    # callback returns, webauth only ever redirects to a path starting with "/"
+    # or an absolute http(s) URL with a host (_usable_callback_url); anything
+    # else (javascript:, data:, mailto:, "https:evil.example", plain words) is
+    # replaced by the site's origin, as the default redirect callback treats a
+    # URL of another site. Auth.js answers such a query or cookie with its 500
+    # configuration error, which let anyone who can plant a cookie for the
+    # domain, or send a link, break every route (and sign-out) for a victim.
+
     @cached_property
     def callback_url_cookie(self) -> str | None:
-        """The callback URL remembered in its cookie."""
-        raw = self.request_cookies.get(self.cookies["callback_url"].name)
-        return ck.decode_value(raw) if raw else None
+        """The callback URL remembered in its cookie; ``None`` when absent or unusable.
 
-    def assert_callback_urls(self) -> None:
-        """Reject a query or cookie ``callbackUrl`` that is not http(s) or relative."""
-        for value in (self.query.get("callbackUrl"), self.callback_url_cookie):
-            if value is not None and not _usable_callback_url(value):
-                raise InvalidCallbackUrl(f"Invalid callback URL. Received: {value[:200]!r}")
+        An unusable value (planted, say, by a sibling subdomain) counts as no
+        cookie, so the response overwrites it with the URL actually used.
+        """
+        raw = self.request_cookies.get(self.cookies["callback_url"].name)
+        if not raw:
+            return None
+        value = ck.decode_value(raw)
+        return value if _usable_callback_url(value) else None
 
     @cached_property
     def callback_url(self) -> str:
-        """body ``callbackUrl`` -> query -> cookie -> origin, through the ``redirect`` callback."""
+        """body ``callbackUrl`` -> query -> cookie -> origin, through the ``redirect`` callback.
+
+        An unusable body or query value becomes the origin (not the next source:
+        the client asked for something, and an older cookie is not what it asked).
+        """
         candidate = self.body.get("callbackUrl")
         if not isinstance(candidate, str) or not candidate:
             candidate = self.query.get("callbackUrl") or self.callback_url_cookie or self.origin
         return self.redirect(candidate)
 
     def redirect(self, url: str) -> str:
-        """Pass *url* through the ``redirect`` callback with ``base_url`` = the origin."""
-        return run_redirect(self.config, url=url, base_url=self.origin)
+        """Pass *url* through the ``redirect`` callback with ``base_url`` = the origin.
+
+        An unusable *url* reaches the callback as the origin, and an unusable
+        answer of the callback becomes the origin (logged: it is the project's bug).
+        """
+        origin = self.origin
+        if not _usable_callback_url(url):
+            url = origin
+        result = run_redirect(self.config, url=url, base_url=origin)
+        if not _usable_redirect(result):
+            self.config.logger.error(
+                InvalidCallbackUrl(f"The redirect callback returned {result[:200]!r}")
+            )
+            return origin
+        return result
 
     def page_url(
         self, page: str, params: Mapping[str, str] | None = None, *, raw: bool = False

@@ -2,7 +2,7 @@
 
 It parses ``<action>[/<provider>]`` as Auth.js does, takes the request's
 :class:`~webauth.state.AuthState`, checks what every route needs (a secret, a
-trusted host, usable callback URLs), runs the route's function from
+trusted host), runs the route's function from
 :data:`ROUTES`, adds the CSRF and callback-URL cookies, and turns errors into
 Auth.js's redirects. A reader can follow any route from here into its module
 under ``webauth/actions/``.
@@ -114,7 +114,9 @@ def auth_view(
         state.origin  # noqa: B018 - the trusted origin, or UntrustedHost now
         if not config.secret:
             raise MissingSecret("Please define a `secret`.")
-        state.assert_callback_urls()
+        # No check of the query's and the cookie's callbackUrl here, unlike Auth.js:
+        # an unusable one is replaced by the origin (AuthState.callback_url), so a
+        # planted cookie or a crafted link cannot make every route answer 500.
     except DisallowedHost:
         raise
     except Exception as exc:

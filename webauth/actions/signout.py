@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import MissingCSRF
+from ..errors import AuthError, InvalidCallbackUrl, MissingCSRF
 from ..flows.signout import sign_out
 from ..pages import render_signout_page
 from ..responses import redirect
@@ -25,7 +25,19 @@ def signout_page(state: AuthState, provider_id: str | None) -> HttpResponse:
 
 
 def signout(state: AuthState, provider_id: str | None) -> HttpResponse:
-    """End the session, delete its cookies and redirect to the callback URL."""
+    """End the session, delete its cookies and redirect to the callback URL.
+
+    The session ends whatever the callback URL: an unusable one is already the
+    origin (``AuthState.callback_url``), and a ``redirect`` callback that fails
+    sends the user to the origin too, signed out.
+    """
     if not state.csrf_verified:
         raise MissingCSRF("CSRF token was missing during an action signout")
-    return sign_out(state, state.callback_url)
+    try:
+        callback_url = state.callback_url
+    except Exception as exc:  # the project's redirect callback: log it, sign out all the same
+        state.config.logger.error(
+            exc if isinstance(exc, AuthError) else InvalidCallbackUrl(cause={"err": exc})
+        )
+        callback_url = state.origin
+    return sign_out(state, callback_url)

@@ -27,7 +27,6 @@ def sign_out(state: AuthState, callback_url: str) -> HttpResponse:
     A failure to end a database session is logged and the cookie deleted all
     the same: the browser is signed out either way.
     """
-    response = redirect(callback_url)
     raw = state.session_token
     if raw:
         config = state.config
@@ -36,5 +35,9 @@ def sign_out(state: AuthState, callback_url: str) -> HttpResponse:
             emit(config, "sign_out", request=state.request, **message)
         except Exception as exc:  # sign-out goes on: the cookie is deleted below
             config.logger.error(SignOutError(cause={"err": exc}))
+    response = redirect(callback_url)
+    if state.has_session_cookie:
+        # Every cookie of the session, also when they hold no readable session
+        # (a gap in the chunks, too many of them): the browser keeps none.
         state.set_session_cookie(response, None)
     return response
