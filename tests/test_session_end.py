@@ -526,9 +526,7 @@ def test_an_authjs_token_without_a_sign_in_time_starts_its_clock_when_reissued(
 @pytest.mark.parametrize("value", [0, -1, True, "3600", 1.5])
 def test_bad_absolute_max_age_is_refused(value):
     with pytest.raises(ConfigError) as info:
-        build_config(
-            {"secret": SECRET, "session": {"absolute_max_age": value}}, lambda name: None
-        )
+        build_config({"secret": SECRET, "session": {"absolute_max_age": value}}, lambda name: None)
     assert info.value.check_id == "webauth.E011"
     assert "absolute_max_age" in str(info.value)
 
@@ -571,7 +569,7 @@ def oidc(settings, live_server):
 
     from .support.oidc_helpers import CLIENT_ID, CLIENT_SECRET, start_idp
 
-    def configure(strategy):
+    def configure(strategy, *extra_providers):
         cache.clear()
         idp = start_idp(live_server)
         provider = OIDC(
@@ -583,7 +581,7 @@ def oidc(settings, live_server):
         )
         settings.WEBAUTH = {
             **settings.WEBAUTH,
-            "providers": [provider],
+            "providers": [*extra_providers, provider],
             "adapter": "webauth.adapters.django.DjangoAdapter",
             "session": {"strategy": strategy},
         }
@@ -608,3 +606,48 @@ def test_oauth_sign_in_of_an_inactive_user_is_access_denied(client, oidc, sessio
     again = oidc_sign_in(type(client)(), idp)
     assert query(again["Location"])["error"] == "AccessDenied"
     assert COOKIE not in again.cookies or again.cookies[COOKIE].value == ""
+
+
+# -- the Django adapter's session row ----------------------------------------------------------
+
+
+def test_django_adapter_keeps_created_at_and_auth_hash(alice):
+    from webauth.adapters.django import DjangoAdapter
+    from webauth.types import AdapterSession
+
+    adapter = DjangoAdapter()
+    record = adapter.create_session(
+        AdapterSession(
+            session_token="tok-1",
+            user_id=str(alice.pk),
+            expires=T0 + timedelta(days=30),
+            created_at=T0,
+            auth_hash="h1",
+        )
+    )
+    assert record.created_at == T0 and record.auth_hash == "h1"
+    stored, user = adapter.get_session_and_user("tok-1")
+    assert stored.created_at == T0 and stored.auth_hash == "h1" and user.id == str(alice.pk)
+    updated = adapter.update_session({"session_token": "tok-1", "auth_hash": "h2"})
+    assert updated.auth_hash == "h2" and updated.expires == T0 + timedelta(days=30)
+    assert adapter.update_session({"session_token": "nope", "auth_hash": "h3"}) is None
+    wire = record.to_wire()
+    assert wire["sessionToken"] == "tok-1" and wire["userId"] == str(alice.pk)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("session_strategy", ["jwt", "database"])
+def test_an_ended_session_does_not_link_a_new_account(client, oidc, session_strategy):
+    # A stolen cookie of a session that ended with the password change must not
+    # let its holder attach their own provider account to the victim's user.
+    from webauth.models import Account
+
+    from .support.oidc_helpers import sign_in as oidc_sign_in
+
+    idp = oidc(session_strategy, "webauth.providers.DjangoCredentials")
+    victim = get_user_model().objects.create_user("victim", password="old-password-1")
+    sign_in(client, "victim", "old-password-1")
+    new_password(victim)
+    response = oidc_sign_in(client, idp)
+    assert "error" not in response["Location"]
+    assert Account.objects.get(provider="example").user != victim

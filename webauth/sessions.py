@@ -35,6 +35,7 @@ __all__ = [
     "SessionResult",
     "auth_hash_matches",
     "binding_claims",
+    "current_user",
     "decode_token",
     "default_session",
     "encode_token",
@@ -626,3 +627,38 @@ def rebind_database_session(config: Config, session_token: str | None, user: Any
         {"session_token": session_token, "user_id": stored.user_id, "auth_hash": new_hash},
     )
     return updated is not None
+
+
+def current_user(config: Config, raw: str | None, salt: str) -> AdapterUser | None:
+    """The user whose live session cookie value *raw* is, through the configured adapter.
+
+    For a sign-in that links an account to the user already signed in: only
+    the cookie is read (no callback runs, nothing is extended), but a session
+    that has ended (expired, past ``absolute_max_age``, its user inactive or
+    with another password) has no user.
+    """
+    if not raw:
+        return None
+    caller = config.adapter_caller
+    if config.session.strategy == "database":
+        pair = as_session_and_user(caller("get_session_and_user", raw))
+        if pair is None:
+            return None
+        stored, user = pair
+        now = datetime.now(UTC)
+        if aware(stored.expires) <= now or _database_session_ended(config, stored, user, now):
+            return None
+        return user
+    token = decode_token(config, raw, salt)
+    if not token or not token.get("sub"):
+        return None
+    deadline = _deadline(config, _auth_time(token))
+    if deadline is not None and time.time() >= deadline:
+        return None
+    if AUTH_HASH_CLAIM in token:
+        try:
+            bound = _bound_user(config, token)
+        except _UserUnavailable:
+            return None
+        return bound if isinstance(bound, AdapterUser) else None
+    return as_user(caller("get_user", str(token["sub"])))
