@@ -651,3 +651,32 @@ def test_an_ended_session_does_not_link_a_new_account(client, oidc, session_stra
     response = oidc_sign_in(client, idp)
     assert "error" not in response["Location"]
     assert Account.objects.get(provider="example").user != victim
+
+
+class _UsersUnavailable:
+    """The Django adapter with its user lookup failing (a database outage)."""
+
+    def __init__(self):
+        from webauth.adapters.django import DjangoAdapter
+
+        self._inner = DjangoAdapter()
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def get_user(self, id):
+        raise RuntimeError("database unavailable")
+
+
+def test_a_failing_user_lookup_signs_out_for_that_request_only(client, alice, settings):
+    sign_in(client)
+    settings.WEBAUTH = {
+        **settings.WEBAUTH,
+        "adapter": _UsersUnavailable(),
+        "session": {"strategy": "jwt"},
+    }
+    response = client.get("/session-only/")
+    assert response.json()["session"] is None
+    assert COOKIE not in response.cookies  # the cookie is kept for when it works again
+    settings.WEBAUTH = {**settings.WEBAUTH, "adapter": None}
+    assert signed_in(client)

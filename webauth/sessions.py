@@ -248,9 +248,11 @@ class SessionResult:
     ``session`` is what the client sees (``None`` without a session); ``token`` the
     decoded JWT after the ``jwt`` callback; ``user_id`` the user's id (``sub``).
     ``cookie`` is a new session cookie value to write, ``expires`` its expiry;
-    ``clear`` asks for the session cookie(s) to be deleted. With the database
-    strategy ``user`` is the adapter's user (read in the same lookup as the
-    session) and ``extended`` tells whether the session's expiry was just moved.
+    ``clear`` asks for the session cookie(s) to be deleted. ``user`` is the
+    adapter's user when the read found it: with the database strategy (in the
+    same lookup as the session), and for a JWT bound to a Django user (the
+    check of its user). ``extended`` tells whether a database session's expiry
+    was just moved.
     """
 
     session: Any = None
