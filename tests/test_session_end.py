@@ -680,3 +680,37 @@ def test_a_failing_user_lookup_signs_out_for_that_request_only(client, alice, se
     assert COOKIE not in response.cookies  # the cookie is kept for when it works again
     settings.WEBAUTH = {**settings.WEBAUTH, "adapter": None}
     assert signed_in(client)
+
+
+# -- tokens issued before sessions were bound to their user --------------------------------------
+
+
+def legacy_token(user, when=T0):
+    """A JWT as webauth made it before this change (or an Auth.js app makes it)."""
+    with freeze_time(when):
+        return jose.encode(
+            token={"sub": str(user.pk), "name": "Alice", "email": "alice@example.com"},
+            secret=SECRET,
+            salt=COOKIE,
+        )
+
+
+def test_a_legacy_token_of_an_inactive_user_ends_when_its_user_is_loaded(client, alice):
+    client.cookies[COOKIE] = legacy_token(alice, datetime.now(UTC))
+    deactivate(alice)
+    response = client.get("/whoami/")
+    assert response.json()["authenticated"] is False
+    assert cookie_deleted(response)
+    assert not signed_in(client)
+
+
+def test_a_legacy_token_is_bound_to_its_user_when_reissued(client, alice):
+    client.cookies[COOKIE] = legacy_token(alice)
+    with freeze_time(T0 + timedelta(days=2)):  # past update_age: the middleware re-issues
+        response = client.get("/whoami/")
+        assert response.json()["username"] == "alice"
+        claims = claims_of(response.cookies[COOKIE].value)
+    assert claims[AUTH_HASH_CLAIM] == alice.get_session_auth_hash()
+    new_password(alice)
+    with freeze_time(T0 + timedelta(days=2, hours=1)):
+        assert not signed_in(client)

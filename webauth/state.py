@@ -34,7 +34,14 @@ from .callbacks import run_redirect
 from .conf import Config, get_config
 from .csrf import CsrfState, read_csrf_cookie, token_matches
 from .errors import AuthError, InvalidCallbackUrl, UntrustedHost
-from .sessions import SessionResult, find_user, read_session, reissue_jwt
+from .sessions import (
+    AUTH_HASH_CLAIM,
+    SessionResult,
+    find_user,
+    read_session,
+    reissue_jwt,
+    session_auth_hash,
+)
 from .utils import remember_short
 
 __all__ = [
@@ -303,9 +310,20 @@ class AuthState:
         result = self.session_result
         if result.user is not None and result.user.instance is not None:
             return _active(result.user.instance)  # came with the session: no query
-        if result.user_id is not None:
-            return load_user(self.config, result.user_id)
-        return None
+        if result.user_id is None:
+            return None
+        try:
+            record = find_user(self.config, result.user_id)
+        except AuthError:
+            return None  # the adapter logged it: anonymous for this request
+        if record is None:
+            return None
+        user = _active(record.instance)
+        if user is None and AUTH_HASH_CLAIM not in (result.token or {}):
+            # A JWT from before sessions were bound to their user: its user turned
+            # out inactive, so the session ends now (a bound one ends on any read).
+            self.__dict__["session_result"] = SessionResult(clear=True)
+        return user
 
     def get_user(self, fallback: Any = None) -> Any:
         """The user of the webauth session, else *fallback*, else ``AnonymousUser``."""
@@ -490,5 +508,14 @@ class AuthState:
         age = time.time() - iat if isinstance(iat, int | float) else float("inf")
         if age < config.session.update_age:
             return
+        if AUTH_HASH_CLAIM not in token:
+            # An older token, not bound to its user yet: bind it now (a query at
+            # most once per update_age), or end it if its user is inactive.
+            auth_hash = session_auth_hash(self.session_user)
+            if self.__dict__["session_result"].clear:
+                self.set_session_cookie(response, None)
+                return
+            if auth_hash is not None:
+                token = {**token, AUTH_HASH_CLAIM: auth_hash}
         value, expires = reissue_jwt(config, token, name)
         self.set_session_cookie(response, value, expires)
