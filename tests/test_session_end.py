@@ -714,3 +714,24 @@ def test_a_legacy_token_is_bound_to_its_user_when_reissued(client, alice):
     new_password(alice)
     with freeze_time(T0 + timedelta(days=2, hours=1)):
         assert not signed_in(client)
+
+
+def csrf_view(request):
+    from django.middleware.csrf import get_token
+
+    return HttpResponse(get_token(request))
+
+
+urlpatterns.append(path("django-csrf/", csrf_view))
+
+
+@pytest.mark.urls("tests.test_session_end")
+def test_sign_in_renews_djangos_csrf_token(client, alice, strategy):
+    client.get("/django-csrf/")
+    old = client.cookies["csrftoken"].value
+    response = sign_in(client)
+    assert response.cookies["csrftoken"].value not in ("", old)
+
+
+def test_sign_in_without_djangos_csrf_cookie_sets_none(client, alice, strategy):
+    assert "csrftoken" not in sign_in(client).cookies

@@ -11,8 +11,9 @@ order (its ``handleAuthorized``, ``handleLoginOrRegister`` and session step):
 2. :meth:`Attempt.store`: the flow's own rules for what is stored (users and
    linked accounts, through the adapter); the user it found is checked again;
 3. a ``django.contrib.sessions`` session the browser had gets a new key (no
-   session fixation), and ``django.contrib.auth``'s ``user_logged_in`` signal
-   is sent for a Django user;
+   session fixation) and Django's CSRF token a new value, as ``login()`` does,
+   and ``django.contrib.auth``'s ``user_logged_in`` signal is sent for a
+   Django user;
 4. a new session, JWT or database (a database session replaces the one the
    request had, so a sign-in never keeps a planted session);
 5. the session cookie, the ``sign_in`` event, and the redirect to the callback
@@ -31,8 +32,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from django.apps import apps
+from django.conf import settings
 from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.auth.signals import user_logged_in
+from django.middleware.csrf import rotate_token
 
 from ..callbacks import run_sign_in
 from ..errors import AccessDenied, AuthError
@@ -109,6 +112,7 @@ def finish(state: AuthState, attempt: Attempt) -> HttpResponse:
     signed_in = attempt.store(state)
     refuse_inactive(signed_in.user)  # the user the flow's rules found (an email match...)
     _cycle_django_session(state, signed_in.user)
+    _rotate_django_csrf(state)
     _django_logged_in(state, signed_in.user)
     result = _new_session(state, signed_in)
     response = redirect(_landing(state, attempt.callback_url, signed_in.is_new_user))
@@ -158,6 +162,18 @@ def _cycle_django_session(state: AuthState, user: Any) -> None:
         session.flush()
     else:
         session.cycle_key()
+
+
+def _rotate_django_csrf(state: AuthState) -> None:
+    # Django's CSRF token, when the browser has one, is renewed as login() renews
+    # it: a token planted or read before the sign-in is worthless after it.
+    request = state.request
+    if settings.CSRF_USE_SESSIONS:
+        planted = getattr(request, "session", None) is not None
+    else:
+        planted = settings.CSRF_COOKIE_NAME in request.COOKIES
+    if planted:
+        rotate_token(request)
 
 
 def _django_logged_in(state: AuthState, user: Any) -> None:
