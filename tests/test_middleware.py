@@ -261,9 +261,21 @@ def test_view_reading_nothing_costs_no_query(client, alice, django_assert_num_qu
         assert client.get("/").status_code == 200
 
 
-def test_reading_only_the_jwt_session_costs_no_query(client, alice, django_assert_num_queries):
-    force_sign_in(client, alice)
+def test_reading_only_a_jwt_session_without_a_stored_user_costs_no_query(
+    client, django_assert_num_queries
+):
+    force_sign_in(client, {"id": "ext-1", "name": "Outsider"})  # not a Django user
     with django_assert_num_queries(0):
+        assert client.get("/session-only/").json()["session"] is not None
+
+
+def test_reading_only_the_jwt_session_of_a_django_user_costs_one_query(
+    client, alice, django_assert_num_queries
+):
+    # The session is checked against its user (active, same password): the
+    # primary-key lookup request.user makes, and request.user reuses it.
+    force_sign_in(client, alice)
+    with django_assert_num_queries(1):
         assert client.get("/session-only/").json()["session"] is not None
 
 

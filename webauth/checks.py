@@ -16,6 +16,8 @@ id                 problem
 ``webauth.W004``   ``base_path`` repeats the path of ``url``/``AUTH_URL`` (redundant)
 ``webauth.W005``   the path of ``url``/``AUTH_URL`` differs from ``base_path`` (ignored)
 ``webauth.E008``   the adapter lacks methods the configured session strategy calls
+``webauth.E011``   ``session.absolute_max_age`` is not a positive number of seconds
+``webauth.I001``   ``session.absolute_max_age`` is shorter than ``session.max_age``
 =================  ==============================================================
 """
 
@@ -26,7 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.core.checks import CheckMessage, Error, Info, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import NoReverseMatch, get_script_prefix, reverse
 
@@ -87,10 +89,28 @@ def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
                 id="webauth.W003",
             )
         )
+    messages.extend(_check_absolute_max_age(config))
     messages.extend(_check_adapter(config))
     messages.extend(_check_base_path(config.base_path))
     messages.extend(_check_url_path(raw, config))
     return messages
+
+
+def _check_absolute_max_age(config: Config) -> list[CheckMessage]:
+    """Say what an absolute lifetime shorter than the idle one means (a bad value is E011)."""
+    limit = config.session.absolute_max_age
+    if limit is None or limit >= config.session.max_age:
+        return []
+    return [
+        Info(
+            f"WEBAUTH['session']['absolute_max_age'] ({limit} s) is shorter than "
+            f"session.max_age ({config.session.max_age} s): every session ends {limit} s "
+            "after its sign-in, and max_age (the idle timeout) never comes into play.",
+            hint="That is fine if you want a fixed lifetime; to let idle sessions end "
+            "sooner, lower session.max_age as well.",
+            id="webauth.I001",
+        )
+    ]
 
 
 def _check_url_path(raw: Any, config: Config) -> list[CheckMessage]:

@@ -23,19 +23,21 @@ from .flows import flow_for
 from .flows.signout import sign_out as sign_out_flow
 from .forms import FormResult, SignInForm, SignOutForm
 from .pages import SIGNIN_ERRORS
-from .sessions import decode_token
+from .sessions import decode_token, rebind_database_session, rebind_jwt
 from .state import get_state
 
 __all__ = [
     "aget_session",
     "asign_in",
     "asign_out",
+    "aupdate_session_auth_hash",
     "get_session",
     "get_token",
     "session_required_response",
     "sign_in",
     "sign_out",
     "signin_url",
+    "update_session_auth_hash",
     "wants_json",
 ]
 
@@ -150,6 +152,40 @@ def sign_out(request: HttpRequest, redirect_to: str | None = None) -> HttpRespon
     except AuthError as exc:
         state.config.logger.error(exc)
         return FormResult.failure(str(exc), exc)
+
+
+def update_session_auth_hash(request: HttpRequest, user: Any) -> None:
+    """Keep the request's session valid after *user*'s password changed.
+
+    A password change ends every session made before it, under both
+    strategies, as ``django.contrib.auth`` does. Call this in the view that
+    changed the password (next to Django's own ``update_session_auth_hash``
+    if you use ``django.contrib.sessions`` too) so that the browser that made
+    the change stays signed in: a JWT session is re-issued with the new hash
+    on this response, a database session stores it. Nothing happens when the
+    request's session is not *user*'s.
+    """
+    state = get_state(request)
+    if not state.has_session_cookie:
+        return
+    config = state.config
+    raw = state.session_token
+    value: str | None
+    try:
+        if config.session.strategy == "database":
+            value = raw if rebind_database_session(config, raw, user) else None
+        else:
+            value = rebind_jwt(config, raw, state.cookies["session_token"].name, user)
+    except AuthError as exc:  # a failing adapter: the session ends as any other would
+        config.logger.error(exc)
+        return
+    if value is not None:
+        state.use_session_token(value)
+
+
+async def aupdate_session_auth_hash(request: HttpRequest, user: Any) -> None:
+    """Async :func:`update_session_auth_hash`."""
+    await sync_to_async(update_session_auth_hash)(request, user)
 
 
 async def asign_in(

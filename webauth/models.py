@@ -150,7 +150,10 @@ class Account(models.Model):
 
 
 class Session(models.Model):
-    """A database session; the cookie holds the token, the table its SHA-256."""
+    """A database session; the cookie holds the token, the table its SHA-256.
+
+    ``created_at`` is the sign-in (``session.absolute_max_age`` counts from it).
+    """
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -165,6 +168,9 @@ class Session(models.Model):
     updated_at = models.DateTimeField(_("last extended"), default=timezone.now)
     user_agent = models.CharField(_("user agent"), max_length=512, blank=True)
     ip_address = models.GenericIPAddressField(_("IP address"), null=True, blank=True)
+    # The user's session auth hash (an HMAC of the password hash) at sign-in: the
+    # session ends when the password changes. Empty for sessions older than it.
+    auth_hash = models.CharField(_("auth hash"), max_length=128, blank=True, editable=False)
 
     class Meta:
         verbose_name = _("session")

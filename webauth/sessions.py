@@ -15,31 +15,186 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import SynchronousOnlyOperation
+from django.utils.crypto import constant_time_compare
 
 from . import jwt as jose
 from .callbacks import run_jwt, run_session
-from .errors import JWTSessionError, SessionTokenError
-from .types import AdapterSession, AdapterUser, as_session, as_session_and_user
+from .errors import AuthError, JWTSessionError, SessionTokenError
+from .types import AdapterSession, AdapterUser, as_session, as_session_and_user, as_user
 from .utils import aware, call
 
 if TYPE_CHECKING:
     from .conf import Config
 
 __all__ = [
+    "AUTH_HASH_CLAIM",
+    "AUTH_TIME_CLAIM",
     "SessionResult",
+    "auth_hash_matches",
+    "binding_claims",
+    "current_user",
     "decode_token",
     "default_session",
     "encode_token",
+    "find_user",
     "iso_expires",
+    "jwt_lifetime",
     "new_database_session",
     "new_jwt_session",
     "read_database_session",
     "read_jwt_session",
     "read_session",
+    "rebind_database_session",
+    "rebind_jwt",
+    "reissue_jwt",
+    "session_auth_hash",
 ]
 
 _UNSET: Any = object()
+
+#: webauth's own claims in a session JWT: the user's session auth hash at sign-in
+#: (the session ends when the password changes) and the sign-in time (from which
+#: ``session.absolute_max_age`` counts). Auth.js ignores claims it does not know
+#: and keeps them when it re-issues a token, so a token shared with an Auth.js
+#: app keeps working; webauth keeps them whatever the ``jwt`` callback returns.
+AUTH_HASH_CLAIM = "webauth_auth_hash"
+AUTH_TIME_CLAIM = "webauth_auth_time"
+_OWN_CLAIMS = (AUTH_HASH_CLAIM, AUTH_TIME_CLAIM)
+
+
+class _UserUnavailable(Exception):
+    """The adapter failed while looking up a session's user (already logged)."""
+
+
+# -- the user behind a session ------------------------------------------------------------
+def find_user(config: Config, user_id: str) -> AdapterUser | None:
+    """The stored user *user_id* with its ``AUTH_USER_MODEL`` instance, or ``None``.
+
+    Through the adapter (``DjangoAdapter`` when none is configured); for an
+    adapter whose users carry no instance, *user_id* is a key of
+    ``AUTH_USER_MODEL``. Raises :class:`~webauth.errors.AuthError` when the
+    adapter fails (it has logged the error).
+    """
+    record = as_user(config.storage("get_user", user_id))
+    if record is None:
+        return None
+    if record.instance is None:
+        record = config.django_adapter.get_user(record.id)
+    return record if record is not None and record.instance is not None else None
+
+
+def _instance(user: Any) -> Any:
+    return user.instance if isinstance(user, AdapterUser) else user
+
+
+# Django's own get_session_auth_hash depends only on the password hash and
+# SECRET_KEY: its results are remembered per pair (an HMAC per request is
+# measurable on the session route). An overridden method is always called.
+_DEFAULT_AUTH_HASH = AbstractBaseUser.get_session_auth_hash
+_auth_hashes: dict[tuple[str, str], str] = {}
+
+
+def session_auth_hash(user: Any) -> str | None:
+    """*user*'s session auth hash (Django's ``get_session_auth_hash()``: an HMAC of the
+    password hash), or ``None`` for a user without one (not a Django user)."""
+    instance = _instance(user)
+    # __class__, not type(): request.user is a lazy object standing in for the user.
+    method = getattr(instance.__class__, "get_session_auth_hash", None)
+    if not callable(method):
+        return None
+    password = getattr(instance, "password", None)
+    if method is not _DEFAULT_AUTH_HASH or not isinstance(password, str):
+        value = method(instance)
+        return value if isinstance(value, str) and value else None
+    key = (password, settings.SECRET_KEY)
+    cached = _auth_hashes.get(key)
+    if cached is None:
+        if len(_auth_hashes) >= 1024:
+            _auth_hashes.clear()
+        cached = _auth_hashes[key] = method(instance)
+    return cached
+
+
+def auth_hash_matches(user: Any, value: Any) -> bool:
+    """Whether *value* is *user*'s session auth hash, compared in constant time.
+
+    As ``django.contrib.auth`` does after a ``SECRET_KEY`` rotation, a hash made
+    with a key of ``SECRET_KEY_FALLBACKS`` still matches.
+    """
+    if not isinstance(value, str):
+        return False
+    current = session_auth_hash(user)
+    if current is None:
+        return False
+    if constant_time_compare(value, current):
+        return True
+    with_secret = getattr(_instance(user), "_get_session_auth_hash", None)
+    if callable(with_secret):
+        for secret in getattr(settings, "SECRET_KEY_FALLBACKS", ()):
+            if constant_time_compare(value, with_secret(secret=secret)):
+                return True
+    return False
+
+
+def _ends(config: Config, reason: str, user_id: str | None) -> None:
+    config.logger.debug("SESSION_ENDED", {"reason": reason, "userId": user_id})
+
+
+# -- lifetimes ------------------------------------------------------------------------
+def binding_claims(user: Any, now: float) -> dict[str, Any]:
+    """webauth's own claims for a session of *user* signed in at *now*.
+
+    The sign-in time always (so ``absolute_max_age`` applies from the real
+    sign-in if it is turned on later), and the session auth hash for a Django
+    user: such a session lives only while its user exists, is active and
+    keeps the same password.
+    """
+    claims: dict[str, Any] = {AUTH_TIME_CLAIM: int(now)}
+    auth_hash = session_auth_hash(user)
+    if auth_hash is not None:
+        claims[AUTH_HASH_CLAIM] = auth_hash
+    return claims
+
+
+def _auth_time(token: Mapping[str, Any]) -> float | None:
+    value = token.get(AUTH_TIME_CLAIM)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _deadline(config: Config, signed_in: float | None) -> float | None:
+    """When a session signed in at *signed_in* must end (``absolute_max_age``), if ever."""
+    limit = config.session.absolute_max_age
+    if limit is None or signed_in is None:
+        return None
+    return signed_in + limit
+
+
+def jwt_lifetime(config: Config, token: Mapping[str, Any], now: float) -> tuple[int, float]:
+    """``(the JWT's max_age, the cookie's expiry)`` for issuing *token* at *now*.
+
+    Both stop at the absolute deadline when there is one: ``exp`` keeps its
+    meaning (the token is not valid after it), only earlier.
+    """
+    max_age = config.jwt.max_age
+    expires_ts = now + config.session.max_age
+    deadline = _deadline(config, _auth_time(token))
+    if deadline is not None:
+        max_age = max(0, min(max_age, int(deadline - now)))
+        expires_ts = min(expires_ts, deadline)
+    return max_age, expires_ts
+
+
+def reissue_jwt(config: Config, token: Mapping[str, Any], salt: str) -> tuple[str, datetime]:
+    """*token* encoded again with a new expiry: ``(cookie value, cookie expiry)``."""
+    now = time.time()
+    max_age, expires_ts = jwt_lifetime(config, token, now)
+    value = encode_token(config, token, salt, max_age)
+    return value, datetime.fromtimestamp(int(expires_ts), UTC)
 
 
 def encode_token(config: Config, token: Mapping[str, Any], salt: str, max_age: int) -> str:
@@ -93,9 +248,11 @@ class SessionResult:
     ``session`` is what the client sees (``None`` without a session); ``token`` the
     decoded JWT after the ``jwt`` callback; ``user_id`` the user's id (``sub``).
     ``cookie`` is a new session cookie value to write, ``expires`` its expiry;
-    ``clear`` asks for the session cookie(s) to be deleted. With the database
-    strategy ``user`` is the adapter's user (read in the same lookup as the
-    session) and ``extended`` tells whether the session's expiry was just moved.
+    ``clear`` asks for the session cookie(s) to be deleted. ``user`` is the
+    adapter's user when the read found it: with the database strategy (in the
+    same lookup as the session), and for a JWT bound to a Django user (the
+    check of its user). ``extended`` tells whether a database session's expiry
+    was just moved.
     """
 
     session: Any = None
@@ -127,6 +284,20 @@ def read_jwt_session(
         payload = decode_token(config, raw, salt)
         if payload is None:
             raise JWTSessionError("Invalid JWT")
+        now = time.time()
+        deadline = _deadline(config, _auth_time(payload))
+        if deadline is not None and now >= deadline:
+            _ends(config, "absolute_max_age", _sub(payload))
+            return SessionResult(clear=True)
+        # A session bound to a Django user (it carries the auth hash) lives only
+        # while that user exists, is active and has the same password: one query
+        # by primary key, the one request.user would make (it reuses this user).
+        user = _bound_user(config, payload) if AUTH_HASH_CLAIM in payload else None
+        if user is False:
+            return SessionResult(clear=True)
+        own = {k: payload[k] for k in _OWN_CLAIMS if k in payload}
+        if config.session.absolute_max_age is not None and AUTH_TIME_CLAIM not in own:
+            own[AUTH_TIME_CLAIM] = int(now)  # a token from before the limit: its clock starts now
         callbacks = config.callbacks
         if callbacks.jwt is None:
             token = payload  # the default jwt callback returns the token as it is
@@ -140,7 +311,8 @@ def read_jwt_session(
             if returned is None:
                 return SessionResult(clear=True)
             token = dict(returned)
-        expires_ts = time.time() + config.session.max_age
+        token.update(own)  # webauth's claims are not the callback's to drop or change
+        jwt_max_age, expires_ts = jwt_lifetime(config, token, now)
         session = default_session(token, iso_expires(expires_ts))
         if callbacks.session is not None:
             s_params: dict[str, Any] = {"session": session, "token": token}
@@ -150,16 +322,43 @@ def read_jwt_session(
                 )
             session = run_session(config, **s_params)
         result = SessionResult(session=session, token=token, user_id=_sub(token))
+        if isinstance(user, AdapterUser) and user.id == result.user_id:
+            result.user = user
         if reissue:
-            result.cookie = encode_token(config, token, salt, config.jwt.max_age)
+            result.cookie = encode_token(config, token, salt, jwt_max_age)
             result.expires = datetime.fromtimestamp(int(expires_ts), UTC)
         return result
     except SynchronousOnlyOperation:
         raise  # read from async code: a usage error, not an invalid token to delete
+    except _UserUnavailable:
+        return SessionResult()  # signed out for this request only; the cookie stays
     except Exception as exc:
         error = exc if isinstance(exc, JWTSessionError) else JWTSessionError(cause={"err": exc})
         config.logger.error(error)
         return SessionResult(clear=True)
+
+
+def _bound_user(config: Config, token: Mapping[str, Any]) -> AdapterUser | bool:
+    """The user of a bound token if it may still use the session, else ``False``."""
+    sub = _sub(token)
+    try:
+        user = find_user(config, sub) if sub is not None else None
+    except AuthError as exc:
+        raise _UserUnavailable from exc
+    except SynchronousOnlyOperation as exc:
+        raise SynchronousOnlyOperation(
+            "Reading a webauth session checks its user in the database. In async views "
+            "use the async API: await aget_session(request), await request.auser()."
+        ) from exc
+    if user is None:
+        _ends(config, "user not found", sub)
+    elif not getattr(user.instance, "is_active", True):
+        _ends(config, "user inactive", sub)
+    elif not auth_hash_matches(user.instance, token.get(AUTH_HASH_CLAIM)):
+        _ends(config, "password changed", sub)
+    else:
+        return user
+    return False
 
 
 def new_jwt_session(
@@ -190,14 +389,36 @@ def new_jwt_session(
     token = run_jwt(config, **params)
     if token is None:
         return SessionResult(clear=True)
-    token = dict(token)
-    expires_ts = time.time() + config.session.max_age
+    now = time.time()
+    token = {**token, **binding_claims(user, now)}
+    jwt_max_age, expires_ts = jwt_lifetime(config, token, now)
     return SessionResult(
         token=token,
         user_id=_sub(token),
-        cookie=encode_token(config, token, salt, config.jwt.max_age),
+        cookie=encode_token(config, token, salt, jwt_max_age),
         expires=datetime.fromtimestamp(int(expires_ts), UTC),
     )
+
+
+def rebind_jwt(config: Config, raw: str | None, salt: str, user: Any) -> str | None:
+    """The JWT *raw* carrying *user*'s current session auth hash (its password changed).
+
+    ``None`` unless *raw* is a valid session of *user* that carries the hash.
+    No callback runs: the token is the same session, re-encoded.
+    """
+    payload = decode_token(config, raw, salt) if raw else None
+    if payload is None or AUTH_HASH_CLAIM not in payload:
+        return None
+    new_hash = session_auth_hash(user)
+    if new_hash is None or _sub(payload) != str(getattr(user, "pk", None)):
+        return None
+    payload[AUTH_HASH_CLAIM] = new_hash
+    now = time.time()
+    deadline = _deadline(config, _auth_time(payload))
+    if deadline is not None and now >= deadline:
+        return None
+    jwt_max_age, _ = jwt_lifetime(config, payload, now)
+    return encode_token(config, payload, salt, jwt_max_age)
 
 
 def read_session(
@@ -274,19 +495,27 @@ def read_database_session(
         if expires <= now:
             caller("delete_session", session_token)
             return SessionResult(clear=True)
-        if user.instance is not None and not getattr(user.instance, "is_active", True):
-            # A deactivated user's sessions end, as contrib.auth's do.
+        reason = _database_session_ended(config, stored, user, now)
+        if reason is not None:
+            # Deactivated, password changed or past absolute_max_age: the session
+            # ends for good, as contrib.auth's do.
+            _ends(config, reason, stored.user_id)
             caller("delete_session", session_token)
             return SessionResult(clear=True)
         max_age = config.session.max_age
+        new_expires = now + timedelta(seconds=max_age)
+        deadline = _deadline(config, _timestamp(stored.created_at))
+        if deadline is not None:
+            new_expires = min(new_expires, datetime.fromtimestamp(deadline, UTC))
         extended = False
-        if extend and expires - timedelta(seconds=max_age - config.session.update_age) <= now:
+        due = expires - timedelta(seconds=max_age - config.session.update_age) <= now
+        if extend and due and (deadline is None or new_expires > expires):
             caller(
                 "update_session",
                 {
                     "session_token": session_token,
                     "user_id": stored.user_id,
-                    "expires": now + timedelta(seconds=max_age),
+                    "expires": new_expires,
                 },
             )
             extended = True
@@ -309,9 +538,34 @@ def read_database_session(
         user_id=user.id,
         user=user,
         cookie=session_token,
-        expires=now + timedelta(seconds=max_age),
+        expires=new_expires,
         extended=extended,
     )
+
+
+def _timestamp(value: datetime | None) -> float | None:
+    return aware(value).timestamp() if value is not None else None
+
+
+def _database_session_ended(
+    config: Config, stored: AdapterSession, user: AdapterUser, now: datetime
+) -> str | None:
+    """Why a stored, unexpired session must end now, or ``None``.
+
+    The auth hash and the sign-in time are checked when the adapter returns
+    them (``DjangoAdapter`` does); the user comes with the session, so no
+    check costs a query.
+    """
+    deadline = _deadline(config, _timestamp(stored.created_at))
+    if deadline is not None and now.timestamp() >= deadline:
+        return "absolute_max_age"
+    instance = user.instance
+    if instance is not None and not getattr(instance, "is_active", True):
+        return "user inactive"
+    changed = stored.auth_hash and not auth_hash_matches(instance, stored.auth_hash)
+    if instance is not None and changed:
+        return "password changed"
+    return None
 
 
 def new_database_session(
@@ -321,17 +575,23 @@ def new_database_session(
     user_agent: str | None = None,
     ip_address: str | None = None,
     replaces: str | None = None,
+    user: Any = None,
 ) -> SessionResult:
     """Create a database session for a fresh sign-in.
 
     ``replaces`` is the request's previous session token, deleted so that a
-    sign-in always starts a new session (no session fixation).
+    sign-in always starts a new session (no session fixation). ``user`` (the
+    model instance or ``AdapterUser``) gives the session its auth hash: it ends
+    when the password changes.
     """
     caller = config.adapter_caller
     caller.require("create_session")
     generate = config.session.generate_session_token
     token = str(generate()) if generate is not None else secrets.token_urlsafe(32)
-    expires = datetime.now(UTC) + timedelta(seconds=config.session.max_age)
+    now = datetime.now(UTC)
+    expires = now + timedelta(seconds=config.session.max_age)
+    if config.session.absolute_max_age is not None:
+        expires = min(expires, now + timedelta(seconds=config.session.absolute_max_age))
     if replaces:
         caller("delete_session", replaces)
     record = AdapterSession(
@@ -340,7 +600,67 @@ def new_database_session(
         expires=expires,
         user_agent=(user_agent or "")[:512] or None,
         ip_address=ip_address,
+        created_at=now,
+        auth_hash=session_auth_hash(user) if user is not None else None,
     )
     created = as_session(caller("create_session", record))
     stored_expires = aware(created.expires) if created is not None else expires
     return SessionResult(user_id=user_id, cookie=token, expires=stored_expires)
+
+
+def rebind_database_session(config: Config, session_token: str | None, user: Any) -> bool:
+    """Store *user*'s current session auth hash on the database session *session_token*.
+
+    Only for a session of *user* whose adapter keeps the hash; returns whether
+    it was updated.
+    """
+    if not session_token:
+        return False
+    caller = config.adapter_caller
+    pair = as_session_and_user(caller("get_session_and_user", session_token))
+    new_hash = session_auth_hash(user)
+    if pair is None or new_hash is None:
+        return False
+    stored, owner = pair
+    if not stored.auth_hash or owner.id != str(getattr(user, "pk", None)):
+        return False
+    updated = caller(
+        "update_session",
+        {"session_token": session_token, "user_id": stored.user_id, "auth_hash": new_hash},
+    )
+    return updated is not None
+
+
+def current_user(config: Config, raw: str | None, salt: str) -> AdapterUser | None:
+    """The user whose live session cookie value *raw* is, through the configured adapter.
+
+    For a sign-in that links an account to the user already signed in: only
+    the cookie is read (no callback runs, nothing is extended), but a session
+    that has ended (expired, past ``absolute_max_age``, its user inactive or
+    with another password) has no user.
+    """
+    if not raw:
+        return None
+    caller = config.adapter_caller
+    if config.session.strategy == "database":
+        pair = as_session_and_user(caller("get_session_and_user", raw))
+        if pair is None:
+            return None
+        stored, user = pair
+        now = datetime.now(UTC)
+        if aware(stored.expires) <= now or _database_session_ended(config, stored, user, now):
+            return None
+        return user
+    token = decode_token(config, raw, salt)
+    if not token or not token.get("sub"):
+        return None
+    deadline = _deadline(config, _auth_time(token))
+    if deadline is not None and time.time() >= deadline:
+        return None
+    if AUTH_HASH_CLAIM in token:
+        try:
+            bound = _bound_user(config, token)
+        except _UserUnavailable:
+            return None
+        return bound if isinstance(bound, AdapterUser) else None
+    return as_user(caller("get_user", str(token["sub"])))

@@ -19,7 +19,7 @@ import json
 import time
 import weakref
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -34,8 +34,14 @@ from .callbacks import run_redirect
 from .conf import Config, get_config
 from .csrf import CsrfState, read_csrf_cookie, token_matches
 from .errors import AuthError, InvalidCallbackUrl, UntrustedHost
-from .sessions import SessionResult, encode_token, read_session
-from .types import as_user
+from .sessions import (
+    AUTH_HASH_CLAIM,
+    SessionResult,
+    find_user,
+    read_session,
+    reissue_jwt,
+    session_auth_hash,
+)
 from .utils import remember_short
 
 __all__ = [
@@ -203,16 +209,10 @@ def load_user(config: Config, user_id: str) -> Any:
     A failing adapter has already logged its error: the request is anonymous.
     """
     try:
-        record = as_user(config.storage("get_user", user_id))
+        record = find_user(config, user_id)
     except AuthError:
         return None
-    if record is None:
-        return None
-    if record.instance is None:
-        record = config.django_adapter.get_user(record.id)
-        if record is None:
-            return None
-    return _active(record.instance)
+    return _active(record.instance) if record is not None else None
 
 
 class AuthState:
@@ -341,9 +341,20 @@ class AuthState:
         result = self.session_result
         if result.user is not None and result.user.instance is not None:
             return _active(result.user.instance)  # came with the session: no query
-        if result.user_id is not None:
-            return load_user(self.config, result.user_id)
-        return None
+        if result.user_id is None:
+            return None
+        try:
+            record = find_user(self.config, result.user_id)
+        except AuthError:
+            return None  # the adapter logged it: anonymous for this request
+        if record is None:
+            return None
+        user = _active(record.instance)
+        if user is None and AUTH_HASH_CLAIM not in (result.token or {}):
+            # A JWT from before sessions were bound to their user: its user turned
+            # out inactive, so the session ends now (a bound one ends on any read).
+            self.__dict__["session_result"] = SessionResult(clear=True)
+        return user
 
     def get_user(self, fallback: Any = None) -> Any:
         """The user of the webauth session, else *fallback*, else ``AnonymousUser``."""
@@ -355,6 +366,19 @@ class AuthState:
     def replace_session(self, session: Any) -> None:
         """Use *session* as this request's session (``request.auth_session = ...``)."""
         self.__dict__["session_result"] = SessionResult(session=session)
+
+    def use_session_token(self, value: str) -> None:
+        """Carry on with session cookie *value* (the same session, re-bound).
+
+        The session is read again from it, and :meth:`finish` writes the cookie
+        (``update_session_auth_hash``).
+        """
+        self.__dict__["session_token"] = value
+        self.__dict__["has_session_cookie"] = True
+        self.__dict__.pop("session_user", None)
+        self.__dict__["session_result"] = read_session(
+            self.config, value, self.cookies["session_token"].name
+        )
 
     def forget_session(self) -> None:
         """The session ended elsewhere (``logout()``): delete its cookie on the way out."""
@@ -532,6 +556,9 @@ class AuthState:
             if result.extended and result.cookie is not None:
                 self.set_session_cookie(response, result.cookie, result.expires)
             return
+        if result.cookie is not None:  # a JWT made for this response (use_session_token)
+            self.set_session_cookie(response, result.cookie, result.expires)
+            return
         token = result.token
         if token is None:
             return
@@ -539,6 +566,14 @@ class AuthState:
         age = time.time() - iat if isinstance(iat, int | float) else float("inf")
         if age < config.session.update_age:
             return
-        value = encode_token(config, token, name, config.jwt.max_age)
-        expires = datetime.fromtimestamp(int(time.time()) + config.session.max_age, UTC)
+        if AUTH_HASH_CLAIM not in token:
+            # An older token, not bound to its user yet: bind it now (a query at
+            # most once per update_age), or end it if its user is inactive.
+            auth_hash = session_auth_hash(self.session_user)
+            if self.__dict__["session_result"].clear:
+                self.set_session_cookie(response, None)
+                return
+            if auth_hash is not None:
+                token = {**token, AUTH_HASH_CLAIM: auth_hash}
+        value, expires = reissue_jwt(config, token, name)
         self.set_session_cookie(response, value, expires)

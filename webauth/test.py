@@ -14,6 +14,7 @@ setting a valid webauth session cookie, as ``client.force_login`` does for
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +22,7 @@ from django.test import Client
 
 from . import cookies as ck
 from .conf import get_config
-from .sessions import encode_token, new_database_session
+from .sessions import binding_claims, encode_token, jwt_lifetime, new_database_session
 from .utils import user_to_dict
 
 __all__ = ["force_sign_in", "force_sign_out", "session_cookie_for"]
@@ -36,10 +37,13 @@ def session_cookie_for(
     ``database`` a session is created through the adapter and the value is its token.
     """
     config = get_config()
+    now = time.time()
     info = user_to_dict(user)
     name = ck.cookie_specs(config, secure)["session_token"].name
     if config.session.strategy == "database":
-        result = new_database_session(config, user_id=str(info["id"]), user_agent="webauth.test")
+        result = new_database_session(
+            config, user_id=str(info["id"]), user_agent="webauth.test", user=user
+        )
         assert result.cookie is not None
         return name, result.cookie
     token = {
@@ -47,9 +51,11 @@ def session_cookie_for(
         "email": info.get("email"),
         "picture": info.get("image"),
         "sub": info.get("id"),
+        # As a sign-in makes it: bound to a Django user's password and activeness.
+        **binding_claims(user, now),
         **(claims or {}),
     }
-    return name, encode_token(config, token, name, config.jwt.max_age)
+    return name, encode_token(config, token, name, jwt_lifetime(config, token, now)[0])
 
 
 def force_sign_in(

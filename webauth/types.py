@@ -115,6 +115,10 @@ class AdapterSession(_Record):
 
     ``user_agent`` and ``ip_address`` are webauth additions captured at sign-in
     for session management; adapters that do not store them ignore them.
+    ``created_at`` (the sign-in, from which ``session.absolute_max_age`` counts)
+    and ``auth_hash`` (the user's session auth hash at sign-in, which ends the
+    session when the password changes) are webauth additions too: an adapter
+    that returns them gets those checks, one that does not is read without them.
     """
 
     session_token: str
@@ -122,6 +126,8 @@ class AdapterSession(_Record):
     expires: datetime
     user_agent: str | None = None
     ip_address: str | None = None
+    created_at: datetime | None = None
+    auth_hash: str | None = None
 
 
 @dataclass(slots=True)

@@ -88,7 +88,14 @@ WEBAUTH = {
     # OAuth sign-ins store users and linked accounts through the ORM adapter...
     "adapter": "webauth.adapters.django.DjangoAdapter",
     # ...while the session stays a JWT cookie (an adapter alone would pick "database").
-    "session": {"strategy": "jwt"},
+    "session": {
+        "strategy": "jwt",
+        # Signed out after two weeks without a visit (the default is 30 days)...
+        "max_age": 14 * 24 * 3600,
+        # ...and 30 days after signing in however active: then sign in again.
+        # Off by default (Auth.js has no such limit); see docs/sessions.md.
+        "absolute_max_age": 30 * 24 * 3600,
+    },
     "providers": [
         "webauth.providers.DjangoCredentials",
         OIDC(

@@ -487,6 +487,8 @@ class DjangoAdapter:
             expires=obj.expires,
             user_agent=obj.user_agent or None,
             ip_address=obj.ip_address,
+            created_at=obj.created_at,
+            auth_hash=obj.auth_hash or None,
         )
 
     def create_session(self, session: AdapterSession | Mapping[str, Any]) -> AdapterSession:
@@ -498,10 +500,11 @@ class DjangoAdapter:
             user_id=record.user_id,
             token_hash=token_hash(record.session_token),
             expires=aware(record.expires),
-            created_at=now,
+            created_at=aware(record.created_at) if record.created_at is not None else now,
             updated_at=now,
             user_agent=(record.user_agent or "")[:512],
             ip_address=_valid_ip(record.ip_address),
+            auth_hash=(record.auth_hash or "")[:128],
         )
         obj.save(using=self.using, force_insert=True)
         return self._session_record(obj, record.session_token)
@@ -524,17 +527,25 @@ class DjangoAdapter:
         return self._session_record(obj, session_token), self.to_record(obj.user)
 
     def update_session(self, session: AdapterSession | Mapping[str, Any]) -> AdapterSession | None:
-        """Set a new ``expires`` (the only field a session update carries)."""
+        """Set a new ``expires`` and/or ``auth_hash`` (what a session update carries)."""
         if isinstance(session, Mapping):
             token = session.get("session_token") or session.get("sessionToken")
             expires = session.get("expires")
             user_id = session.get("user_id") or session.get("userId")
+            new_hash = session.get("auth_hash")
         else:
             token, expires, user_id = session.session_token, session.expires, session.user_id
+            new_hash = session.auth_hash
         if not token:
             raise ValueError("update_session needs session_token")
         rows = Session.objects.using(self.using).filter(token_hash=token_hash(token))
-        if expires is not None:
+        if new_hash is not None:
+            changes: dict[str, Any] = {"auth_hash": str(new_hash)[:128]}
+            if expires is not None:
+                changes.update(expires=aware(expires), updated_at=timezone.now())
+            if not rows.update(**changes):
+                return None
+        elif expires is not None:
             if not rows.update(expires=aware(expires), updated_at=timezone.now()):
                 return None
             if user_id:  # the caller knows the rest: spare the request a second query

@@ -45,12 +45,17 @@ COOKIE_KEYS = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class SessionOptions:
-    """``session.*``: the strategy and the session's lifetime."""
+    """``session.*``: the strategy and the session's lifetime.
+
+    ``absolute_max_age`` (seconds, ``None`` = no limit, as in Auth.js) ends a
+    session that long after its sign-in however active it is.
+    """
 
     strategy: str = "jwt"
     max_age: int = DEFAULT_MAX_AGE
     update_age: int = DEFAULT_UPDATE_AGE
     generate_session_token: Callable[[], str] | None = None
+    absolute_max_age: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

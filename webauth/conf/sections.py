@@ -32,6 +32,7 @@ from .values import as_bool, as_callable, as_seconds, as_str, config_error, keys
 
 __all__ = [
     "TOP_LEVEL_KEYS",
+    "absolute_max_age",
     "adapter",
     "base_path",
     "callbacks",
@@ -187,7 +188,11 @@ def protected_paths(value: Any) -> tuple[str, ...]:
 
 
 # -- session and tokens ----------------------------------------------------------------
-SESSION_KEYS = frozenset({"strategy", "max_age", "update_age", "generate_session_token"})
+SESSION_KEYS = frozenset(
+    {"strategy", "max_age", "update_age", "generate_session_token", "absolute_max_age"}
+)
+#: The check id of a bad ``session.absolute_max_age``.
+ABSOLUTE_MAX_AGE_CHECK = "webauth.E011"
 JWT_KEYS = frozenset({"max_age", "encode", "decode"})
 
 
@@ -212,7 +217,23 @@ def session(value: Any, *, has_adapter: bool) -> SessionOptions:
         generate_session_token=as_callable(
             "session.generate_session_token", s.get("generate_session_token")
         ),
+        absolute_max_age=absolute_max_age(s.get("absolute_max_age")),
     )
+
+
+def absolute_max_age(value: Any) -> int | None:
+    """``session.absolute_max_age``: ``None`` (no limit) or a positive number of seconds."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise config_error(
+            "session.absolute_max_age",
+            f"must be a positive number of seconds or None, got {value!r}",
+            "Use e.g. 30 * 24 * 3600 to end every session 30 days after its sign-in, "
+            "or None for no limit.",
+            ABSOLUTE_MAX_AGE_CHECK,
+        )
+    return value
 
 
 def jwt(value: Any, *, session_max_age: int) -> JWTOptions:

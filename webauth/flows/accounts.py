@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AuthError, OAuthAccountNotLinked
 from ..events import emit
-from ..sessions import decode_token
-from ..types import AdapterAccount, AdapterUser, as_account, as_session_and_user, as_user
+from ..sessions import current_user as current_session_user
+from ..types import AdapterAccount, AdapterUser, as_account, as_user
 
 if TYPE_CHECKING:
     from ..adapters.base import AdapterCaller
@@ -46,19 +46,12 @@ def current_user(state: AuthState) -> AdapterUser | None:
 
     Only the cookie is read and the user looked up: no callback runs and a
     database session is not extended, since this is not a read of the session.
+    A session that has ended (expired, its user inactive, the password
+    changed) has no user.
     """
-    raw = state.session_token
-    if not raw:
-        return None
-    config = state.config
-    caller = config.adapter_caller
-    if config.session.strategy == "database":
-        pair = as_session_and_user(caller("get_session_and_user", raw))
-        return pair[1] if pair is not None else None
-    token = decode_token(config, raw, state.cookies["session_token"].name)
-    if not token or not token.get("sub"):
-        return None
-    return as_user(caller("get_user", str(token["sub"])))
+    return current_session_user(
+        state.config, state.session_token, state.cookies["session_token"].name
+    )
 
 
 def _update_tokens(caller: AdapterCaller, account: AdapterAccount) -> AdapterAccount:

@@ -5,11 +5,15 @@ provider's callback) describes what it found as an :class:`Attempt`. Then
 :func:`finish` does what is the same for every kind of provider, in Auth.js's
 order (its ``handleAuthorized``, ``handleLoginOrRegister`` and session step):
 
-1. the ``sign_in`` callback: ``False`` or an exception refuses (``AccessDenied``),
-   a string redirects there instead;
+1. an inactive Django user is refused (``AccessDenied``), as contrib.auth does;
+   then the ``sign_in`` callback: ``False`` or an exception refuses
+   (``AccessDenied``), a string redirects there instead;
 2. :meth:`Attempt.store`: the flow's own rules for what is stored (users and
-   linked accounts, through the adapter);
-3. ``django.contrib.auth``'s ``user_logged_in`` signal for a Django user;
+   linked accounts, through the adapter); the user it found is checked again;
+3. a ``django.contrib.sessions`` session the browser had gets a new key (no
+   session fixation) and Django's CSRF token a new value, as ``login()`` does,
+   and ``django.contrib.auth``'s ``user_logged_in`` signal is sent for a
+   Django user;
 4. a new session, JWT or database (a database session replaces the one the
    request had, so a sign-in never keeps a planted session);
 5. the session cookie, the ``sign_in`` event, and the redirect to the callback
@@ -27,8 +31,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from django.contrib.auth import get_user_model
+from django.apps import apps
+from django.conf import settings
+from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.auth.signals import user_logged_in
+from django.middleware.csrf import rotate_token
 
 from ..callbacks import run_sign_in
 from ..errors import AccessDenied, AuthError
@@ -42,7 +49,7 @@ if TYPE_CHECKING:
 
     from ..state import AuthState
 
-__all__ = ["Attempt", "SignedIn", "check_sign_in", "finish"]
+__all__ = ["Attempt", "SignedIn", "check_sign_in", "finish", "refuse_inactive"]
 
 
 @dataclass(slots=True)
@@ -97,10 +104,15 @@ def check_sign_in(state: AuthState, **params: Any) -> HttpResponse | None:
 
 def finish(state: AuthState, attempt: Attempt) -> HttpResponse:
     """Complete *attempt*: callback, storage, session, cookie, event, redirect."""
-    denied = check_sign_in(state, **attempt.sign_in_params())
+    params = attempt.sign_in_params()
+    refuse_inactive(params.get("user"))
+    denied = check_sign_in(state, **params)
     if denied is not None:
         return denied
     signed_in = attempt.store(state)
+    refuse_inactive(signed_in.user)  # the user the flow's rules found (an email match...)
+    _cycle_django_session(state, signed_in.user)
+    _rotate_django_csrf(state)
     _django_logged_in(state, signed_in.user)
     result = _new_session(state, signed_in)
     response = redirect(_landing(state, attempt.callback_url, signed_in.is_new_user))
@@ -117,12 +129,59 @@ def finish(state: AuthState, attempt: Attempt) -> HttpResponse:
     return response
 
 
+def _django_user(user: Any) -> Any:
+    """The ``AUTH_USER_MODEL`` instance behind *user*, else ``None``."""
+    instance = user.instance if isinstance(user, AdapterUser) else user
+    return instance if isinstance(instance, get_user_model()) else None
+
+
+def refuse_inactive(user: Any) -> None:
+    """Raise ``AccessDenied`` for a Django user whose ``is_active`` is false.
+
+    As ``django.contrib.auth`` refuses them; users that are not Django users
+    (what a custom ``authorize`` returns, a provider's profile) have no such flag.
+    """
+    instance = _django_user(user)
+    if instance is not None and not getattr(instance, "is_active", True):
+        raise AccessDenied("AccessDenied: the user is inactive")
+
+
+def _cycle_django_session(state: AuthState, user: Any) -> None:
+    # Session fixation: a django.contrib.sessions session that existed before the
+    # sign-in (one an attacker planted, say) gets a new key, as login() does;
+    # one of another contrib.auth user is emptied. Nothing is created for a
+    # browser that had no session.
+    session = getattr(state.request, "session", None)
+    if session is None or not apps.is_installed("django.contrib.sessions"):
+        return
+    if not session.session_key:
+        return
+    owner = session.get(SESSION_KEY)
+    instance = _django_user(user)
+    if owner is not None and (instance is None or str(owner) != str(instance.pk)):
+        session.flush()
+    else:
+        session.cycle_key()
+
+
+def _rotate_django_csrf(state: AuthState) -> None:
+    # Django's CSRF token, when the browser has one, is renewed as login() renews
+    # it: a token planted or read before the sign-in is worthless after it.
+    request = state.request
+    if settings.CSRF_USE_SESSIONS:
+        planted = getattr(request, "session", None) is not None
+    else:
+        planted = settings.CSRF_COOKIE_NAME in request.COOKIES
+    if planted:
+        rotate_token(request)
+
+
 def _django_logged_in(state: AuthState, user: Any) -> None:
     # A Django user signing in through webauth should look like a contrib.auth login
     # to the rest of the project: this updates last_login and reaches user_logged_in
     # receivers.
-    instance = user.instance if isinstance(user, AdapterUser) else user
-    if isinstance(instance, get_user_model()):
+    instance = _django_user(user)
+    if instance is not None:
         user_logged_in.send(sender=type(instance), request=state.request, user=instance)
 
 
@@ -137,6 +196,7 @@ def _new_session(state: AuthState, signed_in: SignedIn) -> SessionResult:
             user_agent=meta.get("HTTP_USER_AGENT"),
             ip_address=meta.get("REMOTE_ADDR") or None,
             replaces=state.session_token,
+            user=signed_in.user,
         )
     return new_jwt_session(
         config,
