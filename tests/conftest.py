@@ -16,6 +16,21 @@ def _fresh_config(monkeypatch):
     reset_config()
 
 
+@pytest.fixture(autouse=True)
+def _empty_caches(settings):
+    # Rate-limit counters (and cached discovery documents) must not leak from one
+    # test into the next: a test that signs in many times starts from zero.
+    from django.core.cache import caches
+
+    def clear():
+        for alias in settings.CACHES:
+            caches[alias].clear()
+
+    clear()
+    yield
+    clear()
+
+
 @pytest.fixture
 def client_factory():
     """Make independent test clients (one per simulated browser)."""

@@ -8,6 +8,19 @@ session when that is the strategy). The rest is :func:`webauth.flows.signin.fini
 ``POST /auth/callback/<id>`` calls :func:`callback` after checking the CSRF
 token; :func:`webauth.sign_in` calls it directly (Django's own CSRF protection
 guards the view that calls it).
+
+Both go through the rate limits (:mod:`webauth.ratelimit`) before ``authorize``
+runs: ``signin`` counts every attempt per address; ``signin_failed`` counts
+failures per address, per identifier and per both. A failure is counted before
+the password is checked and given back when it turns out right, so that
+concurrent guesses cannot slip past the limit between check and count.
+
+Timing: the limits count per identifier whether or not such a user exists, and
+refuse before ``authorize`` runs, so neither the answer nor its time says which
+identifiers have accounts. ``DjangoCredentials`` relies on Django's
+``ModelBackend``, which runs the password hasher for an unknown username too
+(``benchmarks/bench_credentials_timing.py`` measures it); a project's own
+``authorize`` must do the same (docs/credentials.md).
 """
 
 from __future__ import annotations
@@ -17,7 +30,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import AuthError, CallbackRouteError, CredentialsSignin, MissingAuthorize
+from .. import ratelimit
+from ..errors import (
+    AuthError,
+    CallbackRouteError,
+    CredentialsSignin,
+    MissingAuthorize,
+    RateLimited,
+)
 from ..providers.credentials import Credentials
 from ..utils import call, user_to_dict
 from .signin import Attempt, SignedIn, finish
@@ -28,7 +48,7 @@ if TYPE_CHECKING:
     from ..providers.base import Provider
     from ..state import AuthState
 
-__all__ = ["CredentialsAttempt", "authorize", "callback"]
+__all__ = ["CredentialsAttempt", "authorize", "callback", "identifier"]
 
 
 @dataclass(slots=True)
@@ -79,12 +99,49 @@ def authorize(
     return user, user_dict
 
 
+#: Fields that name who is signing in, in the order they are looked for.
+_IDENTIFIER_FIELDS = ("username", "email", "login", "identifier", "phone")
+
+
+def identifier(provider: Credentials, params: Mapping[str, Any]) -> str | None:
+    """What the per-identifier limits count a sign-in attempt under, or ``None``.
+
+    The first of ``username``, ``email``, ``login``, ``identifier``, ``phone``
+    that the provider declares (else its first field that is not a password)
+    and the form filled in with a string.
+    """
+    declared = list(provider.credentials)
+    names = [f for f in _IDENTIFIER_FIELDS if f in declared] or [
+        f for f in declared if str(provider.credentials[f].get("type", "text")) != "password"
+    ]
+    if not declared:
+        names = [f for f in _IDENTIFIER_FIELDS if f in params]
+    for name in names:
+        value = params.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
 def callback(
     state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
 ) -> HttpResponse:
-    """Check the submitted fields (*params*: the whole form, as Auth.js passes it) and sign in."""
+    """Check the submitted fields (*params*: the whole form, as Auth.js passes it) and sign in.
+
+    Raises :class:`~webauth.errors.RateLimited` when a limit refuses the attempt.
+    """
     credentials_provider = cast(Credentials, provider)
+    request, config = state.request, state.config
+    attempt = ratelimit.hit(request, "signin", config=config)
+    if not attempt:
+        raise RateLimited("Too many sign-in attempts", retry_after=attempt.retry_after)
+    key = identifier(credentials_provider, params)
+    failure = ratelimit.hit(request, "signin_failed", key, config=config)
+    if not failure:
+        raise RateLimited("Too many failed sign-in attempts", retry_after=failure.retry_after)
+    # A refusal (CredentialsSignin) or an error leaves the failure counted.
     user, user_dict = authorize(state, credentials_provider, params)
+    ratelimit.refund(failure)  # the right password: this was not a failure
     return finish(
         state,
         CredentialsAttempt(
