@@ -19,12 +19,15 @@ def _fresh_config(monkeypatch):
 @pytest.fixture(autouse=True)
 def _empty_caches(settings):
     # Rate-limit counters (and cached discovery documents) must not leak from one
-    # test into the next: a test that signs in many times starts from zero.
+    # test into the next: a test that signs in many times starts from zero. Only
+    # the in-process caches: RedisCache.clear() would flush a whole shared database
+    # (the Redis tests use a key prefix of their own instead).
     from django.core.cache import caches
 
     def clear():
-        for alias in settings.CACHES:
-            caches[alias].clear()
+        for alias, options in settings.CACHES.items():
+            if options.get("BACKEND") == "django.core.cache.backends.locmem.LocMemCache":
+                caches[alias].clear()
 
     clear()
     yield

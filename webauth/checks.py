@@ -235,6 +235,15 @@ def check_rate_limit_cache(app_configs: Any = None, **kwargs: Any) -> list[Check
                 id="webauth.E009",
             )
         ]
+    except Exception as exc:  # its client library is missing, its options are wrong...
+        return [
+            Error(
+                f"webauth's rate limits count in cache {alias!r}, which cannot be opened "
+                f"({type(exc).__name__}: {exc}).",
+                hint=hint,
+                id="webauth.E009",
+            )
+        ]
     path = f"{type(backend).__module__}.{type(backend).__qualname__}"
     if path == "django.core.cache.backends.dummy.DummyCache":
         return [
