@@ -30,6 +30,7 @@ from webauth.providers.oauth import OIDC
 
 from .support.helpers import csrf_pair
 from .support.redis import REDIS_CACHE, fresh_redis_cache, redis_or_skip
+from .support.redis import URL as REDIS_URL
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
@@ -543,6 +544,7 @@ def gunicorn_site(tmp_path):
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.support.settings_ratelimit",
         "WEBAUTH_TEST_REDIS_PREFIX": f"webauth-test-{uuid.uuid4().hex}",
+        "WEBAUTH_TEST_REDIS_URL": REDIS_URL,
         "PYTHONPATH": str(REPO_ROOT),
     }
     log = (tmp_path / "gunicorn.log").open("w")
