@@ -141,11 +141,17 @@ def test_setting_errors(extra, message):
 # -- the counters ------------------------------------------------------------------------------
 
 
-@pytest.fixture(params=["locmem", "redis"])
-def cache_alias(request, settings):
-    """The limiter's cache: Django's LocMemCache, and RedisCache when Redis answers."""
-    if request.param == "redis":
+@pytest.fixture(params=["locmem", "redis", "redis-add-incr"])
+def cache_alias(request, settings, monkeypatch):
+    """The limiter's cache: Django's LocMemCache, and RedisCache when Redis answers.
+
+    ``redis-add-incr``: RedisCache through the add/incr path every other cache takes,
+    instead of the one-round-trip script.
+    """
+    if request.param.startswith("redis"):
         redis_or_skip()
+        if request.param == "redis-add-incr":
+            monkeypatch.setattr(ratelimit, "_redis_client", lambda cache: None)
         settings.CACHES = {**settings.CACHES, "limits": fresh_redis_cache()}
         return "limits"
     return "default"
@@ -195,6 +201,16 @@ def test_refund_gives_the_attempt_back(cache_alias):
         decision = ratelimit.hit(req(), "mine", config=config)
         assert decision
         ratelimit.refund(decision)
+
+
+def test_a_refund_after_the_window_leaves_nothing_behind(cache_alias):
+    from django.core.cache import caches
+
+    config = config_with(rate_limits={"mine": "2/m/ip"}, rate_limit_cache=cache_alias)
+    decision = ratelimit.hit(req(), "mine", config=config)
+    caches[cache_alias].delete_many(list(decision.counted))  # the window ended, it expired
+    ratelimit.refund(decision)
+    assert caches[cache_alias].get_many(list(decision.counted)) == {}
 
 
 def test_check_counts_nothing(cache_alias):
