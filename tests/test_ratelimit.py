@@ -639,3 +639,32 @@ def test_exactly_n_of_200_concurrent_session_updates_pass_across_four_processes(
     assert statuses.count(429) == 177
     assert all(int(r.headers["Retry-After"]) > 0 for r in answers if r.status_code == 429)
     assert len({r.headers["X-Worker-Pid"] for r in answers}) >= 2
+
+
+# -- the benchmark site ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["off", "locmem", "redis"])
+def test_the_benchmark_site_never_refuses_its_load(monkeypatch, mode):
+    # bench_http.py and bench_authjs.py send thousands of sign-ins from one address.
+    import importlib
+
+    monkeypatch.setenv("WEBAUTH_BENCH_RATELIMIT", mode)
+    import benchmarks.http.settings as bench_settings
+
+    try:
+        module = importlib.reload(bench_settings)
+        webauth_setting, caches_setting = module.WEBAUTH, getattr(module, "CACHES", None)
+    finally:
+        monkeypatch.delenv("WEBAUTH_BENCH_RATELIMIT")
+        importlib.reload(bench_settings)  # as the other tests expect it
+    limits = build_config(webauth_setting, lambda _: None).rate_limits
+    if mode == "off":
+        assert limits.enabled is False
+    else:
+        assert limits.enabled
+        for action in ("signin", "signin_failed", "oauth_callback", "session_update"):
+            assert all(rule.limit >= 10**9 for rule in limits.rules[action])
+        assert [len(limits.rules[a]) for a in ("signin", "signin_failed")] == [1, 3]
+        if mode == "redis":
+            assert caches_setting["default"]["BACKEND"].endswith("RedisCache")
