@@ -393,6 +393,20 @@ def test_a_credentials_provider_without_username_is_limited_by_its_first_field(c
     assert other["Location"] == FAILED
 
 
+def _tenant_limit(credentials, request):
+    raise RateLimited("this tenant's own limit", retry_after=90)
+
+
+@pytest.mark.django_db
+def test_an_authorize_can_raise_rate_limited_itself(client, settings):
+    provider = Credentials(credentials={"username": {}}, authorize=_tenant_limit)
+    settings.WEBAUTH = {"secret": SECRET, "providers": [provider]}
+    browser = post_credentials(client, username="a")
+    assert browser["Location"] == LIMITED and browser["Retry-After"] == "90"
+    api = post_credentials(client, username="a", headers={"X-Auth-Return-Redirect": "1"})
+    assert api.status_code == 429 and api["Retry-After"] == "90"
+
+
 @pytest.mark.django_db
 def test_the_sign_in_helper_is_limited_too(client, alice):
     for _ in range(5):
