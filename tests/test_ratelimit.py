@@ -393,6 +393,24 @@ def test_a_credentials_provider_without_username_is_limited_by_its_first_field(c
     assert other["Location"] == FAILED
 
 
+def test_identifier_is_the_field_authorize_checks():
+    from webauth.flows.credentials import identifier
+
+    django = DjangoCredentials()
+    assert identifier(django, {"username": "alice", "password": "x"}) == "alice"
+    assert identifier(django, {"email": "a@example.com", "password": "x"}) == "a@example.com"
+    assert identifier(django, {"password": "x"}) is None
+    assert identifier(django, {"username": "  ", "password": "x"}) is None
+    by_email = Credentials(
+        credentials={"tenant": {}, "email": {"type": "email"}, "password": {"type": "password"}},
+        authorize=_tenant_limit,
+    )
+    # An extra "username" cannot move the count away from the declared email.
+    assert identifier(by_email, {"username": "junk", "email": "v@example.com"}) == "v@example.com"
+    assert identifier(by_email, {"tenant": "acme"}) == "acme"
+    assert identifier(by_email, {"password": "x", "username": 3}) is None
+
+
 def _tenant_limit(credentials, request):
     raise RateLimited("this tenant's own limit", retry_after=90)
 

@@ -30,6 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from django.contrib.auth import get_user_model
+
 from .. import ratelimit
 from ..errors import (
     AuthError,
@@ -38,7 +40,7 @@ from ..errors import (
     MissingAuthorize,
     RateLimited,
 )
-from ..providers.credentials import Credentials
+from ..providers.credentials import Credentials, DjangoCredentials
 from ..utils import call, user_to_dict
 from .signin import Attempt, SignedIn, finish
 
@@ -106,17 +108,26 @@ _IDENTIFIER_FIELDS = ("username", "email", "login", "identifier", "phone")
 def identifier(provider: Credentials, params: Mapping[str, Any]) -> str | None:
     """What the per-identifier limits count a sign-in attempt under, or ``None``.
 
-    The first of ``username``, ``email``, ``login``, ``identifier``, ``phone``
-    that the provider declares (else its first field that is not a password)
-    and the form filled in with a string.
+    The first field, in this order, that the form filled in with a non-blank
+    string: for ``DjangoCredentials``, ``username`` and the user model's
+    ``USERNAME_FIELD`` (what its ``authorize`` reads); the provider's declared
+    fields named ``username``, ``email``, ``login``, ``identifier`` or ``phone``;
+    its other declared fields that are not passwords; then those five names
+    undeclared. Declared fields come first so that an extra field a client adds
+    cannot move the count away from the one ``authorize`` checks.
     """
-    declared = list(provider.credentials)
-    names = [f for f in _IDENTIFIER_FIELDS if f in declared] or [
-        f for f in declared if str(provider.credentials[f].get("type", "text")) != "password"
+    declared = [
+        name
+        for name, attrs in provider.credentials.items()
+        if str(attrs.get("type", "text")) != "password"
     ]
-    if not declared:
-        names = [f for f in _IDENTIFIER_FIELDS if f in params]
-    for name in names:
+    names: list[str] = []
+    if isinstance(provider, DjangoCredentials):
+        names += ["username", get_user_model().USERNAME_FIELD]
+    names += [name for name in declared if name in _IDENTIFIER_FIELDS]
+    names += declared
+    names += _IDENTIFIER_FIELDS
+    for name in dict.fromkeys(names):
         value = params.get(name)
         if isinstance(value, str) and value.strip():
             return value
