@@ -451,6 +451,24 @@ def test_a_spoofed_forwarded_for_does_not_escape_the_address_limit(client, alice
     assert answers == [FAILED] * 10 + [LIMITED] * 2
 
 
+def test_a_proxy_without_trusted_proxies_is_pointed_out_once(caplog, monkeypatch):
+    monkeypatch.setattr(ratelimit, "_warned_about_proxy", False)
+    config = config_with()
+    direct = req("93.184.216.34", HTTP_X_FORWARDED_FOR="198.51.100.1")
+    proxied = req("10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.1")
+    with caplog.at_level(logging.WARNING, logger="webauth.ratelimit"):
+        assert ratelimit.client_key(direct, config) == "93.184.216.34"  # its own header
+        assert caplog.text == ""
+        assert ratelimit.client_key(proxied, config) == "10.0.0.2"
+        assert ratelimit.client_key(proxied, config) == "10.0.0.2"
+    assert caplog.text.count("trusted_proxies") == 1
+    caplog.clear()
+    monkeypatch.setattr(ratelimit, "_warned_about_proxy", False)
+    with caplog.at_level(logging.WARNING, logger="webauth.ratelimit"):
+        ratelimit.client_key(proxied, config_with(trusted_proxies=1))
+    assert caplog.text == ""
+
+
 @pytest.mark.django_db
 def test_behind_a_trusted_proxy_each_client_has_its_own_limit(client, alice, settings):
     settings.WEBAUTH = {**BASE, "trusted_proxies": 1}

@@ -113,7 +113,34 @@ def normalize_key(key: str) -> str:
 def client_key(request: HttpRequest, config: Config | None = None) -> str:
     """The client's address bucket for *request* (its IP address, or its IPv6 /64)."""
     config = config or get_config()
-    return client_bucket(client_ip(request.META, config.trusted_proxies))
+    meta = request.META
+    address = client_ip(meta, config.trusted_proxies)
+    if (
+        not _warned_about_proxy
+        and "HTTP_X_FORWARDED_FOR" in meta
+        and not config.trusted_proxies.enabled
+        and address is not None
+        and (address.is_private or address.is_loopback)
+    ):
+        _warn_about_proxy(str(address))
+    return client_bucket(address)
+
+
+_warned_about_proxy = False
+
+
+def _warn_about_proxy(peer: str) -> None:
+    # The mistake that makes per-address limits one site-wide bucket (a peer on a
+    # private network forwarding for others, and trusted_proxies unset). Said once
+    # per process: the header is never believed without the setting.
+    global _warned_about_proxy
+    _warned_about_proxy = True
+    _log.warning(
+        "webauth: requests from %s carry X-Forwarded-For but WEBAUTH['trusted_proxies'] "
+        "is not set, so rate limits count every client behind that proxy as one "
+        "(docs/rate-limits.md#the-clients-address)",
+        peer,
+    )
 
 
 def _rules(config: Config, action: str) -> tuple[RateRule, ...]:
