@@ -26,7 +26,8 @@ class NoWebauthUrls:
 
 
 def webauth_messages():
-    return [m for m in run_checks() if (m.id or "").startswith("webauth.")]
+    # Without the ones the test settings silence (webauth.W006: the suite's LocMemCache).
+    return [m for m in run_checks() if (m.id or "").startswith("webauth.") and not m.is_silenced()]
 
 
 def ids(messages):

@@ -527,7 +527,7 @@ def test_an_authjs_token_without_a_sign_in_time_starts_its_clock_when_reissued(
 def test_bad_absolute_max_age_is_refused(value):
     with pytest.raises(ConfigError) as info:
         build_config({"secret": SECRET, "session": {"absolute_max_age": value}}, lambda name: None)
-    assert info.value.check_id == "webauth.E011"
+    assert info.value.check_id == "webauth.E010"
     assert "absolute_max_age" in str(info.value)
 
 
@@ -540,7 +540,7 @@ def test_system_check_reports_a_bad_absolute_max_age(settings):
     from webauth.checks import check_config
 
     settings.WEBAUTH = {**settings.WEBAUTH, "session": {"absolute_max_age": 0}}
-    assert [m.id for m in check_config()] == ["webauth.E011"]
+    assert [m.id for m in check_config()] == ["webauth.E010"]
 
 
 def test_system_check_says_what_a_short_absolute_max_age_means(settings):

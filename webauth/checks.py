@@ -16,7 +16,10 @@ id                 problem
 ``webauth.W004``   ``base_path`` repeats the path of ``url``/``AUTH_URL`` (redundant)
 ``webauth.W005``   the path of ``url``/``AUTH_URL`` differs from ``base_path`` (ignored)
 ``webauth.E008``   the adapter lacks methods the configured session strategy calls
-``webauth.E011``   ``session.absolute_max_age`` is not a positive number of seconds
+``webauth.E009``   rate limits on, but their cache is ``DummyCache`` or not in ``CACHES``
+``webauth.W006``   rate limits in ``LocMemCache`` with ``DEBUG = False`` (per process)
+``webauth.W007``   rate limits in a cache whose ``incr`` is not atomic (database, file)
+``webauth.E010``   ``session.absolute_max_age`` is not a positive number of seconds
 ``webauth.I001``   ``session.absolute_max_age`` is shorter than ``session.max_age``
 =================  ==============================================================
 """
@@ -28,12 +31,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.core.cache import InvalidCacheBackendError, caches
 from django.core.checks import CheckMessage, Error, Info, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import NoReverseMatch, get_script_prefix, reverse
 
 from .adapters.base import FLOW_METHODS, missing_methods
-from .conf import Config, ConfigError, build_config
+from .conf import Config, ConfigError, build_config, get_config
 from .flows import flow_for
 
 MIDDLEWARE_PATH = "webauth.middleware.AuthMiddleware"
@@ -97,7 +101,7 @@ def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
 
 
 def _check_absolute_max_age(config: Config) -> list[CheckMessage]:
-    """Say what an absolute lifetime shorter than the idle one means (a bad value is E011)."""
+    """Say what an absolute lifetime shorter than the idle one means (a bad value is E010)."""
     limit = config.session.absolute_max_age
     if limit is None or limit >= config.session.max_age:
         return []
@@ -214,6 +218,78 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                 "overwrite request.user.",
                 hint=f"Move {MIDDLEWARE_PATH!r} after {DJANGO_AUTH_MIDDLEWARE!r}.",
                 id="webauth.E007",
+            )
+        ]
+    return []
+
+
+#: Cache backends whose ``incr`` reads, adds and writes back: counts race across processes.
+_NON_ATOMIC_CACHES = (
+    "django.core.cache.backends.db.DatabaseCache",
+    "django.core.cache.backends.filebased.FileBasedCache",
+)
+
+
+@register(Tags.security, Tags.caches)
+def check_rate_limit_cache(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """The rate limits' cache can count, and counts for every process."""
+    try:
+        config = get_config()
+    except ImproperlyConfigured:
+        return []  # check_config reports it
+    limits = config.rate_limits
+    if not limits.enabled or not any(limits.rules.values()):
+        return []
+    alias = limits.cache
+    hint = (
+        "Point WEBAUTH['rate_limit_cache'] at a Redis or Memcached cache shared by "
+        "every process (docs/rate-limits.md), or set WEBAUTH['rate_limits'] = False."
+    )
+    try:
+        backend = caches[alias]
+    except InvalidCacheBackendError:
+        return [
+            Error(
+                f"webauth's rate limits count in cache {alias!r}, which is not in CACHES.",
+                hint=hint,
+                id="webauth.E009",
+            )
+        ]
+    except Exception as exc:  # its client library is missing, its options are wrong...
+        return [
+            Error(
+                f"webauth's rate limits count in cache {alias!r}, which cannot be opened "
+                f"({type(exc).__name__}: {exc}).",
+                hint=hint,
+                id="webauth.E009",
+            )
+        ]
+    path = f"{type(backend).__module__}.{type(backend).__qualname__}"
+    if path == "django.core.cache.backends.dummy.DummyCache":
+        return [
+            Error(
+                f"webauth's rate limits count in cache {alias!r}, a DummyCache, which "
+                "stores nothing: no limit would ever be reached.",
+                hint=hint,
+                id="webauth.E009",
+            )
+        ]
+    if path == "django.core.cache.backends.locmem.LocMemCache" and not settings.DEBUG:
+        return [
+            Warning(
+                f"webauth's rate limits count in cache {alias!r}, a LocMemCache: each "
+                "process counts on its own, so N processes allow N times the limits.",
+                hint=hint,
+                id="webauth.W006",
+            )
+        ]
+    if path in _NON_ATOMIC_CACHES:
+        return [
+            Warning(
+                f"webauth's rate limits count in cache {alias!r} ({type(backend).__name__}), "
+                "whose increments are not atomic: concurrent requests can exceed the limits.",
+                hint=hint,
+                id="webauth.W007",
             )
         ]
     return []

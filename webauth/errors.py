@@ -48,6 +48,7 @@ __all__ = [
     "OAuthCallbackError",
     "OAuthProfileParseError",
     "OAuthSignInError",
+    "RateLimited",
     "SessionTokenError",
     "SignOutError",
     "TokenRefreshError",
@@ -258,6 +259,26 @@ class LastSignInMethod(AuthError):
     """
 
 
+class RateLimited(SignInError):
+    """Too many attempts: a rate limit of ``WEBAUTH["rate_limits"]`` refused the request.
+
+    A webauth addition (Auth.js has no rate limits). ``retry_after`` is the number
+    of seconds until the limit lets the client try again. The routes answer it
+    with ``429`` and ``Retry-After`` (JSON clients) or the sign-in page's message
+    (browsers); see :mod:`webauth.ratelimit`.
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        retry_after: int = 0,
+        cause: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message, cause=cause)
+        self.retry_after = retry_after
+
+
 SIGN_IN_ERRORS: frozenset[str] = frozenset(
     {
         "CredentialsSignin",
@@ -267,6 +288,7 @@ SIGN_IN_ERRORS: frozenset[str] = frozenset(
         "EmailSignInError",
         "MissingCSRF",
         "AccountNotLinked",
+        "RateLimited",
     }
 )
 
@@ -280,6 +302,7 @@ CLIENT_SAFE_ERRORS: frozenset[str] = frozenset(
         "MissingCSRF",
         "AccountNotLinked",
         "WebAuthnVerificationError",
+        "RateLimited",
     }
 )
 

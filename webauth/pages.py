@@ -46,6 +46,8 @@ SIGNIN_ERRORS: dict[str, Any] = {
     "CredentialsSignin": _("Sign in failed. Check the details you provided are correct."),
     "SessionRequired": _("Please sign in to access this page."),
     "MissingCSRF": _("Your sign-in form expired. Please try again."),
+    # webauth addition: a rate limit of WEBAUTH["rate_limits"] refused the attempt.
+    "RateLimited": _("Too many attempts. Please wait a few minutes before you try again."),
     "default": _("Unable to sign in."),
 }
 

@@ -10,6 +10,15 @@ Environment variables pick the variant, so that one module serves every case:
     ``credentials``) whose ``authorize`` compares with one fixed user in constant
     time (``benchmarks/http/auth.py``), the twin of the Auth.js server that
     ``bench_authjs.py`` compares webauth with.
+``WEBAUTH_BENCH_RATELIMIT``
+    ``off`` (default): ``WEBAUTH["rate_limits"] = False``. The load tests send
+    thousands of sign-ins a second from one address, which the default limits
+    would (rightly) refuse after 30 a minute, and the Auth.js twin that
+    ``bench_authjs.py`` compares with has no limiter. ``locmem`` or ``redis``:
+    the default rules with ceilings no run reaches, counting in each worker's
+    ``LocMemCache`` or in Django's ``RedisCache`` at 127.0.0.1:6379, so that
+    every request pays for every counter and none is refused: the limiter's cost
+    over HTTP. (``bench_ratelimit.py`` measures it in process.)
 ``WEBAUTH_BENCH_DATABASE``
     ``postgres`` for PostgreSQL at 127.0.0.1:5432 (user ``postgres``, database
     ``test``, tables in the schema :data:`PG_SCHEMA`), else the path of an SQLite
@@ -101,3 +110,26 @@ if os.environ.get("WEBAUTH_BENCH_CREDENTIALS", "django") == "constant":
     ]
 if STACK == "webauth-db":
     WEBAUTH["adapter"] = "webauth.adapters.django.DjangoAdapter"  # strategy: database
+
+_RATELIMIT = os.environ.get("WEBAUTH_BENCH_RATELIMIT", "off")
+if _RATELIMIT == "off":
+    WEBAUTH["rate_limits"] = False
+else:
+    _HUGE = 1_000_000_000
+    WEBAUTH["rate_limits"] = {
+        "signin": f"{_HUGE}/m/ip",
+        "signin_failed": f"{_HUGE}/m/ip,{_HUGE}/5m/ip+key,{_HUGE}/5m/key",
+        "oauth_callback": f"{_HUGE}/m/ip",
+        "session_update": f"{_HUGE}/m/ip",
+    }
+    if _RATELIMIT == "redis":
+        CACHES = {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": "redis://127.0.0.1:6379/0",
+                "KEY_PREFIX": "webauth-bench",
+            }
+        }
+    else:
+        # One LocMemCache per worker process: the counters are per process (W006).
+        SILENCED_SYSTEM_CHECKS = [*SILENCED_SYSTEM_CHECKS, "webauth.W006"]

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidProvider, MissingCSRF
+from .. import ratelimit
+from ..errors import InvalidProvider, MissingCSRF, RateLimited
 from ..flows import flow_for
+from ..responses import redirect
 
 if TYPE_CHECKING:
     from django.http import HttpResponse
 
     from ..state import AuthState
 
-__all__ = ["callback"]
+__all__ = ["callback", "rate_limited"]
+
+#: Provider types whose callback is limited here, per address (``oauth_callback``).
+#: The credentials flow limits its own attempts (so that ``webauth.sign_in`` is
+#: limited too); the flows of later releases will do the same.
+_OAUTH_TYPES = frozenset({"oauth", "oidc"})
 
 
 def callback(state: AuthState, provider_id: str | None) -> HttpResponse:
@@ -28,5 +35,38 @@ def callback(state: AuthState, provider_id: str | None) -> HttpResponse:
         raise InvalidProvider(f"{provider.type} sign-in does not support {method}")
     if flow.callback_needs_csrf and not state.csrf_verified:
         raise MissingCSRF("CSRF token was missing during an action callback")
-    params = state.body if method == "POST" else state.query
-    return flow.callback(state, provider, params, state.callback_url)
+    try:
+        if provider.type in _OAUTH_TYPES:
+            decision = ratelimit.hit(state.request, "oauth_callback", config=state.config)
+            if not decision:
+                raise RateLimited("Too many OAuth callbacks", retry_after=decision.retry_after)
+        params = state.body if method == "POST" else state.query
+        return flow.callback(state, provider, params, state.callback_url)
+    except RateLimited as exc:
+        return rate_limited(state, exc)
+
+
+def _wants_json(state: AuthState) -> bool:
+    meta = state.request.META
+    if "HTTP_X_AUTH_RETURN_REDIRECT" in meta:
+        return True  # next-auth/react's signIn(..., {redirect: false}) and friends
+    accept = meta.get("HTTP_ACCEPT", "")
+    return "application/json" in accept and "text/html" not in accept
+
+
+def rate_limited(state: AuthState, exc: RateLimited) -> HttpResponse:
+    """What a refused sign-in attempt gets: the sign-in page's message, or 429 for JSON clients.
+
+    A browser is sent back to the sign-in page with ``error=RateLimited`` (which
+    explains it and asks to wait); a client that reads JSON gets ``429`` with
+    ``Retry-After`` and, as Auth.js's clients expect, the sign-in page's ``url``
+    carrying the error.
+    """
+    state.config.logger.error(exc)
+    retry_after = max(1, exc.retry_after)
+    url = state.page_url("signin", {"error": "RateLimited"})
+    if _wants_json(state):
+        return ratelimit.limited_response(retry_after, {"url": url})
+    response = redirect(url)
+    response["Retry-After"] = str(retry_after)
+    return response

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .. import ratelimit
 from ..events import emit
 from ..responses import json_response
 from ..sessions import read_session
@@ -21,8 +22,15 @@ def session(state: AuthState, provider_id: str | None) -> HttpResponse:
 
     As Auth.js: the cookie is re-issued with a new expiry on every call, and a
     ``POST`` (an update, CSRF required) passes its ``data`` to the callbacks.
+    Updates are rate-limited per address (``session_update``): ``429`` with
+    ``Retry-After`` beyond the limit.
     """
     is_update = state.request.method == "POST"
+    if is_update:
+        # Counted before anything else, so that forged updates are limited too.
+        decision = ratelimit.hit(state.request, "session_update", config=state.config)
+        if not decision:
+            return ratelimit.limited_response(decision)
     if is_update and not state.csrf_verified:
         # Auth.js answers a failed update with 400 and a null body.
         return json_response(None, status=400)

@@ -33,6 +33,8 @@ from .options import (
     CookieOverride,
     JWTOptions,
     PagesOptions,
+    RateLimitOptions,
+    RateRule,
     SessionOptions,
     Theme,
 )
@@ -48,6 +50,8 @@ __all__ = [
     "CookieOverride",
     "JWTOptions",
     "PagesOptions",
+    "RateLimitOptions",
+    "RateRule",
     "SessionOptions",
     "Theme",
     "build_config",
@@ -93,6 +97,8 @@ def build_config(raw: Mapping[str, Any] | None, env: Callable[[str], str | None]
         http_client=as_callable("http_client", data.get("http_client")),
         url=sections.url(data.get("url")),
         protected_paths=sections.protected_paths(data.get("protected_paths")),
+        rate_limits=sections.rate_limits(data.get("rate_limits"), data.get("rate_limit_cache")),
+        trusted_proxies=sections.trusted_proxies(data.get("trusted_proxies")),
     )
     _warn(config)
     return config

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.utils.functional import cached_property  # unlike functools' (3.11), no lock
 
 from ..adapters.base import AdapterCaller
+from ..client_ip import TrustedProxies
 from ..jwt import DEFAULT_MAX_AGE
 from ..logger import AuthLogger
 from ..providers.base import Provider
@@ -17,14 +20,19 @@ from ..providers.base import Provider
 __all__ = [
     "COOKIE_KEYS",
     "DEFAULT_MAX_AGE",
+    "DEFAULT_RATE_LIMITS",
     "DEFAULT_UPDATE_AGE",
+    "RATE_SCOPES",
     "CallbacksOptions",
     "Config",
     "CookieOverride",
     "JWTOptions",
     "PagesOptions",
+    "RateLimitOptions",
+    "RateRule",
     "SessionOptions",
     "Theme",
+    "parse_rate",
 ]
 
 DEFAULT_UPDATE_AGE = 24 * 60 * 60
@@ -106,6 +114,94 @@ class CookieOverride:
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
+# -- rate limits ----------------------------------------------------------------------
+#: What a rule counts per: the client's address (IPv6 by /64), the action's key
+#: (an identifier, an email address...), or the pair.
+RATE_SCOPES = frozenset({"ip", "key", "ip+key"})
+
+#: ``WEBAUTH["rate_limits"]`` defaults: action -> rules (see docs/rate-limits.md).
+#: django-allauth's ``ACCOUNT_RATE_LIMITS`` are the reference point ("login"
+#: 30/m/ip, "login_failed" 10/m/ip,5/5m/key). ``signin_failed`` splits the
+#: identifier limit in two: 5 per 5 minutes for one address and one identifier,
+#: 10 per 5 minutes for the identifier from everywhere, so that a stranger at one
+#: address is stopped (by the first) before they can block the account's owner
+#: (through the second).
+DEFAULT_RATE_LIMITS: Mapping[str, str] = MappingProxyType(
+    {
+        # every credentials sign-in attempt
+        "signin": "30/m/ip",
+        # failed credentials sign-ins (a success gives its attempt back)
+        "signin_failed": "10/m/ip,5/5m/ip+key,10/5m/key",
+        # GET/POST /auth/callback/<oauth provider>: each one costs a code exchange
+        "oauth_callback": "30/m/ip",
+        # POST /auth/session (session update): runs the jwt/session callbacks
+        "session_update": "60/m/ip",
+        # for the email sign-in of a later release: sending a link or code
+        "email_send": "20/m/ip,5/5m/key",
+        # for the one-time codes of a later release: failed code attempts
+        "code_failed": "10/m/ip,5/5m/key",
+        # for the passkeys of a later release: failed verifications
+        "passkey_failed": "10/m/ip",
+    }
+)
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_RULE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smhd])\s*/\s*([a-z+]+)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class RateRule:
+    """One rule of a rate: at most ``limit`` per ``period`` seconds per ``scope``."""
+
+    limit: int
+    period: int
+    scope: str
+
+    def __str__(self) -> str:
+        return f"{self.limit}/{self.period}s/{self.scope}"
+
+
+def parse_rate(text: str) -> tuple[RateRule, ...]:
+    """``"10/m/ip,5/5m/key"`` -> its rules; ``ValueError`` says what is wrong.
+
+    Each rule is ``<amount>/<duration>/<scope>``: the duration a unit (``s``,
+    ``m``, ``h``, ``d``) with an optional multiplier (``5m``, ``30s``); the
+    scope one of :data:`RATE_SCOPES`.
+    """
+    rules = []
+    for part in text.split(","):
+        match = _RULE.match(part)
+        if match is None:
+            raise ValueError(
+                f"{part.strip()!r} is not <amount>/<duration>/<scope> (e.g. '10/m/ip', '5/5m/key')"
+            )
+        amount, multiplier, unit, scope = match.groups()
+        if scope not in RATE_SCOPES:
+            raise ValueError(f"{scope!r} is not a scope (use {', '.join(sorted(RATE_SCOPES))})")
+        period = int(multiplier or 1) * _UNITS[unit]
+        if int(amount) < 1 or period < 1:
+            raise ValueError(f"{part.strip()!r} allows nothing (amount and duration must be > 0)")
+        rules.append(RateRule(limit=int(amount), period=period, scope=scope))
+    return tuple(rules)
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitOptions:
+    """``rate_limits``, ``rate_limit_cache``: the limiter's rules and where it counts.
+
+    ``rules`` maps every known action to its rules; an action switched off maps
+    to ``()``. ``enabled`` is false when ``WEBAUTH["rate_limits"] = False``.
+    """
+
+    enabled: bool = True
+    rules: Mapping[str, tuple[RateRule, ...]] = field(
+        default_factory=lambda: MappingProxyType(
+            {action: parse_rate(rate) for action, rate in DEFAULT_RATE_LIMITS.items()}
+        )
+    )
+    cache: str = "default"
+
+
 @dataclass(frozen=True, eq=False)
 class Config:
     """The validated configuration. Get it with :func:`webauth.conf.get_config`."""
@@ -131,6 +227,8 @@ class Config:
     http_client: Callable[[], Any] | None = None
     url: str | None = None
     protected_paths: tuple[str, ...] = ()
+    rate_limits: RateLimitOptions = field(default_factory=RateLimitOptions)
+    trusted_proxies: TrustedProxies = field(default_factory=TrustedProxies)
     _providers_by_id: dict[str, Provider] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..client_ip import TrustedProxies, networks_from
 from ..jwt import DEFAULT_MAX_AGE
 from ..logger import AuthLogger
 from ..providers.base import Provider
@@ -20,13 +21,17 @@ from ..providers.catalog import provider_class
 from ..utils import resolve
 from .options import (
     COOKIE_KEYS,
+    DEFAULT_RATE_LIMITS,
     DEFAULT_UPDATE_AGE,
     CallbacksOptions,
     CookieOverride,
     JWTOptions,
     PagesOptions,
+    RateLimitOptions,
+    RateRule,
     SessionOptions,
     Theme,
+    parse_rate,
 )
 from .values import as_bool, as_callable, as_seconds, as_str, config_error, keys_of
 
@@ -45,9 +50,11 @@ __all__ = [
     "protected_paths",
     "provider",
     "providers",
+    "rate_limits",
     "secret",
     "session",
     "theme",
+    "trusted_proxies",
     "url",
 ]
 
@@ -75,6 +82,9 @@ TOP_LEVEL_KEYS = frozenset(
         # webauth additions (documented in docs/configuration.md)
         "url",
         "protected_paths",
+        "rate_limits",
+        "rate_limit_cache",
+        "trusted_proxies",
     }
 )
 
@@ -192,7 +202,7 @@ SESSION_KEYS = frozenset(
     {"strategy", "max_age", "update_age", "generate_session_token", "absolute_max_age"}
 )
 #: The check id of a bad ``session.absolute_max_age``.
-ABSOLUTE_MAX_AGE_CHECK = "webauth.E011"
+ABSOLUTE_MAX_AGE_CHECK = "webauth.E010"
 JWT_KEYS = frozenset({"max_age", "encode", "decode"})
 
 
@@ -335,3 +345,89 @@ def experimental(value: Any) -> Mapping[str, bool]:
             )
         }
     )
+
+
+# -- rate limits and the client's address ----------------------------------------------
+def rate_limits(value: Any, cache: Any = None) -> RateLimitOptions:
+    """``rate_limits`` (action -> rate or ``False``; ``False`` for all), ``rate_limit_cache``.
+
+    A dict changes only the actions it names; the others keep their defaults. An
+    action that webauth does not know is the project's own (for
+    :func:`webauth.ratelimit.hit` in its views).
+    """
+    alias = as_str("rate_limit_cache", cache) or "default"
+    if value is False:
+        return RateLimitOptions(enabled=False, rules=MappingProxyType({}), cache=alias)
+    if value is True:
+        value = None
+    if value is not None and not isinstance(value, Mapping):
+        raise config_error(
+            "rate_limits",
+            f"must be a dict or False, not {type(value).__name__}",
+            "E.g. {'signin_failed': '10/m/ip,5/5m/key'}, or False to turn every limit off.",
+        )
+    given = dict(value or {})
+    rates: dict[str, Any] = {**DEFAULT_RATE_LIMITS, **given}
+    rules: dict[str, tuple[RateRule, ...]] = {}
+    for action, rate in rates.items():
+        if not isinstance(action, str) or not action:
+            raise config_error(
+                "rate_limits", f"has a key {action!r} that is not an action name", ""
+            )
+        if rate is False or rate is None:
+            rules[action] = ()
+            continue
+        if not isinstance(rate, str):
+            raise config_error(
+                f"rate_limits.{action}",
+                f"must be a rate string or False, got {type(rate).__name__}",
+                "E.g. '10/m/ip,5/5m/key' (see docs/rate-limits.md).",
+            )
+        try:
+            rules[action] = parse_rate(rate)
+        except ValueError as exc:
+            raise config_error(
+                f"rate_limits.{action}",
+                f"is not a valid rate: {exc}",
+                "Write <amount>/<duration>/<scope>[,...], e.g. '10/m/ip,5/5m/key'.",
+            ) from None
+    return RateLimitOptions(enabled=True, rules=MappingProxyType(rules), cache=alias)
+
+
+TRUSTED_PROXY_KEYS = frozenset({"networks", "count"})
+
+
+def trusted_proxies(value: Any) -> TrustedProxies:
+    """``trusted_proxies``: a hop count, a list of CIDRs, or ``{"networks": [...], "count": n}``."""
+    if value is None or value == 0 or value == [] or value == ():
+        return TrustedProxies()
+    fix = (
+        "Give the number of proxies in front of Django (e.g. 1), a list of their "
+        "networks (e.g. ['10.0.0.0/8']), or {'networks': [...], 'count': n}."
+    )
+    if isinstance(value, bool):
+        raise config_error("trusted_proxies", f"must not be {value!r}", fix)
+    if isinstance(value, int):
+        count, networks = value, []
+    elif isinstance(value, str):
+        raise config_error("trusted_proxies", "must be a list, not a string", fix)
+    elif isinstance(value, list | tuple):
+        count, networks = 0, list(value)
+    else:
+        d = keys_of("trusted_proxies", value, TRUSTED_PROXY_KEYS)
+        count, networks = d.get("count", 0), d.get("networks") or []
+        if isinstance(networks, str) or not isinstance(networks, list | tuple):
+            raise config_error("trusted_proxies.networks", "must be a list of CIDRs", fix)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise config_error(
+            "trusted_proxies", f"count must be a whole number >= 0, got {count!r}", fix
+        )
+    if not all(isinstance(n, str) for n in networks):
+        raise config_error("trusted_proxies", "networks must be strings such as '10.0.0.0/8'", fix)
+    try:
+        parsed = networks_from(networks)
+    except ValueError as exc:
+        raise config_error(
+            "trusted_proxies", f"has a network that is not a CIDR ({exc})", fix
+        ) from None
+    return TrustedProxies(networks=parsed, count=count)

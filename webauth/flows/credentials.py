@@ -8,6 +8,19 @@ session when that is the strategy). The rest is :func:`webauth.flows.signin.fini
 ``POST /auth/callback/<id>`` calls :func:`callback` after checking the CSRF
 token; :func:`webauth.sign_in` calls it directly (Django's own CSRF protection
 guards the view that calls it).
+
+Both go through the rate limits (:mod:`webauth.ratelimit`) before ``authorize``
+runs: ``signin`` counts every attempt per address; ``signin_failed`` counts
+failures per address, per identifier and per both. A failure is counted before
+the password is checked and given back when it turns out right, so that
+concurrent guesses cannot slip past the limit between check and count.
+
+Timing: the limits count per identifier whether or not such a user exists, and
+refuse before ``authorize`` runs, so neither the answer nor its time says which
+identifiers have accounts. ``DjangoCredentials`` relies on Django's
+``ModelBackend``, which runs the password hasher for an unknown username too
+(``benchmarks/bench_credentials_timing.py`` measures it); a project's own
+``authorize`` must do the same (docs/credentials.md).
 """
 
 from __future__ import annotations
@@ -17,8 +30,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import AuthError, CallbackRouteError, CredentialsSignin, MissingAuthorize
-from ..providers.credentials import Credentials
+from django.contrib.auth import get_user_model
+
+from .. import ratelimit
+from ..errors import (
+    AuthError,
+    CallbackRouteError,
+    CredentialsSignin,
+    MissingAuthorize,
+    RateLimited,
+)
+from ..providers.credentials import Credentials, DjangoCredentials
 from ..utils import call, user_to_dict
 from .signin import Attempt, SignedIn, finish
 
@@ -28,7 +50,7 @@ if TYPE_CHECKING:
     from ..providers.base import Provider
     from ..state import AuthState
 
-__all__ = ["CredentialsAttempt", "authorize", "callback"]
+__all__ = ["CredentialsAttempt", "authorize", "callback", "identifier"]
 
 
 @dataclass(slots=True)
@@ -79,12 +101,58 @@ def authorize(
     return user, user_dict
 
 
+#: Fields that name who is signing in, in the order they are looked for.
+_IDENTIFIER_FIELDS = ("username", "email", "login", "identifier", "phone")
+
+
+def identifier(provider: Credentials, params: Mapping[str, Any]) -> str | None:
+    """What the per-identifier limits count a sign-in attempt under, or ``None``.
+
+    The first field, in this order, that the form filled in with a non-blank
+    string: for ``DjangoCredentials``, ``username`` and the user model's
+    ``USERNAME_FIELD`` (what its ``authorize`` reads); the provider's declared
+    fields named ``username``, ``email``, ``login``, ``identifier`` or ``phone``;
+    its other declared fields that are not passwords; then those five names
+    undeclared. Declared fields come first so that an extra field a client adds
+    cannot move the count away from the one ``authorize`` checks.
+    """
+    declared = [
+        name
+        for name, attrs in provider.credentials.items()
+        if str(attrs.get("type", "text")) != "password"
+    ]
+    names: list[str] = []
+    if isinstance(provider, DjangoCredentials):
+        names += ["username", get_user_model().USERNAME_FIELD]
+    names += [name for name in declared if name in _IDENTIFIER_FIELDS]
+    names += declared
+    names += _IDENTIFIER_FIELDS
+    for name in dict.fromkeys(names):
+        value = params.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
 def callback(
     state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
 ) -> HttpResponse:
-    """Check the submitted fields (*params*: the whole form, as Auth.js passes it) and sign in."""
+    """Check the submitted fields (*params*: the whole form, as Auth.js passes it) and sign in.
+
+    Raises :class:`~webauth.errors.RateLimited` when a limit refuses the attempt.
+    """
     credentials_provider = cast(Credentials, provider)
+    request, config = state.request, state.config
+    attempt = ratelimit.hit(request, "signin", config=config)
+    if not attempt:
+        raise RateLimited("Too many sign-in attempts", retry_after=attempt.retry_after)
+    key = identifier(credentials_provider, params)
+    failure = ratelimit.hit(request, "signin_failed", key, config=config)
+    if not failure:
+        raise RateLimited("Too many failed sign-in attempts", retry_after=failure.retry_after)
+    # A refusal (CredentialsSignin) or an error leaves the failure counted.
     user, user_dict = authorize(state, credentials_provider, params)
+    ratelimit.refund(failure)  # the right password: this was not a failure
     return finish(
         state,
         CredentialsAttempt(
