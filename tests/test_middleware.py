@@ -521,3 +521,20 @@ def test_user_logged_out_ends_a_session_nobody_read(rf, alice):
 
     response = AuthMiddleware(view)(request)
     assert response.cookies[name]["max-age"] == "0"
+
+
+# -- Django's LoginRequiredMiddleware ------------------------------------------------------
+
+
+def test_the_auth_routes_stay_open_under_login_required_middleware(client, settings):
+    # With every view behind a session, webauth's own pages must still answer:
+    # otherwise the sign-in page would redirect to the sign-in page.
+    settings.MIDDLEWARE = [
+        *settings.MIDDLEWARE,
+        "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    ]
+    settings.LOGIN_URL = "/auth/signin"
+    assert client.get("/auth/signin").status_code == 200
+    assert client.get("/auth/csrf").status_code == 200
+    assert client.get("/auth/session").status_code == 200
+    assert client.get("/whoami/").status_code == 302  # a project view is still closed

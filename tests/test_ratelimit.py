@@ -433,6 +433,9 @@ def test_the_sign_in_helper_is_limited_too(client, alice):
     result = sign_in(request, "credentials", options={"username": "alice", "password": "x"})
     assert isinstance(result, FormResult) and result.failed
     assert isinstance(result.error, RateLimited)
+    assert result.form_errors == [
+        "Too many attempts. Please wait a few minutes before you try again."
+    ]
 
 
 # -- spoofed addresses ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from django.utils.translation import gettext
 from . import cookies as ck
 from .access import session_required_response, signin_url, wants_json
 from .conf import get_config
-from .errors import AuthError, CredentialsSignin
+from .errors import AuthError, CredentialsSignin, RateLimited
 from .flows import flow_for
 from .flows.signout import sign_out as sign_out_flow
 from .forms import FormResult, SignInForm, SignOutForm
@@ -136,6 +136,9 @@ def sign_in(
     except CredentialsSignin as exc:
         config.logger.error(exc)
         return FormResult.failure(str(SIGNIN_ERRORS["CredentialsSignin"]), exc)
+    except RateLimited as exc:
+        config.logger.error(exc)
+        return FormResult.failure(str(SIGNIN_ERRORS["RateLimited"]), exc)
     except AuthError as exc:
         config.logger.error(exc)
         return FormResult.failure(str(SIGNIN_ERRORS["default"]), exc)

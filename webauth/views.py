@@ -140,6 +140,9 @@ def auth_view(
 # webauth checks its own double-submit token (Auth.js's), per route. Set as
 # Django's csrf_exempt would, without its wrapper: one call less per request.
 auth_view.csrf_exempt = True  # type: ignore[attr-defined]
+# The sign-in pages must be reachable without a session when a project turns on
+# Django's LoginRequiredMiddleware (what @login_not_required sets, without a wrapper).
+auth_view.login_required = False  # type: ignore[attr-defined]
 
 
 def _return_redirect(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
