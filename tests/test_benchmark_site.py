@@ -40,6 +40,23 @@ def test_the_floor_view_decodes_answers_and_reissues(rf):
     assert response["Cache-Control"] == "private, no-cache, no-store"
 
 
+@pytest.mark.parametrize("change", ["deactivate", "password", "delete"])
+def test_the_floor_view_ends_the_session_as_webauth_does(rf, change):
+    user = get_user_model().objects.create_user("ann", "ann@example.com", "pw")
+    name, value = session_cookie_for(user)
+    if change == "deactivate":
+        user.is_active = False
+        user.save()
+    elif change == "password":
+        user.set_password("new")
+        user.save()
+    else:
+        user.delete()
+    request = rf.get("/floor/session")
+    request.COOKIES[name] = value
+    assert session_floor(request).content == b"null"
+
+
 def test_the_floor_view_without_a_session_answers_null(rf):
     response = session_floor(rf.get("/floor/session"))
     assert response.content == b"null" and not response.cookies

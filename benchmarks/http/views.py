@@ -7,11 +7,14 @@ import secrets
 import time
 from urllib.parse import quote, unquote
 
+from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse
+from django.utils.crypto import constant_time_compare
 from django.utils.http import http_date
 
 from webauth import jwt
 from webauth.conf import get_config
+from webauth.sessions import AUTH_HASH_CLAIM
 
 SESSION_COOKIE = "authjs.session-token"
 NO_CACHE = {"Cache-Control": "private, no-cache, no-store", "Expires": "0", "Pragma": "no-cache"}
@@ -35,12 +38,25 @@ def session_floor(request: HttpRequest) -> HttpResponse:
     callback-URL cookies, callbacks, events, error handling or configuration. It
     uses webauth's JWT module (the fastest such code we have) and Django's own
     response and ``set_cookie``. Not a usable endpoint: a benchmark yardstick.
+
+    Since the security issue a session of a Django user ends when the user is
+    deactivated, deleted or changes password, so the floor also does what that
+    needs and what ``django.contrib.auth`` does on every request with a session:
+    load the user by primary key and compare its session auth hash.
     """
     config = get_config()
     name = SESSION_COOKIE
     token = jwt.decode(token=request.COOKIES.get(name), secret=config.secret, salt=name)
     if token is None:
         return HttpResponse(b"null", content_type="application/json")
+    if AUTH_HASH_CLAIM in token:
+        user = get_user_model()._default_manager.filter(pk=token.get("sub")).first()
+        if (
+            user is None
+            or not user.is_active
+            or not constant_time_compare(user.get_session_auth_hash(), token[AUTH_HASH_CLAIM])
+        ):
+            return HttpResponse(b"null", content_type="application/json")
     max_age = config.session.max_age
     expires = time.time() + max_age
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(expires))
