@@ -2,11 +2,15 @@
 
 import json
 import logging
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
 
+import webauth
 from webauth import errors
 from webauth.conf import build_config
 from webauth.errors import (
@@ -508,3 +512,220 @@ def test_bad_secret_type_error_does_not_echo_the_value():
     with pytest.raises(ImproperlyConfigured) as info:
         build_config({"secret": {"value": "super-secret-value"}}, {}.get)
     assert "super-secret-value" not in str(info.value)
+
+
+# -- log injection: client-sent text never forges a line ---------------------------------
+#
+# Everything a client (or a provider) sends that reaches the log is escaped by the
+# logger and by the errors' own text: a newline, a carriage return, an ANSI escape or
+# any other unprintable character shows as a backslash escape, and one message is one
+# line. Each test below feeds such text through one channel.
+
+FORGED = "\r\n[auth][error] Forged: admin signed in\x1b[2J\x1b[31m\u2028\x85"
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def assert_one_error_line(caplog, *, containing):
+    """Exactly one ``[auth][error]`` line in the log, itself free of control characters."""
+    # caplog.text starts each record with "LEVEL logger:file:line "; a forged line would not.
+    starts = re.compile(r"^(?:[A-Z]+ +webauth:\S+:\d+ )?\[auth\]\[error\]")
+    lines = [line for line in caplog.text.splitlines() if starts.match(line)]
+    assert len(lines) == 1, caplog.text
+    (record,) = [r for r in caplog.records if r.getMessage().startswith("[auth][error]")]
+    message = record.getMessage()
+    assert "\n" not in message and not CONTROL.search(message), repr(message)
+    assert containing in message, message
+    return message
+
+
+def plain_oauth():
+    from webauth.providers.oauth import OAuth2
+
+    return OAuth2(
+        id="plain",
+        client_id="client",
+        client_secret="secret",
+        authorization_endpoint="https://provider.example/authorize",
+        token_endpoint="https://provider.example/token",
+        userinfo_endpoint="https://provider.example/userinfo",
+    )
+
+
+def oauth_state(client):
+    location = client.post("/auth/signin/plain", {"csrfToken": csrf_pair(client)})["Location"]
+    return parse_qs(urlsplit(location).query)["state"][0]
+
+
+@pytest.mark.django_db
+def test_provider_error_description_cannot_forge_a_log_line(client, settings, caplog):
+    settings.WEBAUTH = {**settings.WEBAUTH, "providers": [plain_oauth()]}
+    state = oauth_state(client)
+    caplog.set_level(logging.DEBUG)
+    response = client.get(
+        "/auth/callback/plain?"
+        + urlencode({"state": state, "error": "access_denied", "error_description": FORGED})
+    )
+    assert response["Location"] == "http://testserver/auth/signin?error=OAuthCallbackError"
+    message = assert_one_error_line(caplog, containing="OAuthCallbackError: access_denied: ")
+    assert r"\r\n[auth][error] Forged: admin signed in\x1b[2J\x1b[31m\u2028\x85" in message
+
+
+@pytest.mark.django_db
+def test_provider_error_code_cannot_forge_a_log_line(client, settings, caplog):
+    settings.WEBAUTH = {**settings.WEBAUTH, "providers": [plain_oauth()]}
+    state = oauth_state(client)
+    caplog.set_level(logging.DEBUG)
+    client.get("/auth/callback/plain?" + urlencode({"state": state, "error": "x" + FORGED}))
+    assert_one_error_line(caplog, containing=r"OAuthCallbackError: x\r\n[auth][error] Forged")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("route", ["signin", "callback"])
+def test_unknown_provider_id_cannot_forge_a_log_line(client, caplog, route):
+    token = csrf_pair(client)
+    caplog.set_level(logging.DEBUG)
+    client.post(f"/auth/{route}/{quote(FORGED, safe='')}", {"csrfToken": token})
+    assert_one_error_line(caplog, containing="InvalidProvider: Unknown provider")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("channel", ["query", "cookie"])
+def test_bad_callback_url_cannot_forge_a_log_line(client, caplog, channel):
+    caplog.set_level(logging.DEBUG)
+    value = "javascript:alert(1)" + FORGED
+    if channel == "cookie":
+        client.cookies["authjs.callback-url"] = quote(value, safe="")
+        client.get("/auth/session")
+    else:
+        client.get("/auth/session?" + urlencode({"callbackUrl": value}))
+    assert_one_error_line(caplog, containing="InvalidCallbackUrl: Invalid callback URL.")
+
+
+@pytest.mark.django_db
+def test_exception_text_in_the_cause_cannot_forge_a_line(client, settings, caplog):
+    from webauth.providers import Credentials
+
+    def authorize(credentials, request):
+        # A project's authorize that puts the submitted name into its exception.
+        raise LookupError(f"no user named {credentials['username']}")
+
+    settings.WEBAUTH = {
+        **settings.WEBAUTH,
+        "providers": [Credentials(id="pin", authorize=authorize)],
+    }
+    token = csrf_pair(client)
+    caplog.set_level(logging.DEBUG)
+    client.post("/auth/callback/pin", {"csrfToken": token, "username": FORGED})
+    assert_one_error_line(caplog, containing="CallbackRouteError")
+    (cause,) = [r.getMessage() for r in caplog.records if "[auth][cause]" in r.getMessage()]
+    assert cause.startswith("[auth][cause]: Traceback (most recent call last):")
+    assert not CONTROL.search(cause.replace("\n", ""))
+    last = cause.splitlines()[-1]
+    assert last.startswith(r"LookupError: no user named \r\n[auth][error] Forged"), last
+
+
+def test_auth_error_text_is_one_escaped_line():
+    error = errors.OAuthCallbackError("denied" + FORGED)
+    assert error.message == "denied" + FORGED  # the attribute keeps what was raised
+    text = str(error)
+    assert "\n" not in text and not CONTROL.search(text)
+    assert text.startswith(r"denied\r\n[auth][error] Forged: admin signed in\x1b[2J")
+    assert text.endswith("Read more at https://errors.authjs.dev#oauthcallbackerror")
+
+
+def test_non_auth_error_text_is_escaped(webauth_log):
+    AuthLogger().error(ValueError("bad" + FORGED))
+    assert_one_error_line(webauth_log, containing=r"ValueError: bad\r\n[auth][error]")
+
+
+def test_chained_and_noted_exception_messages_are_escaped(webauth_log):
+    try:
+        try:
+            raise KeyError("inner" + FORGED)
+        except KeyError as inner:
+            outer = ConnectionError("outer" + FORGED)
+            outer.add_note("note" + FORGED)
+            raise outer from inner
+    except ConnectionError as exc:
+        caught = exc
+    AuthLogger().error(errors.AdapterError("adapter_get_user failed", cause={"err": caught}))
+    (cause,) = [r.getMessage() for r in webauth_log.records if "[auth][cause]" in r.getMessage()]
+    lines = cause.splitlines()
+    assert "The above exception was the direct cause of the following exception:" in lines
+    assert any(line.startswith(r"KeyError: 'inner\r\n[auth][error] Forged") for line in lines)
+    assert any(line.startswith(r"ConnectionError: outer\r\n[auth][error]") for line in lines)
+    assert any(line.startswith(r"note\r\n[auth][error] Forged") for line in lines)
+    assert not any(line.startswith("[auth][error]") for line in lines)
+    assert not CONTROL.search(cause.replace("\n", ""))
+
+
+def test_debug_message_and_warn_code_are_escaped(webauth_log):
+    auth_logger = AuthLogger(debug_enabled=True)
+    auth_logger.debug("step" + FORGED, {"value": "v" + FORGED})
+    auth_logger.warn("code" + FORGED)
+    debug, warn = (r.getMessage() for r in webauth_log.records)
+    assert debug.startswith(r"[auth][debug]: step\r\n[auth][error] Forged: admin signed in")
+    # The metadata is JSON, whose strings escape control characters themselves.
+    assert json.loads(debug[debug.index(" {") :]) == {"value": "v" + FORGED}
+    assert not CONTROL.search(debug.replace("\n", ""))
+    assert not any(line.startswith("[auth][error]") for line in debug.splitlines())
+    assert warn.startswith(r"[auth][warn][code\r\n[auth][error] Forged")
+    assert "\n" not in warn and not CONTROL.search(warn)
+
+
+def test_a_raising_custom_logger_does_not_echo_raw_text(caplog):
+    def broken(error):
+        raise RuntimeError("could not log " + error.message)
+
+    caplog.set_level(logging.DEBUG)
+    config = build_config({"logger": {"error": broken}}, {}.get)
+    config.logger.error(errors.OAuthCallbackError("denied" + FORGED))
+    assert not any(line.startswith("[auth][error]") for line in caplog.text.splitlines())
+    assert r"RuntimeError: could not log denied\r\n[auth][error] Forged" in caplog.text
+
+
+def test_long_client_text_is_cut(webauth_log):
+    AuthLogger().error(errors.OAuthCallbackError("y" * 100_000))
+    (record,) = webauth_log.records
+    message = record.getMessage()
+    assert len(message) < 2_200
+    assert "[98000 more characters]" in message
+    assert message.endswith("Read more at https://errors.authjs.dev#oauthcallbackerror")
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("plain text, unchanged: é ü 日本 \\n", "plain text, unchanged: é ü 日本 \\n"),
+        ("a\nb\rc\td", r"a\nb\rc\td"),
+        ("\x1b[31mred\x1b[0m", r"\x1b[31mred\x1b[0m"),
+        ("\x00\x7f\x9b", r"\x00\x7f\x9b"),
+        ("\u2028\u2029\u202e\ufeff", r"\u2028\u2029\u202e\ufeff"),
+        ("\ud800", r"\ud800"),
+        ("\U000e0041", r"\U000e0041"),
+    ],
+)
+def test_log_safe(raw, shown):
+    from webauth.logger import log_safe
+
+    assert log_safe(raw) == shown
+
+
+def test_no_module_but_the_logger_writes_to_a_python_logger():
+    # The escaping lives in webauth.logger: a module that logged by itself could
+    # forget it. Flows, routes and adapters log through config.logger.
+    package = Path(webauth.__file__).parent
+    uses_logging = re.compile(r"^\s*(import|from) logging\b", re.M)
+    offenders = [
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if path.name != "logger.py" and uses_logging.search(path.read_text())
+    ]
+    assert offenders == []
+
+
+def test_long_details_are_cut(webauth_log):
+    AuthLogger().error(errors.AdapterError("x", cause={"err": ValueError(), "v": "z" * 50_000}))
+    details = webauth_lines(webauth_log)[-1]
+    assert details.startswith("[auth][details]: {") and len(details) < 16_200
+    assert details.endswith("more characters]")

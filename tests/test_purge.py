@@ -7,9 +7,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from webauth.models import Session, VerificationToken, token_hash
+from webauth.purge import purge_expired
 
 pytestmark = pytest.mark.django_db
 
@@ -104,3 +106,85 @@ def test_unknown_database_alias():
 
 def test_dry_run_respects_verbosity_zero(rows):
     assert purge("--dry-run", "--verbosity", "0") == ""
+
+
+# -- batches follow the rows, not the id range ---------------------------------------------
+
+
+def delete_statements(queries):
+    return [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith("DELETE")]
+
+
+@pytest.mark.parametrize(
+    ("model", "batch_size", "expected_batches"),
+    [(Session, 10_000, 1), (Session, 1, 2), (VerificationToken, 10_000, 1)],
+)
+def test_far_apart_ids_cost_one_delete_per_batch_of_rows(model, batch_size, expected_batches):
+    # Two expired rows at ids 1 and 10**10: walking the id range would run a
+    # million empty DELETEs; batches that start at the next existing expired id
+    # need ceil(rows / batch size) of them.
+    past = timezone.now() - timedelta(days=1)
+    if model is Session:
+        user = get_user_model().objects.create_user("far")
+        make = lambda pk, n: Session.objects.create(  # noqa: E731
+            pk=pk, user=user, token_hash=token_hash(n), expires=past
+        )
+    else:
+        make = lambda pk, n: VerificationToken.objects.create(  # noqa: E731
+            pk=pk, identifier="far", token_hash=n, expires=past
+        )
+    make(1, "first")
+    make(10**10, "last")
+    batches = []
+
+    def progress(count):
+        batches.append(count)
+        assert len(batches) <= expected_batches, "more DELETE batches than batches of rows"
+
+    with CaptureQueriesContext(connection) as queries:
+        result = purge_expired(model, batch_size=batch_size, progress=progress)
+    assert (result.deleted, result.batches) == (2, expected_batches)
+    assert len(delete_statements(queries.captured_queries)) == expected_batches
+    assert not model.objects.exists()
+
+
+def test_deletes_are_bounded_by_rows_over_batch_size_with_live_rows_between():
+    user = get_user_model().objects.create_user("mixed")
+    now = timezone.now()
+    ids = [1, 3, 5, 1000, 10**6, 10**6 + 2, 10**9, 10**10, 10**10 + 5, 10**12]
+    for i, pk in enumerate(ids):
+        Session.objects.create(
+            pk=pk, user=user, token_hash=token_hash(f"x{i}"), expires=now - timedelta(hours=1)
+        )
+        Session.objects.create(  # a live row right after each expired one
+            pk=pk + 1,
+            user=user,
+            token_hash=token_hash(f"l{i}"),
+            expires=now + timedelta(days=1),
+        )
+    batches = []
+
+    def progress(count):
+        batches.append(count)
+        assert len(batches) <= 4, "more DELETE batches than batches of rows"
+
+    with CaptureQueriesContext(connection) as queries:
+        result = purge_expired(Session, batch_size=3, now=now, progress=progress)
+    assert batches == [3, 3, 3, 1]
+    assert result.deleted == 10 and result.batches == 4  # ceil(10 / 3)
+    assert len(delete_statements(queries.captured_queries)) == 4
+    assert Session.objects.count() == 10
+    assert not Session.objects.filter(expires__lt=now).exists()
+
+
+def test_the_batches_report_full_batches_then_the_rest(rows):
+    counts = []
+    result = purge_expired(Session, batch_size=10, progress=counts.append)
+    assert counts == [10, 10, 5] and result.batches == 3
+
+
+def test_empty_table_runs_no_delete():
+    with CaptureQueriesContext(connection) as queries:
+        result = purge_expired(Session)
+    assert (result.deleted, result.batches) == (0, 0)
+    assert delete_statements(queries.captured_queries) == []

@@ -11,6 +11,11 @@ Where an error lands when it interrupts a route:
 * every other error goes to the error page;
 * only "client-safe" errors show their own type to the user; the others are
   reported as ``error=Configuration`` and their detail stays in the server log.
+
+An error's text (``str(error)``) is always one printable line: messages often
+quote what a client or a provider sent (an ``error_description``, a provider id
+from the URL), and :func:`log_safe` escapes it so that it cannot forge log lines.
+``error.message`` keeps the message as raised.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any, ClassVar
 
 __all__ = [
     "CLIENT_SAFE_ERRORS",
+    "LOG_TEXT_LIMIT",
     "SIGN_IN_ERRORS",
     "AccessDenied",
     "AccountNotLinked",
@@ -59,7 +65,47 @@ __all__ = [
     "WebAuthnVerificationError",
     "error_type_for_url",
     "is_sign_in_error",
+    "log_safe",
 ]
+
+#: The most characters of one piece of text that :func:`log_safe` keeps.
+LOG_TEXT_LIMIT = 2000
+
+# What Python's repr() shows for these; every other unprintable character
+# becomes \xNN, \uNNNN or \UNNNNNNNN.
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(char: str) -> str:
+    short = _SHORT_ESCAPES.get(char)
+    if short is not None:
+        return short
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def log_safe(text: object, limit: int | None = LOG_TEXT_LIMIT) -> str:
+    """*text* as one printable line: safe to log whoever wrote it.
+
+    Line breaks (``\\n``, ``\\r``, U+2028, NEL), ANSI and other control characters,
+    invisible format characters (bidi overrides, zero-width) and lone surrogates
+    are shown as Python-style backslash escapes (``\\n``, ``\\x1b``, ``\\u202e``);
+    printable text, accented letters and other scripts included, is unchanged.
+    Beyond *limit* characters the text is cut and the cut is counted
+    (``... [1200 more characters]``). Backslashes are left as they are, so a
+    value already shown with ``repr()`` is not escaped twice.
+    """
+    value = text if isinstance(text, str) else str(text)
+    cut = len(value) - limit if limit is not None else 0
+    if cut > 0:
+        value = value[:limit]
+    if not value.isprintable():
+        value = "".join(c if c.isprintable() else _escape(c) for c in value)
+    return f"{value}... [{cut} more characters]" if cut > 0 else value
 
 
 class AuthError(Exception):
@@ -88,8 +134,11 @@ class AuthError(Exception):
         self.cause: Mapping[str, Any] | None = cause
 
     def __str__(self) -> str:
+        # One printable line, whatever the message quotes (see log_safe).
         link = f"https://errors.authjs.dev#{self.type.lower()}"
-        return f"{self.message}. Read more at {link}" if self.message else f"Read more at {link}"
+        if not self.message:
+            return f"Read more at {link}"
+        return f"{log_safe(self.message)}. Read more at {link}"
 
 
 class SignInError(AuthError):

@@ -5,6 +5,18 @@
 custom ``debug`` function) writes ``[auth][debug]: <message>`` and its metadata.
 The ``logger`` option replaces any of the three functions individually.
 Secrets are never passed to the logger by webauth itself.
+
+Log lines cannot be forged. Messages quote what clients and providers send (an
+``error_description``, a provider id from the URL, a ``callbackUrl``), so the
+built-in functions write every piece of text through :func:`log_safe`: one
+message is one line, with line breaks, ANSI escapes and other control characters
+shown as backslash escapes, and long text cut. Stack traces keep their lines,
+but each exception's message (and note) in them is escaped the same way, and so
+is any traceback attached to a record of the ``webauth`` logger. Metadata and
+details are JSON, which escapes control characters itself. Only this module
+writes to Python's ``logging``; everything else logs through ``config.logger``.
+A custom function given in the ``logger`` option receives the error object as
+raised; use :func:`log_safe` when it writes text from it to a log.
 """
 
 from __future__ import annotations
@@ -12,42 +24,128 @@ from __future__ import annotations
 import json
 import logging
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .errors import AuthError
+from .errors import LOG_TEXT_LIMIT, AuthError, log_safe
 
-__all__ = ["AuthLogger", "logger"]
+__all__ = ["AuthLogger", "format_exception", "log_safe", "logger"]
 
 logger = logging.getLogger("webauth")
 
 WARNINGS_URL = "https://warnings.authjs.dev"
 
+#: The most characters of one JSON block (``[auth][details]``, debug metadata).
+JSON_LIMIT = 8 * LOG_TEXT_LIMIT
+
+_CAUSE = "\nThe above exception was the direct cause of the following exception:\n\n"
+_CONTEXT = "\nDuring handling of the above exception, another exception occurred:\n\n"
+
+
+def _lines(text: str) -> str:
+    """Each line of *text* escaped; the line breaks between them kept."""
+    return "\n".join(log_safe(line, None) for line in text.split("\n"))
+
+
+def _exception_chunks(exc: traceback.TracebackException) -> list[str]:
+    """One exception of a chain: its frames, then its message and notes, each one line."""
+    chunks = []
+    if exc.stack:
+        chunks.append("Traceback (most recent call last):\n")
+        chunks.extend(_lines(frame) for frame in exc.stack.format())
+    # format_exception_only yields one chunk per line it means to print (the
+    # message, a SyntaxError's position), each escaped whole: text in them is
+    # anyone's. It would split notes at their line breaks, so they are added here.
+    notes, exc.__notes__ = exc.__notes__, None
+    chunks.extend(log_safe(c.rstrip("\n")) + "\n" for c in exc.format_exception_only())
+    if isinstance(notes, Sequence) and not isinstance(notes, str):
+        chunks.extend(log_safe(note) + "\n" for note in notes)
+    elif notes is not None:
+        chunks.append(log_safe(f"__notes__ is not a sequence: {notes!r}") + "\n")
+    for number, member in enumerate(getattr(exc, "exceptions", None) or (), 1):
+        chunks.append(f"--- sub-exception {number} of the group ---\n")
+        chunks.extend(_chain_chunks(member))
+    return chunks
+
+
+def _chain_chunks(exc: traceback.TracebackException) -> list[str]:
+    # Each entry: an exception and the sentence linking it to the one it follows.
+    chain: list[tuple[str | None, traceback.TracebackException]] = []
+    current: traceback.TracebackException | None = exc
+    while current is not None:
+        if current.__cause__ is not None:
+            chain.append((_CAUSE, current))
+            current = current.__cause__
+        elif current.__context__ is not None and not current.__suppress_context__:
+            chain.append((_CONTEXT, current))
+            current = current.__context__
+        else:
+            chain.append((None, current))
+            current = None
+    chunks: list[str] = []
+    for link, member in reversed(chain):  # the first cause first, as Python prints it
+        if link is not None:
+            chunks.append(link)
+        chunks.extend(_exception_chunks(member))
+    return chunks
+
+
+def format_exception(error: BaseException) -> str:
+    """*error*'s traceback with its chain, as :func:`traceback.format_exception`,
+    except that every exception's message and note is one escaped line
+    (:func:`log_safe`): a message that quotes a client cannot start a log line."""
+    return "".join(_chain_chunks(traceback.TracebackException.from_exception(error))).rstrip()
+
+
+class _SafeTracebacks(logging.Filter):
+    """Renders a record's attached traceback with :func:`format_exception`.
+
+    Handlers' formatters print ``record.exc_text`` when it is set, instead of
+    formatting the exception themselves with its raw messages.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
+            record.exc_text = format_exception(record.exc_info[1])
+        return True
+
+
+logger.addFilter(_SafeTracebacks())
+
+
+def _json(value: Any) -> str:
+    # JSON escapes control characters in strings (and ensure_ascii every
+    # non-ASCII one): the block may span lines, none of them a client's.
+    text = json.dumps(value, default=str, indent=2)
+    cut = len(text) - JSON_LIMIT
+    return text if cut <= 0 else f"{text[:JSON_LIMIT]}... [{cut} more characters]"
+
 
 def _default_error(error: BaseException) -> None:
     name = error.type if isinstance(error, AuthError) else type(error).__name__
-    logger.error("[auth][error] %s: %s", name, error)
+    # An AuthError's own text is already one escaped line; anything else is escaped here.
+    text = str(error) if type(error).__str__ is AuthError.__str__ else log_safe(str(error))
+    logger.error("[auth][error] %s: %s", log_safe(name), text)
     cause = getattr(error, "cause", None)
     err = cause.get("err") if isinstance(cause, Mapping) else None
     if isinstance(err, BaseException):
-        stack = "".join(traceback.format_exception(err)).rstrip()
-        logger.error("[auth][cause]: %s", stack)
+        logger.error("[auth][cause]: %s", format_exception(err))
         details = {k: v for k, v in cause.items() if k != "err"} if cause else {}
         if details:
-            logger.error("[auth][details]: %s", json.dumps(details, default=str, indent=2))
+            logger.error("[auth][details]: %s", _json(details))
     elif error.__traceback__ is not None:
-        logger.error("%s", "".join(traceback.format_tb(error.__traceback__)).rstrip())
+        logger.error("%s", _lines("".join(traceback.format_tb(error.__traceback__)).rstrip()))
 
 
 def _default_warn(code: str) -> None:
-    logger.warning("[auth][warn][%s] Read more: %s", code, WARNINGS_URL)
+    logger.warning("[auth][warn][%s] Read more: %s", log_safe(code), WARNINGS_URL)
 
 
 def _default_debug(message: str, metadata: Any = None) -> None:
     if metadata is None:
-        logger.debug("[auth][debug]: %s", message)
+        logger.debug("[auth][debug]: %s", log_safe(message))
     else:
-        logger.debug("[auth][debug]: %s %s", message, json.dumps(metadata, default=str, indent=2))
+        logger.debug("[auth][debug]: %s %s", log_safe(message), _json(metadata))
 
 
 class AuthLogger:
@@ -74,6 +172,7 @@ class AuthLogger:
         try:
             self._error(error)
         except Exception:  # a broken custom logger must not break a sign-in
+            # The traceback is rendered escaped by _SafeTracebacks.
             logger.exception("webauth: the custom error logger raised")
 
     def warn(self, code: str) -> None:

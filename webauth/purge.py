@@ -1,17 +1,22 @@
 """Deleting expired sessions and verification tokens in short batches.
 
-Batches walk the primary key: each ``DELETE`` covers one key range of at most
-``batch_size`` ids and commits on its own, so no statement holds locks for long
-and no batch rescans what earlier batches removed (the usual
-``WHERE id IN (SELECT ... LIMIT n)`` does, and slows down quadratically as dead
-index entries pile up). Rows never travel to Python.
+Batches follow the expired rows in primary-key order (keyset pagination): a
+query finds where the next ``batch_size`` expired rows end, after the previous
+batch's last id, and one ``DELETE`` removes them by key range; each batch
+commits on its own. So no statement holds locks for long, no batch rescans
+what earlier batches removed (the usual ``WHERE id IN (SELECT ... LIMIT n)``
+does, and slows down quadratically as dead index entries pile up), and the
+number of statements follows the number of rows, not the spread of their ids:
+rows at ids 1 and 10**10 are one batch. Rows never travel to Python; each batch
+reads back two numbers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import connections, models, transaction
 from django.utils import timezone
@@ -55,25 +60,16 @@ def count_expired(
         return int(cursor.fetchone()[0])
 
 
-def _ranges(
-    model: type[models.Model], now: datetime, batch_size: int, using: str
-) -> Iterator[tuple[int, int]]:
-    """Consecutive ``[low, high)`` id ranges covering every expired row.
+def _next_batch_sql(table: str, pk: str, expires: str, *, after: bool) -> str:
+    """The last id and the number of the next *batch_size* expired rows.
 
-    The bounds are read once; walking fixed-width key ranges costs one index
-    range scan per batch, even where ids are sparse.
+    With *after*, the rows after a given id: the previous batch's last one.
     """
-    table, pk, expires = _names(model, using)
-    with connections[using].cursor() as cursor:
-        cursor.execute(
-            f"SELECT MIN({pk}), MAX({pk}) FROM {table} WHERE {expires} < %s",  # noqa: S608
-            [now],
-        )
-        first, last = cursor.fetchone()
-    if first is None:
-        return
-    for low in range(int(first), int(last) + 1, batch_size):
-        yield low, low + batch_size
+    start = f" AND {pk} > %s" if after else ""
+    return (
+        f"SELECT MAX({pk}), COUNT(*) FROM (SELECT {pk} FROM {table}"  # noqa: S608 - quoted names
+        f" WHERE {expires} < %s{start} ORDER BY {pk} LIMIT %s) batch"
+    )
 
 
 def purge_expired(
@@ -86,20 +82,42 @@ def purge_expired(
 ) -> PurgeResult:
     """Delete *model*'s rows whose ``expires`` lies before *now*.
 
-    Each batch is its own short transaction; returns the totals.
+    Each batch of at most *batch_size* rows is its own short transaction;
+    *progress* is called with each batch's count. Returns the totals.
     """
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     now = now or timezone.now()
     table, pk, expires = _names(model, using)
-    delete_sql = f"DELETE FROM {table} WHERE {pk} >= %s AND {pk} < %s AND {expires} < %s"  # noqa: S608
+    first_sql = _next_batch_sql(table, pk, expires, after=False)
+    next_sql = _next_batch_sql(table, pk, expires, after=True)
+    first_delete = f"DELETE FROM {table} WHERE {pk} <= %s AND {expires} < %s"  # noqa: S608
+    next_delete = f"DELETE FROM {table} WHERE {pk} > %s AND {pk} <= %s AND {expires} < %s"  # noqa: S608
     deleted = batches = 0
-    for low, high in _ranges(model, now, batch_size, using):
-        with transaction.atomic(using=using), connections[using].cursor() as cursor:
-            cursor.execute(delete_sql, [low, high, now])
+    last: Any = None
+    connection = connections[using]
+    while True:
+        # The boundary is read outside the DELETE's transaction: on SQLite a
+        # transaction that reads before it writes cannot wait for the write lock.
+        with connection.cursor() as cursor:
+            if last is None:
+                cursor.execute(first_sql, [now, batch_size])
+            else:
+                cursor.execute(next_sql, [now, last, batch_size])
+            high, found = cursor.fetchone()
+        if not found:
+            break
+        with transaction.atomic(using=using), connection.cursor() as cursor:
+            if last is None:
+                cursor.execute(first_delete, [high, now])
+            else:
+                cursor.execute(next_delete, [last, high, now])
             count = max(cursor.rowcount, 0)
+        last = high
         deleted += count
         batches += 1
         if progress is not None:
             progress(count)
+        if found < batch_size:  # that was the rest
+            break
     return PurgeResult(table=model._meta.db_table, deleted=deleted, batches=batches)

@@ -206,11 +206,15 @@ class Adapter(Protocol):
 
         *refresh* gets the account as stored at that moment and returns the token
         fields to store (``access_token``, ``refresh_token``, ``expires_at``,
-        ``token_type``, ``scope``, ``id_token``), or ``None`` when nothing must
-        change. Calls for one account must never overlap, across threads and
-        processes (a row lock, for example): providers that rotate refresh tokens
-        refuse a second refresh with the same one. Returns the account as stored
-        afterwards, or ``None`` when it does not exist.
+        ``token_type``, ``scope``, ``id_token``; fields left out keep their
+        values), or ``None`` when nothing must change. Calls for one account must
+        never overlap, across threads and processes (a row lock, for example): a
+        caller that arrives during another's refresh waits, then gets the account
+        as that one stored it, so that *refresh* sees the new tokens and asks the
+        provider nothing. Providers that rotate refresh tokens refuse a second
+        refresh with the same one. When *refresh* raises, nothing is stored and
+        the exception propagates. Returns the account as stored afterwards, or
+        ``None`` when it does not exist.
         """
 
     def list_accounts_by_user_id(self, user_id: str) -> Sequence[LinkedAccount]:

@@ -23,6 +23,7 @@ import ipaddress
 import re
 import secrets
 import threading
+import time
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -123,13 +124,40 @@ def _user_shape(model: Any) -> tuple[str, int, bool, bool]:
 
 # Token refreshes on a database without row locks (SQLite) are serialised in the
 # process by one of these, chosen by the account: a fixed set, however many
-# accounts there are.
+# accounts there are. Across processes, a claim in the row does it (below).
 _REFRESH_LOCKS = tuple(threading.Lock() for _ in range(64))
 
 
 def _refresh_lock(provider: str, provider_account_id: str) -> threading.Lock:
     digest = hashlib.sha256(f"{provider}\0{provider_account_id}".encode()).digest()
     return _REFRESH_LOCKS[digest[0] % len(_REFRESH_LOCKS)]
+
+
+#: How long a refresh may hold its claim on an account where the database has no
+#: row locks. Far beyond the provider's timeouts; past it, a claim left by a
+#: process that died is taken over.
+REFRESH_CLAIM_SECONDS = 60
+
+# A claim is stored in expires_at as a negative number, which no expiry is:
+# -(deadline in seconds * _CLAIM_SCALE + a random part), unique per claim.
+_CLAIM_SCALE = 1_000_000
+
+
+def _claim_deadline(expires_at: int | None) -> float:
+    """When the claim in *expires_at* lapses; 0 if it holds none."""
+    if expires_at is None or expires_at >= 0:
+        return 0
+    return (-expires_at) // _CLAIM_SCALE
+
+
+def _new_claim() -> int:
+    deadline = int(time.time()) + REFRESH_CLAIM_SECONDS
+    return -(deadline * _CLAIM_SCALE + secrets.randbelow(_CLAIM_SCALE))
+
+
+def _same(field: str, value: Any) -> dict[str, Any]:
+    """A filter matching *value* in *field*, ``NULL`` included."""
+    return {f"{field}__isnull": True} if value is None else {field: value}
 
 
 def _exact_account(obj: Account | None, provider_account_id: str) -> Account | None:
@@ -290,7 +318,7 @@ class DjangoAdapter:
 
     # -- accounts ---------------------------------------------------------------
     def _account_record(self, obj: Account) -> AdapterAccount:
-        return AdapterAccount(
+        record = AdapterAccount(
             user_id=str(obj.user_id),
             type=obj.type,
             provider=obj.provider,
@@ -298,6 +326,9 @@ class DjangoAdapter:
             **{name: getattr(obj, name) for name in ACCOUNT_TOKEN_FIELDS},
             extra=dict(obj.extra or {}),
         )
+        if _claim_deadline(record.expires_at):
+            record.expires_at = 0  # being refreshed: expired, as far as anyone reading knows
+        return record
 
     def link_account(self, account: AdapterAccount | Mapping[str, Any]) -> AdapterAccount:
         """Store a provider account; raises ``IntegrityError`` if it is already linked."""
@@ -383,13 +414,17 @@ class DjangoAdapter:
     ) -> AdapterAccount | None:
         """Run *refresh* on the locked account and store the token fields it returns.
 
+        Only one caller at a time, in any thread or process, runs *refresh* for an
+        account; the others wait, then get the account as the first one left it
+        (so ``get_access_token`` finds it fresh and calls no provider).
+
         Where the database has row locks (PostgreSQL, MariaDB, MySQL, Oracle) the
-        row is held with ``SELECT ... FOR UPDATE`` for the length of the call, so
-        concurrent callers in any process wait and then see the new tokens.
-        SQLite has no row locks, and a transaction held across the provider's
-        HTTP call would block every writer: there a per-account lock serialises
-        the callers of this process, and the update only applies if the refresh
-        token is still the one *refresh* saw (another process's refresh wins).
+        row is held with ``SELECT ... FOR UPDATE`` for the length of the call.
+        SQLite has none, and holding its database-wide write lock across the
+        provider's HTTP call would stop every other writer (a provider served by
+        the same project would wait for itself). There a caller claims the
+        account with one atomic compare-and-set of ``expires_at`` (see
+        :meth:`_refresh_with_claim`); threads of one process also queue on a lock.
         """
         alias = self._write_db(Account)
         rows = Account.objects.using(alias).filter(
@@ -407,16 +442,59 @@ class DjangoAdapter:
                     obj.save(using=alias, update_fields=[*changes, "updated_at"])
                 return self._account_record(obj)
         with _refresh_lock(provider, provider_account_id):
+            return self._refresh_with_claim(alias, rows, provider_account_id, refresh)
+
+    def _refresh_with_claim(
+        self, alias: str, rows: Any, provider_account_id: str, refresh: TokenRefresher
+    ) -> AdapterAccount | None:
+        """``refresh_account_tokens`` where the database has no row locks.
+
+        The caller claims the account by writing a claim (a negative number no
+        expiry can be) into ``expires_at``, only if the row still holds what it
+        read: of several callers exactly one write matches. The others re-read
+        the row every few milliseconds until the claim is gone, then run the
+        same steps on what the winner stored. The winner replaces its claim with
+        the new tokens, or puts the old expiry back when *refresh* stores
+        nothing or fails. A claim whose holder died lapses after
+        :data:`REFRESH_CLAIM_SECONDS`, and the next caller takes it over. While
+        a claim is in place, records read through this adapter show
+        ``expires_at=0`` (expired).
+        """
+        pause = 0.01
+        while True:
             obj = _exact_account(rows.first(), provider_account_id)
             if obj is None:
                 return None
+            seen = obj.expires_at
+            if _claim_deadline(seen) > time.time():  # another caller is refreshing
+                time.sleep(pause)
+                pause = min(pause * 2, 0.2)
+                continue
+            claim = _new_claim()
+            claimed = rows.filter(
+                pk=obj.pk, **_same("expires_at", seen), **_same("refresh_token", obj.refresh_token)
+            ).update(expires_at=claim)
+            if claimed:
+                break
+        # A lapsed claim's expiry is unknown: put back "expired" if nothing is stored.
+        previous = 0 if _claim_deadline(seen) else seen
+        mine = rows.filter(pk=obj.pk, expires_at=claim)
+        try:
             changes = refresh(self._account_record(obj))
+        except BaseException:
+            mine.update(expires_at=previous)
+            raise
+        with transaction.atomic(using=alias):
             if changes:
-                rows.filter(pk=obj.pk, refresh_token=obj.refresh_token).update(
-                    **changes, updated_at=timezone.now()
-                )
-                obj = rows.filter(pk=obj.pk).first()
-            return self._account_record(obj) if obj is not None else None
+                values = {"expires_at": previous, **changes, "updated_at": timezone.now()}
+                # Our claim lapsed only if the provider took minutes: the tokens it
+                # has just issued are the ones that work, so they are stored anyway.
+                if not mine.update(**values):
+                    rows.filter(pk=obj.pk).update(**values)
+            else:
+                mine.update(expires_at=previous)
+            stored = rows.filter(pk=obj.pk).first()
+        return self._account_record(stored) if stored is not None else None
 
     def _linked(self, obj: Account) -> LinkedAccount:
         return LinkedAccount(

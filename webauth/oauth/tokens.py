@@ -2,10 +2,14 @@
 
 ``get_access_token(user, "github")`` returns a usable access token from the
 user's linked account, using the refresh token when the stored one has expired
-and saving the new tokens. Concurrent callers refresh once: the adapter's
-``refresh_account_tokens`` runs the refresh with the account locked (a row lock
-in ``DjangoAdapter``), and a caller that waited finds the account fresh and
-uses the new token. It goes through the adapter (``get_account_by_user_id``,
+and saving the new tokens. Concurrent callers, in any thread or process,
+refresh once: the adapter's ``refresh_account_tokens`` runs the refresh with
+the account locked (in ``DjangoAdapter`` a row lock, or on SQLite an atomic
+claim on the row), and a caller that waited finds the account fresh and returns
+the token the first one stored, without asking the provider again. Providers
+that rotate refresh tokens refuse a reused one (and some then revoke every token
+of the grant), so a second refresh with the same token must never be sent. It
+goes through the adapter (``get_account_by_user_id``,
 ``refresh_account_tokens``); without a configured one, ``DjangoAdapter``'s
 tables are used.
 """

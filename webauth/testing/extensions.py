@@ -25,11 +25,13 @@ as webauth does, so sync and ``async def`` methods both pass.
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import connections
 
 from ..errors import LastSignInMethod
 from ..types import AdapterAccount, AdapterUser, as_account, as_user
@@ -117,6 +119,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
             )
         )
         assert [s.refresh_token for s in seen] == ["rt-1"]  # called once, with the stored account
+        assert seen[0].expires_at == account.expires_at  # as stored, whatever locking it takes
         assert result is not None and result.access_token == "at-new"
         stored = as_account(self.run(adapter, "get_account_by_user_id", user.id, "example"))
         assert stored is not None
@@ -139,6 +142,115 @@ class AdapterExtensionsSuite(AdapterHelpers):
             )
         )
         assert result is not None and result.access_token == "at-1"
+        stored = as_account(self.run(adapter, "get_account_by_user_id", user.id, "example"))
+        assert stored is not None
+        assert (stored.access_token, stored.refresh_token, stored.expires_at) == (
+            "at-1",
+            "rt-1",
+            account.expires_at,
+        )
+
+    def test_refresh_account_tokens_keeps_what_refresh_leaves_out(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        account = self.link(adapter, user)
+        self.run(
+            adapter,
+            "refresh_account_tokens",
+            "example",
+            account.provider_account_id,
+            lambda current: {"access_token": "at-only"},
+        )
+        stored = as_account(self.run(adapter, "get_account_by_user_id", user.id, "example"))
+        assert stored is not None
+        assert (stored.access_token, stored.refresh_token, stored.expires_at) == (
+            "at-only",
+            "rt-1",
+            account.expires_at,
+        )
+
+    def test_refresh_account_tokens_that_fails_changes_nothing(self, adapter: Any) -> None:
+        # The provider refused or could not be reached: the exception reaches the
+        # caller, the account is as it was, and the next caller may try again.
+        user = self.new_user(adapter)
+        account = self.link(adapter, user)
+
+        def refused(current: AdapterAccount) -> dict[str, Any]:
+            raise ConnectionError("provider unreachable")
+
+        with pytest.raises(ConnectionError):
+            self.run(
+                adapter, "refresh_account_tokens", "example", account.provider_account_id, refused
+            )
+        stored = as_account(self.run(adapter, "get_account_by_user_id", user.id, "example"))
+        assert stored is not None
+        assert (stored.access_token, stored.refresh_token, stored.expires_at) == (
+            "at-1",
+            "rt-1",
+            account.expires_at,
+        )
+        seen: list[AdapterAccount] = []
+        self.run(
+            adapter,
+            "refresh_account_tokens",
+            "example",
+            account.provider_account_id,
+            lambda current: seen.append(current),
+        )
+        assert [(s.refresh_token, s.expires_at) for s in seen] == [("rt-1", account.expires_at)]
+
+    # Other threads need committed rows (and their own database connections).
+    @pytest.mark.django_db(transaction=True)
+    def test_refresh_account_tokens_callers_wait_for_each_other(self, adapter: Any) -> None:
+        # While one caller's refresh runs, another caller for the same account
+        # waits, then refreshes from what the first one stored: providers that
+        # rotate refresh tokens refuse the old one a second time.
+        user = self.new_user(adapter)
+        account = self.link(adapter, user)
+        inside, release = threading.Event(), threading.Event()
+        seen: list[str | None] = []
+        results: list[Any] = []
+        later = int(time.time()) + 3600
+
+        def slow(current: AdapterAccount) -> dict[str, Any]:
+            seen.append(current.refresh_token)
+            inside.set()
+            release.wait(10)
+            return {"access_token": "at-2", "refresh_token": "rt-2", "expires_at": later}
+
+        def second(current: AdapterAccount) -> None:
+            seen.append(current.refresh_token)
+
+        def run(refresh: Any) -> None:
+            try:
+                results.append(
+                    as_account(
+                        self.run(
+                            adapter,
+                            "refresh_account_tokens",
+                            "example",
+                            account.provider_account_id,
+                            refresh,
+                        )
+                    )
+                )
+            finally:
+                connections.close_all()
+
+        first_thread = threading.Thread(target=run, args=(slow,))
+        second_thread = threading.Thread(target=run, args=(second,))
+        first_thread.start()
+        try:
+            assert inside.wait(10)
+            second_thread.start()
+            time.sleep(0.3)
+            assert seen == ["rt-1"], "a second refresh ran while the first was running"
+        finally:
+            release.set()
+            first_thread.join(10)
+            if second_thread.is_alive() or second_thread.ident is not None:
+                second_thread.join(10)
+        assert seen == ["rt-1", "rt-2"]
+        assert [r.access_token for r in results] == ["at-2", "at-2"]
 
     def test_refresh_account_tokens_of_unknown_account_is_none(self, adapter: Any) -> None:
         calls: list[Any] = []

@@ -27,8 +27,8 @@ class Command(BaseCommand):
             "--batch-size",
             type=int,
             default=10_000,
-            help="Ids per DELETE statement (default 10000). Smaller batches hold locks "
-            "for less time.",
+            help="Expired rows per DELETE statement (default 10000). Smaller batches hold "
+            "locks for less time.",
         )
         parser.add_argument(
             "--database",
