@@ -591,14 +591,29 @@ def test_unknown_provider_id_cannot_forge_a_log_line(client, caplog, route):
 @pytest.mark.django_db
 @pytest.mark.parametrize("channel", ["query", "cookie"])
 def test_bad_callback_url_cannot_forge_a_log_line(client, caplog, channel):
+    # An unusable client-sent callbackUrl is not an error (it becomes the origin):
+    # nothing of it may reach the log as a line of its own.
     caplog.set_level(logging.DEBUG)
     value = "javascript:alert(1)" + FORGED
     if channel == "cookie":
         client.cookies["authjs.callback-url"] = quote(value, safe="")
-        client.get("/auth/session")
+        response = client.get("/auth/session")
     else:
-        client.get("/auth/session?" + urlencode({"callbackUrl": value}))
-    assert_one_error_line(caplog, containing="InvalidCallbackUrl: Invalid callback URL.")
+        response = client.get("/auth/session?" + urlencode({"callbackUrl": value}))
+    assert response.status_code == 200
+    assert "Forged" not in caplog.text
+    assert not [r for r in caplog.records if r.getMessage().startswith("[auth][error]")]
+
+
+@pytest.mark.django_db
+def test_a_redirect_callback_answer_cannot_forge_a_log_line(client, settings, caplog):
+    settings.WEBAUTH = {
+        **settings.WEBAUTH,
+        "callbacks": {"redirect": lambda url, base_url: "javascript:alert(1)" + FORGED},
+    }
+    caplog.set_level(logging.DEBUG)
+    client.get("/auth/signin")
+    assert_one_error_line(caplog, containing="InvalidCallbackUrl: The redirect callback returned")
 
 
 @pytest.mark.django_db
@@ -729,3 +744,17 @@ def test_long_details_are_cut(webauth_log):
     details = webauth_lines(webauth_log)[-1]
     assert details.startswith("[auth][details]: {") and len(details) < 16_200
     assert details.endswith("more characters]")
+
+
+def test_a_child_logger_renders_tracebacks_safely(caplog):
+    from webauth.logger import get_logger
+
+    child = get_logger("ratelimit")
+    caplog.set_level(logging.DEBUG, logger="webauth.ratelimit")
+    try:
+        raise ValueError("cache said" + FORGED)
+    except ValueError:
+        child.exception("webauth: rate limit could not be counted")
+    (record,) = caplog.records
+    assert record.exc_text is not None and "cache said\\r\\n[auth][error]" in record.exc_text
+    assert not any(line.startswith("[auth][error]") for line in caplog.text.splitlines())

@@ -29,7 +29,7 @@ from typing import Any
 
 from .errors import LOG_TEXT_LIMIT, AuthError, log_safe
 
-__all__ = ["AuthLogger", "format_exception", "log_safe", "logger"]
+__all__ = ["AuthLogger", "format_exception", "get_logger", "log_safe", "logger"]
 
 logger = logging.getLogger("webauth")
 
@@ -111,6 +111,20 @@ class _SafeTracebacks(logging.Filter):
 
 
 logger.addFilter(_SafeTracebacks())
+
+
+def get_logger(name: str) -> logging.Logger:
+    """A child of the ``webauth`` logger (``webauth.<name>``) with the same safe tracebacks.
+
+    For modules that log outside Auth.js's format (the rate limiter). A logger's
+    filters do not apply to records its children pass up, so each child gets its
+    own. Messages must still be passed through :func:`log_safe` (or ``%r``) when
+    they quote a client.
+    """
+    child = logging.getLogger(f"webauth.{name}")
+    if not any(isinstance(f, _SafeTracebacks) for f in child.filters):
+        child.addFilter(_SafeTracebacks())
+    return child
 
 
 def _json(value: Any) -> str:

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import logging
 import math
 import time
 from collections.abc import Iterable
@@ -61,6 +60,7 @@ from django.http import HttpRequest, HttpResponse
 
 from .client_ip import client_bucket, client_ip
 from .conf import Config, RateRule, get_config
+from .logger import get_logger
 from .responses import json_response
 
 __all__ = [
@@ -73,7 +73,7 @@ __all__ = [
     "refund",
 ]
 
-_log = logging.getLogger("webauth.ratelimit")
+_log = get_logger("ratelimit")
 
 #: A window's counter lives this much longer than the window, so that no request of
 #: the window can find it expired (Django's Redis ``incr`` checks, then increments).
