@@ -94,9 +94,9 @@ def fill(expired: int, live: int) -> None:
         if connection.vendor == "postgresql":
             cursor.execute(
                 "INSERT INTO webauth_session (user_id, token_hash, expires, created_at,"
-                " updated_at, user_agent) SELECT %s, md5(i::text) || md5((i+1)::text),"
+                " updated_at, user_agent, auth_hash) SELECT %s, md5(i::text) || md5((i+1)::text),"
                 " CASE WHEN i %% %s = 0 THEN now() + interval '1 day'"
-                " ELSE now() - interval '1 day' END, now(), now(), ''"
+                " ELSE now() - interval '1 day' END, now(), now(), '', ''"
                 " FROM generate_series(1, %s) AS i",
                 [user.pk, every, total],
             )
@@ -104,9 +104,9 @@ def fill(expired: int, live: int) -> None:
             cursor.execute(
                 "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %s)"
                 " INSERT INTO webauth_session (user_id, token_hash, expires, created_at,"
-                " updated_at, user_agent) SELECT %s, printf('%%064d', i),"
+                " updated_at, user_agent, auth_hash) SELECT %s, printf('%%064d', i),"
                 " CASE WHEN i %% %s = 0 THEN datetime('now', '+1 day')"
-                " ELSE datetime('now', '-1 day') END, datetime('now'), datetime('now'), ''"
+                " ELSE datetime('now', '-1 day') END, datetime('now'), datetime('now'), '', ''"
                 " FROM n",
                 [total, user.pk, every],
             )
