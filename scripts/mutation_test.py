@@ -519,7 +519,7 @@ def _run_tests(workdir: Path, tests: tuple[str, ...], timeout: float) -> tuple[s
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
     started = time.monotonic()
     try:
-        completed = subprocess.run(
+        completed = subprocess.run(  # noqa: S603 - our own interpreter and fixed arguments
             command,
             cwd=workdir,
             env=env,
@@ -576,7 +576,10 @@ def run_target(name: str, target: Target, args: argparse.Namespace) -> bool:
     # Equivalent mutants cannot be caught: they are left out of the score.
     scored = total - len(explained)
     score = 100.0 * killed / scored if scored else 100.0
-    print(f"   mutants {total}, killed {killed}, survived {len(survivors)}, equivalent {len(explained)}")
+    print(
+        f"   mutants {total}, killed {killed}, survived {len(survivors)},"
+        f" equivalent {len(explained)}"
+    )
     print(f"   score {score:.1f}% (killed / non-equivalent mutants)")
     if survivors:
         print("   SURVIVED:")
