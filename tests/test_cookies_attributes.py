@@ -63,7 +63,12 @@ def test_path_same_site_and_http_only_overrides_are_written():
 
 def test_defaults_are_http_only_lax_root_path():
     spec = spec_of("session_token")
-    assert (spec.http_only, spec.same_site, spec.path, spec.partitioned) == (True, "Lax", "/", False)
+    assert (spec.http_only, spec.same_site, spec.path, spec.partitioned) == (
+        True,
+        "Lax",
+        "/",
+        False,
+    )
     response = HttpResponse()
     ck.set_cookie(response, spec, "v")
     text = header(response, spec.name)

@@ -852,3 +852,26 @@ def test_encode_from_many_threads() -> None:
     for number, token in made:
         claims = json.loads(jwcrypto_decrypt(token, key))
         assert claims["n"] * 1000 + claims["i"] == number
+
+
+def test_only_strict_base64url_segments_are_read(good_token: str) -> None:
+    # Each variant decodes to the same bytes under lenient base64 (junk skipped,
+    # padding accepted), so only strict decoding refuses it; jose (Auth.js)
+    # refuses all of them. Junk comes in fours so that the length modulo 4 (which
+    # decides the padding added) stays the same.
+    parts = good_token.split(".")
+    for index in (0, 2, 3, 4):
+        segment = parts[index]
+        variants = {
+            "spaces inside": segment[:4] + "    " + segment[4:],
+            "newlines inside": segment[:4] + "\n\n\n\n" + segment[4:],
+            "junk characters": segment[:4] + "!*@$" + segment[4:],
+            "padding inside": segment[:4] + "====" + segment[4:],
+            "padding at the end": segment + "====",
+            "standard alphabet": segment.replace("-", "+").replace("_", "/"),
+        }
+        for name, variant in variants.items():
+            if variant == segment:
+                continue  # e.g. no "-" or "_" in this segment
+            token = ".".join([*parts[:index], variant, *parts[index + 1 :]])
+            assert jwt.decode(token=token, secret=SECRET, salt=SALT) is None, (index, name)
