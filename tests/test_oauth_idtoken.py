@@ -43,13 +43,8 @@ def frozen():
 
 
 def provider(**options: Any) -> OIDC:
-    return OIDC(
-        id="example",
-        issuer=ISSUER,
-        client_id=CLIENT_ID,
-        client_secret=CLIENT_SECRET,
-        **{"id_token_signing_algs": ("HS256",), **options},
-    )
+    defaults = {"client_secret": CLIENT_SECRET, "id_token_signing_algs": ("HS256",)}
+    return OIDC(id="example", issuer=ISSUER, client_id=CLIENT_ID, **{**defaults, **options})
 
 
 def claims(**changes: Any) -> dict[str, Any]:
@@ -367,3 +362,39 @@ def test_claims_are_checked_after_a_good_rs256_signature(jwks_server):
     jwks_server.keys = [key]
     token = rs_token(key, claims(aud=[CLIENT_ID, "other"]), "k1")
     assert "(azp)" in refused(token, provider(**RS), jwks_uri=jwks_server.url)
+
+
+# -- HS256: the client secret is the key -----------------------------------------------------
+
+
+def test_the_error_is_a_callback_route_error():
+    assert InvalidIDToken.type == "CallbackRouteError"
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "client-secret-0123456789abcdefghijkW",  # base64url ends in "X", no padding
+        "client-secret-0123456789abcdefghijk",  # one "=" of padding
+        "client-secret-0123456789abcdefghijé",  # not ASCII
+    ],
+)
+def test_any_client_secret_verifies_its_tokens(secret):
+    token = hs_token(claims(), secret=secret)
+    assert validate(token, provider(client_secret=secret))["sub"] == "user-1"
+    refused(token, provider(client_secret=secret + "x"))
+
+
+@pytest.mark.parametrize("forged_with", ["", "XX", "None"])
+def test_without_a_client_secret_no_hs256_token_verifies(forged_with):
+    import base64
+    import hashlib
+    import hmac
+
+    def b64(data: bytes) -> bytes:
+        return base64.urlsafe_b64encode(data).rstrip(b"=")
+
+    signing_input = b64(b'{"alg":"HS256"}') + b"." + b64(json.dumps(claims()).encode())
+    mac = hmac.new(forged_with.encode(), signing_input, hashlib.sha256).digest()
+    token = (signing_input + b"." + b64(mac)).decode()
+    refused(token, provider(client_secret=None))
