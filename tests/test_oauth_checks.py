@@ -69,7 +69,7 @@ def test_the_state_parameter_is_an_auth_js_encoded_state(make_state, config):
     checks = new_checks(make_state(), make_provider())
     # Auth.js's salt for the state parameter, so its redirect proxy can read ours.
     payload = jose.decode(token=checks.state, secret=SECRET, salt="encodedState")
-    assert payload is not None and len(payload["random"]) >= 43 and "origin" not in payload
+    assert payload is not None and "origin" not in payload
     assert decode_state(config, checks.state) == payload
     assert decode_state(config, "garbage") is None
     # It expires with the check cookies.
@@ -236,3 +236,16 @@ def test_clear_checks_deletes_only_the_cookies_sent(make_state):
     response = HttpResponse()
     clear_checks(make_state({NAMES["pkce"]: "x"}), response)
     assert set(response.cookies) == {NAMES["pkce"]}
+
+
+def test_each_value_is_256_random_bits(make_state, config):
+    # token_urlsafe(32): 32 random bytes, 43 base64url characters (PKCE allows 43 to 128).
+    checks = new_checks(make_state(), make_provider())
+    assert len(checks.code_verifier) == 43 and len(checks.nonce) == 43
+    assert len(decode_state(config, checks.state)["random"]) == 43
+
+
+def test_the_message_of_a_missing_cookie_lists_the_causes(make_state):
+    with pytest.raises(InvalidCheck) as info:
+        read_check(make_state(), make_provider(), "state")
+    assert "cookie is missing: the cookie was blocked or dropped by the browser" in str(info.value)
