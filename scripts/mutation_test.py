@@ -149,6 +149,7 @@ class Mutant:
 
     path: str
     line: int
+    column: int
     kind: str
     before: str
     after: str
@@ -157,7 +158,9 @@ class Mutant:
     @property
     def key(self) -> str:
         """A stable identity, as written in the equivalent-mutants file."""
-        return f"{self.path}:{self.line} | {self.kind} | {self.before} -> {self.after}"
+        return (
+            f"{self.path}:{self.line}:{self.column} | {self.kind} | {self.before} -> {self.after}"
+        )
 
 
 def _short(text: str, limit: int = 90) -> str:
@@ -480,7 +483,10 @@ def mutants(target: Target, only_line: int | None = None) -> list[Mutant]:
                 compile(new_source, target.path, "exec")
             except SyntaxError:
                 continue  # e.g. deleting the only statement of a block
-            mutant = Mutant(target.path, line, label, _short(before), _short(after), new_source)
+            column = node.col_offset  # type: ignore[attr-defined]
+            mutant = Mutant(
+                target.path, line, column, label, _short(before), _short(after), new_source
+            )
             if mutant.key in seen or new_source == source:
                 continue
             seen.add(mutant.key)

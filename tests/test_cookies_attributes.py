@@ -187,3 +187,27 @@ def test_session_cookies_are_read_whole_before_chunks():
     assert ck.read_chunked(cookies, "authjs.session-token") == "whole value"
     assert ck.read_chunked({}, "authjs.session-token") is None
     assert ck.read_chunked({"authjs.session-token": ""}, "authjs.session-token") is None
+
+
+def test_a_cookie_spec_defaults_to_auth_js_attributes():
+    spec = ck.CookieSpec(name="my-cookie")
+    assert (spec.http_only, spec.same_site, spec.path, spec.secure) == (True, "Lax", "/", False)
+    assert (spec.domain, spec.max_age, spec.partitioned) == (None, None, False)
+    response = HttpResponse()
+    ck.set_cookie(response, spec, "v")
+    assert header(response, "my-cookie") == "my-cookie=v; HttpOnly; Path=/; SameSite=Lax"
+
+
+def test_flags_are_bare_attributes():
+    # HttpOnly, Secure and Partitioned carry no value on the wire.
+    spec = spec_of("session_token", True, partitioned=True)
+    response = HttpResponse()
+    ck.set_cookie(response, spec, "v")
+    assert header(response, spec.name) == (
+        "__Secure-authjs.session-token=v; HttpOnly; Partitioned; Path=/; SameSite=Lax; Secure"
+    )
+
+
+def test_cookie_specs_are_hashable_values():
+    spec = spec_of("session_token")
+    assert spec in {spec} and hash(spec) == hash(ck.CookieSpec(name=spec.name))
