@@ -211,3 +211,12 @@ def test_flags_are_bare_attributes():
 def test_cookie_specs_are_hashable_values():
     spec = spec_of("session_token")
     assert spec in {spec} and hash(spec) == hash(ck.CookieSpec(name=spec.name))
+
+
+def test_each_chunk_carries_its_own_piece_on_the_wire():
+    spec = spec_of("session_token")
+    value = "a" * ck.CHUNK_SIZE + "b" * 10
+    response = HttpResponse()
+    ck.set_chunked(response, spec, value, {})
+    assert header(response, spec.name + ".0").startswith(f"{spec.name}.0={'a' * ck.CHUNK_SIZE};")
+    assert header(response, spec.name + ".1").startswith(f"{spec.name}.1={'b' * 10};")
