@@ -92,6 +92,8 @@ def test_a_bad_token_is_cleared_and_logged(raw):
     result = read_jwt_session(make_config(errors), raw, SALT)
     assert result.clear is True and result.session is None and result.cookie is None
     assert len(errors) == 1 and isinstance(errors[0], JWTSessionError)
+    # The log says what happened, not some later TypeError.
+    assert str(errors[0]).startswith("Invalid JWT") and not errors[0].cause
 
 
 def test_a_token_for_another_cookie_name_is_refused():
