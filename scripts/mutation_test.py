@@ -248,7 +248,7 @@ class _Collector(ast.NodeVisitor):
             body = body[1:]
         self._visit_block(body)
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+    visit_AsyncFunctionDef = visit_FunctionDef
 
     def _visit_block(self, body: list[ast.stmt]) -> None:
         for stmt in body:
@@ -368,9 +368,9 @@ def _variants(node: ast.AST, kind: str) -> Iterator[tuple[str, ast.AST | None]]:
                 yield "comparison changed", new
     elif kind == "boolop":
         assert isinstance(node, ast.BoolOp)
-        new = copy.deepcopy(node)
-        new.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-        yield "boolean operator swapped", new
+        swapped = copy.deepcopy(node)
+        swapped.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        yield "boolean operator swapped", swapped
         # Each operand dropped in turn: a condition that no test needs.
         for i in range(len(node.values)):
             rest = [copy.deepcopy(v) for j, v in enumerate(node.values) if j != i]
@@ -383,9 +383,9 @@ def _variants(node: ast.AST, kind: str) -> Iterator[tuple[str, ast.AST | None]]:
         yield "not removed", copy.deepcopy(node.operand)
     elif kind == "binop":
         assert isinstance(node, ast.BinOp)
-        new = copy.deepcopy(node)
-        new.op = _BINOP_SWAPS[type(node.op)]()
-        yield "arithmetic changed", new
+        changed = copy.deepcopy(node)
+        changed.op = _BINOP_SWAPS[type(node.op)]()
+        yield "arithmetic changed", changed
     elif kind == "constant":
         assert isinstance(node, ast.Constant)
         value = node.value
@@ -402,13 +402,13 @@ def _variants(node: ast.AST, kind: str) -> Iterator[tuple[str, ast.AST | None]]:
     elif kind == "slice":
         assert isinstance(node, ast.Slice)
         for bound in ("lower", "upper"):
-            value = getattr(node, bound)
-            if value is not None:
+            limit = getattr(node, bound)
+            if limit is not None:
                 moved = copy.deepcopy(node)
                 setattr(
                     moved,
                     bound,
-                    ast.BinOp(left=copy.deepcopy(value), op=ast.Add(), right=ast.Constant(1)),
+                    ast.BinOp(left=copy.deepcopy(limit), op=ast.Add(), right=ast.Constant(1)),
                 )
                 yield "slice bound moved", moved
                 dropped = copy.deepcopy(node)
@@ -416,10 +416,10 @@ def _variants(node: ast.AST, kind: str) -> Iterator[tuple[str, ast.AST | None]]:
                 yield "slice bound dropped", dropped
     elif kind == "return":
         assert isinstance(node, ast.Return)
-        value = node.value
-        if value is None or (isinstance(value, ast.Constant) and value.value is None):
+        returned = node.value
+        if returned is None or (isinstance(returned, ast.Constant) and returned.value is None):
             return
-        if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+        if isinstance(returned, ast.Constant) and isinstance(returned.value, bool):
             return  # the constant mutation flips it already
         yield "return value replaced", ast.Return(value=ast.Constant(None))
     elif kind == "call":
@@ -629,4 +629,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # output piped into head and the like
+        sys.stderr.close()
+        sys.exit(1)
