@@ -159,9 +159,11 @@ def test_an_update_tells_both_callbacks_what_the_client_sent():
 
 
 def test_a_jwt_callback_returning_none_ends_the_session():
-    config = make_config(callbacks={"jwt": lambda **p: None})
+    errors: list = []
+    config = make_config(errors, callbacks={"jwt": lambda **p: None})
     result = read_jwt_session(config, token(**CLAIMS), SALT)
     assert result.clear is True and result.session is None and result.cookie is None
+    assert errors == []  # the documented way to end a session: no error
 
 
 def test_a_failing_callback_ends_the_session_and_is_logged():
