@@ -201,7 +201,8 @@ def test_custom_decode_gets_the_secrets_and_salt():
 
 
 def test_read_session_follows_the_strategy():
-    assert read_session(make_config(), token(**CLAIMS), SALT).user_id == "7"
+    read = read_session(make_config(), token(**CLAIMS), SALT)
+    assert read.user_id == "7" and read.cookie is not None  # re-issued by default
     assert read_session(make_config(), token(**CLAIMS), SALT, reissue=False).cookie is None
     adapter = MemoryAdapter()
     config = make_config(adapter=adapter, session={"strategy": "database"})
@@ -266,6 +267,9 @@ def test_a_deactivated_users_session_ends(adapter):
         adapter.users["1"], instance=SimpleNamespace(is_active=True)
     )
     add_session(adapter, NOW + timedelta(days=10))
+    assert read_database_session(db_config(adapter), "tok").user_id == "1"
+    # A user model without is_active (AbstractBaseUser has it; custom ones may not).
+    adapter.users["1"] = dataclasses.replace(adapter.users["1"], instance=SimpleNamespace())
     assert read_database_session(db_config(adapter), "tok").user_id == "1"
 
 
