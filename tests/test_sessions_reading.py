@@ -358,7 +358,38 @@ def test_a_failing_adapter_is_no_session_and_is_logged(adapter):
     result = read_database_session(db_config(Broken(), errors), "tok")
     # Not cleared: the session may be fine once the database is back.
     assert result == SessionResult()
-    assert any(isinstance(error, SessionTokenError) for error in errors)
+    logged = [error for error in errors if isinstance(error, SessionTokenError)]
+    assert len(logged) == 1 and isinstance(logged[0].cause["err"], Exception)
+
+
+def test_a_session_error_raised_by_the_callback_is_logged_as_it_is(adapter):
+    errors: list = []
+    raised = SessionTokenError("the callback's own words")
+
+    def session(**params):
+        raise raised
+
+    config = make_config(
+        errors, adapter=adapter, session={"strategy": "database"}, callbacks={"session": session}
+    )
+    add_session(adapter, datetime.now(UTC) + timedelta(days=10))
+    assert read_database_session(config, "tok") == SessionResult()
+    assert errors == [raised]
+
+
+def test_the_extension_names_the_sessions_user(adapter):
+    updates = []
+
+    class Recording(MemoryAdapter):
+        async def update_session(self, session):
+            updates.append(dict(session))
+            return await super().update_session(session)
+
+    store = Recording()
+    store.users = adapter.users
+    add_session(store, datetime.now(UTC) + timedelta(hours=1))
+    read_database_session(db_config(store), "tok")
+    assert [(u["session_token"], u["user_id"]) for u in updates] == [("tok", "1")]
 
 
 def test_reading_a_database_session_from_async_code_is_a_usage_error(adapter):
