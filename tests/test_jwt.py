@@ -875,3 +875,10 @@ def test_only_strict_base64url_segments_are_read(good_token: str) -> None:
                 continue  # e.g. no "-" or "_" in this segment
             token = ".".join([*parts[:index], variant, *parts[index + 1 :]])
             assert jwt.decode(token=token, secret=SECRET, salt=SALT) is None, (index, name)
+
+
+def test_whitespace_on_one_side_of_the_payload_is_json_too() -> None:
+    # JSON.parse allows whitespace around the value, on either side alone as well.
+    key = jwt.derive_key(SECRET, SALT)
+    for plaintext in (b' {"a":1}', b'{"a":1} ', b'\n{"a":1}', b'{"a":1}\r\n'):
+        assert jwt.decode(token=seal(plaintext, key), secret=SECRET, salt=SALT) == {"a": 1}
