@@ -852,3 +852,128 @@ def test_encode_from_many_threads() -> None:
     for number, token in made:
         claims = json.loads(jwcrypto_decrypt(token, key))
         assert claims["n"] * 1000 + claims["i"] == number
+
+
+def test_only_strict_base64url_segments_are_read(good_token: str) -> None:
+    # Each variant decodes to the same bytes under lenient base64 (junk skipped,
+    # padding accepted), so only strict decoding refuses it; jose (Auth.js)
+    # refuses all of them. Junk comes in fours so that the length modulo 4 (which
+    # decides the padding added) stays the same.
+    parts = good_token.split(".")
+    for index in (0, 2, 3, 4):
+        segment = parts[index]
+        variants = {
+            "spaces inside": segment[:4] + "    " + segment[4:],
+            "newlines inside": segment[:4] + "\n\n\n\n" + segment[4:],
+            "junk characters": segment[:4] + "!*@$" + segment[4:],
+            "padding inside": segment[:4] + "====" + segment[4:],
+            "padding at the end": segment + "====",
+            "standard alphabet": segment.replace("-", "+").replace("_", "/"),
+        }
+        for name, variant in variants.items():
+            if variant == segment:
+                continue  # e.g. no "-" or "_" in this segment
+            token = ".".join([*parts[:index], variant, *parts[index + 1 :]])
+            assert jwt.decode(token=token, secret=SECRET, salt=SALT) is None, (index, name)
+
+
+def test_whitespace_on_one_side_of_the_payload_is_json_too() -> None:
+    # JSON.parse allows whitespace around the value, on either side alone as well.
+    key = jwt.derive_key(SECRET, SALT)
+    for plaintext in (b' {"a":1}', b'{"a":1} ', b'\n{"a":1}', b'{"a":1}\r\n'):
+        assert jwt.decode(token=seal(plaintext, key), secret=SECRET, salt=SALT) == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    ("in_header", "in_claims", "accepted"),
+    [
+        ("1", "1", True),
+        (1, 1, True),
+        (1, 1.0, True),  # one number type in JavaScript
+        (True, True, True),
+        (False, False, True),
+        (None, None, True),
+        ("1", 1, False),
+        (1, "1", False),
+        (True, 1, False),  # === does not convert
+        (1, True, False),
+        (False, 0, False),
+        (0, False, False),
+        (None, False, False),
+        (True, False, False),
+        ("a", "b", False),
+        ([1], [1], False),  # arrays and objects are never === to another one
+        ({"a": 1}, {"a": 1}, False),
+        ("[1]", [1], False),
+        ([1], "[1]", False),
+    ],
+)
+def test_replicated_sub_and_iss_compare_like_javascript(
+    in_header: Any, in_claims: Any, accepted: bool
+) -> None:
+    kid = jwt.key_id(jwt.derive_key(SECRET, SALT))
+    for name in ("sub", "iss"):
+        header = {"alg": "dir", "enc": "A256CBC-HS512", "kid": kid, name: in_header}
+        token = seal_claims({name: in_claims}, header=header)
+        decoded = jwt.decode(token=token, secret=SECRET, salt=SALT)
+        assert (decoded is not None) is accepted, name
+
+
+@pytest.mark.parametrize(
+    ("in_header", "in_claims", "accepted"),
+    [
+        (["x", "y"], ["x", "y"], True),  # aud compares by its JSON form
+        ({"a": 1}, {"a": 1}, True),
+        ("x", "x", True),
+        ("x", ["x"], False),
+        (["x"], "x", False),
+        (1, 1.0, False),  # JSON.stringify: "1" and "1" in JavaScript; Python writes 1.0
+    ],
+)
+def test_replicated_aud_compares_by_json(in_header: Any, in_claims: Any, accepted: bool) -> None:
+    kid = jwt.key_id(jwt.derive_key(SECRET, SALT))
+    header = {"alg": "dir", "enc": "A256CBC-HS512", "kid": kid, "aud": in_header}
+    decoded = jwt.decode(
+        token=seal_claims({"aud": in_claims}, header=header), secret=SECRET, salt=SALT
+    )
+    assert (decoded is not None) is accepted
+
+
+def _resplit(token: str, iv: bytes, ciphertext: bytes, *, retag: bool = False) -> str:
+    """The token with other IV and ciphertext segments (and, with retag, a fresh valid tag)."""
+    header, _, _, _, tag = token.split(".")
+    if retag:
+        key = jwt.derive_key(SECRET, SALT)
+        aad = header.encode("ascii")
+        mac = crypto_hmac.HMAC(key[:32], hashes.SHA512())
+        mac.update(aad + iv + ciphertext + (len(aad) * 8).to_bytes(8, "big"))
+        tag = b64e(mac.finalize()[:32])
+    return ".".join([header, "", b64e(iv), b64e(ciphertext), tag])
+
+
+def test_moving_bytes_between_iv_and_ciphertext_is_refused(good_token: str) -> None:
+    # The tag covers IV || ciphertext as one run of bytes, so the same bytes split
+    # elsewhere keep a valid tag and would even decrypt: only the 16-byte IV rule
+    # (as in jose) stops a second valid spelling of one token.
+    _, _, iv_segment, ciphertext_segment, _ = good_token.split(".")
+    iv, ciphertext = b64d(iv_segment), b64d(ciphertext_segment)
+    for new_iv, new_ciphertext in [
+        (b"", iv + ciphertext),
+        (iv + ciphertext[:16], ciphertext[16:]),
+        (iv[:8], iv[8:] + ciphertext),
+    ]:
+        token = _resplit(good_token, new_iv, new_ciphertext)
+        assert jwt.decode(token=token, secret=SECRET, salt=SALT) is None
+    assert jwt.decode(token=good_token, secret=SECRET, salt=SALT) is not None
+
+
+def test_ciphertext_of_partial_blocks_is_refused_and_leaves_no_trace(good_token: str) -> None:
+    # An authentic (correctly tagged) ciphertext that is not whole blocks must be
+    # refused before decryption: the per-thread AES context would otherwise keep
+    # the partial block and garble the next token decrypted on this thread.
+    _, _, iv_segment, ciphertext_segment, _ = good_token.split(".")
+    iv, ciphertext = b64d(iv_segment), b64d(ciphertext_segment)
+    for extra in (b"\x00" * 4, b"\x10" * 15):
+        token = _resplit(good_token, iv, ciphertext + extra, retag=True)
+        assert jwt.decode(token=token, secret=SECRET, salt=SALT) is None
+        assert jwt.decode(token=good_token, secret=SECRET, salt=SALT) is not None
