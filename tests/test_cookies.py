@@ -257,3 +257,35 @@ def test_deleting_stray_chunks_is_capped():
     ck.set_chunked(response, spec, "new", jar)
     assert len(response.cookies) == ck.MAX_CHUNKS + 1
     assert response.cookies[SESSION].value == "new"
+
+
+def test_the_cap_is_sixteen_chunks_as_documented():
+    # docs/sessions.md and docs/security.md promise 16: a set of 16 is read, 17 is not.
+    sixteen = {f"{SESSION}.{i}": chr(ord("a") + i) for i in range(16)}
+    assert ck.read_chunked(sixteen, SESSION) == "abcdefghijklmnop"
+    seventeen = {**sixteen, f"{SESSION}.16": "q"}
+    assert ck.read_chunked(seventeen, SESSION) is None
+
+
+def test_a_cookie_of_another_name_with_digits_at_the_chunk_position_is_no_chunk():
+    # Same length as "<name>." and digits after it, but another name.
+    other = "x" * len(SESSION + ".")
+    assert ck.read_chunked({f"{SESSION}.0": "a", f"{other}1": "b"}, SESSION) == "a"
+    assert ck.has_chunked({f"{other}0": "b"}, SESSION) is False
+
+
+@pytest.mark.parametrize(
+    ("jar", "expected"),
+    [
+        ({SESSION: "v"}, True),
+        ({f"{SESSION}.0": "v"}, True),
+        ({f"{SESSION}.3": "v"}, True),
+        ({f"{SESSION}.@": "v"}, False),
+        ({f"{SESSION}.01": "v"}, False),
+        ({f"{SESSION}-old": "v"}, False),
+        ({"other": "v"}, False),
+        ({}, False),
+    ],
+)
+def test_has_chunked(jar, expected):
+    assert ck.has_chunked(jar, SESSION) is expected
