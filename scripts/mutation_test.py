@@ -89,8 +89,14 @@ TARGETS: dict[str, Target] = {
     ),
     "sessions": Target(
         "webauth/sessions.py",
-        ("tests/test_sessions_reading.py",),
+        ("tests/test_sessions_reading.py", "tests/test_session_end.py"),
         (
+            "_bound_user",
+            "auth_hash_matches",
+            "session_auth_hash",
+            "jwt_lifetime",
+            "_deadline",
+            "_auth_time",
             "decode_token",
             "default_session",
             "read_jwt_session",
