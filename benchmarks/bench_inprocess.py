@@ -32,13 +32,16 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+
+# benchmarks/loadtest.py, beside this script.
+from loadtest import Caller  # noqa: E402
 
 SESSION_COOKIE = "authjs.session-token"
 
@@ -70,34 +73,6 @@ def environ(path: str, cookies: dict[str, str]) -> dict[str, Any]:
     if cookies:
         env["HTTP_COOKIE"] = "; ".join(f"{name}={value}" for name, value in cookies.items())
     return env
-
-
-class Caller:
-    """Calls a WSGI application the way a server would, keeping the last headers."""
-
-    def __init__(self) -> None:
-        from django.core.handlers.wsgi import WSGIHandler
-
-        self.app = WSGIHandler()
-        self.status = ""
-        self.headers: list[tuple[str, str]] = []
-
-    def start_response(self, status: str, headers: list[tuple[str, str]]) -> None:
-        self.status, self.headers = status, headers
-
-    def __call__(self, env: dict[str, Any]) -> bytes:
-        result: Iterable[bytes] = self.app(dict(env), self.start_response)
-        body = b"".join(result)
-        result.close()  # type: ignore[attr-defined]
-        return body
-
-    def set_cookies(self) -> dict[str, str]:
-        found = {}
-        for name, value in self.headers:
-            if name == "Set-Cookie":
-                key, _, rest = value.strip().partition("=")
-                found[key] = rest.split(";", 1)[0]
-        return found
 
 
 def session_cookies(call: Caller) -> tuple[dict[str, str], dict[str, str]]:

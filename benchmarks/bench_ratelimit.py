@@ -27,13 +27,12 @@ microseconds per request, and the cost over the baseline.
 from __future__ import annotations
 
 import argparse
-import io
 import statistics
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -41,6 +40,9 @@ from urllib.parse import urlencode
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+
+# benchmarks/loadtest.py, beside this script.
+from loadtest import Caller  # noqa: E402
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 HUGE = 1_000_000_000
@@ -116,30 +118,6 @@ def redis_answers() -> bool:
     except Exception:
         return False
     return True
-
-
-class Caller:
-    """Calls a WSGI application the way a server would, keeping the last status."""
-
-    def __init__(self) -> None:
-        from django.core.handlers.wsgi import WSGIHandler
-
-        self.app = WSGIHandler()
-        self.status = ""
-        self.headers: list[tuple[str, str]] = []
-
-    def start_response(self, status: str, headers: list[tuple[str, str]]) -> None:
-        self.status, self.headers = status, headers
-
-    def __call__(self, env: dict[str, Any]) -> bytes:
-        env = dict(env)
-        body = env.pop("webauth.body", None)
-        if body is not None:
-            env["wsgi.input"] = io.BytesIO(body)  # a POST body is read once per request
-        result: Iterable[bytes] = self.app(env, self.start_response)
-        body = b"".join(result)
-        result.close()  # type: ignore[attr-defined]
-        return body
 
 
 def environs(call: Caller) -> dict[str, dict[str, Any]]:

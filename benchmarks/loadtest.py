@@ -1,17 +1,30 @@
-"""What the HTTP benchmarks share: free ports, CPU time from ``/proc``, and wrk's output.
+"""What the benchmarks share: free ports, CPU time from ``/proc``, wrk's output, and
+:class:`Caller` for the in-process ones.
 
-``bench_http.py`` and ``bench_authjs.py`` import it from this directory.
+``bench_http.py``, ``bench_authjs.py``, ``bench_inprocess.py`` and
+``bench_ratelimit.py`` import it from this directory.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import socket
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-__all__ = ["Result", "cpu_seconds", "descendants", "free_port", "parse_latency", "parse_wrk"]
+__all__ = [
+    "Caller",
+    "Result",
+    "cpu_seconds",
+    "descendants",
+    "free_port",
+    "parse_latency",
+    "parse_wrk",
+]
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
@@ -97,3 +110,38 @@ def parse_wrk(text: str, socket_errors: tuple[str, ...] = ("timeout",)) -> Resul
         errors += sum(int(counts[kind]) for kind in socket_errors)
     p50, p99 = parse_latency(text, "50"), parse_latency(text, "99")
     return Result(float(rps.group(1)), p50, p99, int(requests.group(1)), errors)
+
+
+class Caller:
+    """Calls Django's WSGI application the way a server would, keeping the last answer's
+    status and headers. An environ may carry its POST body under ``"webauth.body"``:
+    a body is read once, so each call gets a fresh stream. Django must be set up."""
+
+    def __init__(self) -> None:
+        from django.core.handlers.wsgi import WSGIHandler
+
+        self.app = WSGIHandler()
+        self.status = ""
+        self.headers: list[tuple[str, str]] = []
+
+    def start_response(self, status: str, headers: list[tuple[str, str]]) -> None:
+        self.status, self.headers = status, headers
+
+    def __call__(self, env: dict[str, Any]) -> bytes:
+        env = dict(env)
+        body = env.pop("webauth.body", None)
+        if body is not None:
+            env["wsgi.input"] = io.BytesIO(body)
+        result: Iterable[bytes] = self.app(env, self.start_response)
+        answer = b"".join(result)
+        result.close()  # type: ignore[attr-defined]
+        return answer
+
+    def set_cookies(self) -> dict[str, str]:
+        """The cookies the last answer set, by name."""
+        found = {}
+        for name, value in self.headers:
+            if name == "Set-Cookie":
+                key, _, rest = value.strip().partition("=")
+                found[key] = rest.split(";", 1)[0]
+        return found
