@@ -89,7 +89,11 @@ TARGETS: dict[str, Target] = {
     ),
     "sessions": Target(
         "webauth/sessions.py",
-        ("tests/test_sessions_reading.py", "tests/test_session_end.py"),
+        (
+            "tests/test_sessions_reading.py",
+            "tests/test_session_end.py",
+            "tests/test_sessions_ending.py",
+        ),
         (
             "_bound_user",
             "auth_hash_matches",
