@@ -208,3 +208,49 @@ def test_the_log_says_when_the_absolute_lifetime_ended_a_session(client, setting
         assert client.get("/auth/session").json() is None
     ended = [r.getMessage() for r in debug_log.records if "SESSION_ENDED" in r.getMessage()]
     assert ended and '"reason": "absolute_max_age"' in ended[0], debug_log.text
+
+
+# -- a database session near its absolute deadline --------------------------------------------
+
+
+def _db_settings(settings, **session):
+    settings.WEBAUTH = {
+        **settings.WEBAUTH,
+        "adapter": "webauth.adapters.django.DjangoAdapter",
+        "session": {"strategy": "database", **session},
+    }
+
+
+def test_a_database_session_capped_at_its_deadline_is_not_extended(client, settings):
+    from freezegun import freeze_time
+
+    from webauth.models import Session
+
+    _db_settings(settings, absolute_max_age=3600)
+    get_user_model().objects.create_user("alice", "alice@example.com", PASSWORD)
+    with freeze_time("2030-01-01 12:00:00"):
+        sign_in(client)
+    (row,) = Session.objects.all()
+    capped = row.expires
+    with freeze_time("2030-01-01 12:30:00"):
+        response = client.get("/auth/session")
+    assert response.json() is not None
+    row.refresh_from_db()
+    assert row.expires == capped and row.updated_at == row.created_at  # not written again
+
+
+def test_a_database_session_is_extended_up_to_its_deadline(client, settings):
+    from datetime import UTC, datetime
+
+    from freezegun import freeze_time
+
+    from webauth.models import Session
+
+    _db_settings(settings, absolute_max_age=10 * 86_400, max_age=86_400, update_age=0)
+    get_user_model().objects.create_user("alice", "alice@example.com", PASSWORD)
+    with freeze_time("2030-01-01 12:00:00"):
+        sign_in(client)
+    with freeze_time("2030-01-02 00:00:00"):
+        assert client.get("/auth/session").json() is not None
+    (row,) = Session.objects.all()
+    assert row.expires == datetime(2030, 1, 3, 0, 0, tzinfo=UTC)
