@@ -31,8 +31,6 @@ import os
 import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +39,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 # benchmarks/loadtest.py, beside this script.
-from loadtest import Caller  # noqa: E402
+from loadtest import Caller, timed  # noqa: E402
 
 SESSION_COOKIE = "authjs.session-token"
 
@@ -111,13 +109,6 @@ def check(call: Caller, label: str, env: dict[str, Any], set_cookies: set[str]) 
     if not call.status.startswith("200") or got != set_cookies:
         wanted = sorted(set_cookies)
         raise SystemExit(f"{label}: {call.status}, Set-Cookie {sorted(got)} != {wanted}")
-
-
-def timed(fn: Callable[[], object], number: int) -> float:
-    start = time.perf_counter()
-    for _ in range(number):
-        fn()
-    return (time.perf_counter() - start) / number * 1e6
 
 
 def main() -> int:

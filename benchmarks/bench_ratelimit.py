@@ -30,9 +30,7 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -42,7 +40,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 # benchmarks/loadtest.py, beside this script.
-from loadtest import Caller  # noqa: E402
+from loadtest import Caller, timed  # noqa: E402
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 HUGE = 1_000_000_000
@@ -170,13 +168,6 @@ def check(call: Caller, label: str, env: dict[str, Any]) -> None:
         ok = status.startswith("200") and body == b"null"
     if not ok:
         raise SystemExit(f"{label}: {status} {location} {body[:80]!r}")
-
-
-def timed(fn: Callable[[], object], number: int) -> float:
-    start = time.perf_counter()
-    for _ in range(number):
-        fn()
-    return (time.perf_counter() - start) / number * 1e6
 
 
 def main() -> int:

@@ -11,7 +11,8 @@ import io
 import os
 import re
 import socket
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ __all__ = [
     "free_port",
     "parse_latency",
     "parse_wrk",
+    "timed",
 ]
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -145,3 +147,11 @@ class Caller:
                 key, _, rest = value.strip().partition("=")
                 found[key] = rest.split(";", 1)[0]
         return found
+
+
+def timed(fn: Callable[[], object], number: int) -> float:
+    """Microseconds per call of *fn*, over *number* calls."""
+    start = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - start) / number * 1e6

@@ -17,10 +17,10 @@ from webauth import aget_access_token, get_access_token
 from webauth.adapters.django import DjangoAdapter
 from webauth.models import Account
 from webauth.oauth.tokens import TokenRefreshError
-from webauth.providers.oauth import OIDC, OAuth2
+from webauth.providers.oauth import OIDC
 
 from .support.oidc_helpers import CLIENT_ID, CLIENT_SECRET, sign_in, start_idp
-from .support.token_endpoint import RotatingTokenEndpoint
+from .support.token_endpoint import RotatingTokenEndpoint, rotating_provider
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -228,16 +228,7 @@ def rotating(settings, rotating_account):
     with RotatingTokenEndpoint("rt-0", delay=0) as endpoint:
         settings.WEBAUTH = {
             **settings.WEBAUTH,
-            "providers": [
-                OAuth2(
-                    id="rotating",
-                    client_id="client",
-                    client_secret="secret",
-                    authorization_endpoint="https://provider.example/authorize",
-                    token_endpoint=endpoint.url,
-                    userinfo_endpoint="https://provider.example/userinfo",
-                )
-            ],
+            "providers": [rotating_provider(endpoint.url)],
             "adapter": "webauth.adapters.django.DjangoAdapter",
         }
         yield endpoint

@@ -208,11 +208,16 @@ def load_user(config: Config, user_id: str) -> Any:
     adapter whose users carry none, *user_id* is a key of ``AUTH_USER_MODEL``.
     A failing adapter has already logged its error: the request is anonymous.
     """
+    record = _stored_user(config, user_id)
+    return _active(record.instance) if record is not None else None
+
+
+def _stored_user(config: Config, user_id: str) -> Any:
+    """:func:`~webauth.sessions.find_user`, with a failing adapter (it logged) as no user."""
     try:
-        record = find_user(config, user_id)
+        return find_user(config, user_id)
     except AuthError:
         return None
-    return _active(record.instance) if record is not None else None
 
 
 class AuthState:
@@ -343,12 +348,9 @@ class AuthState:
             return _active(result.user.instance)  # came with the session: no query
         if result.user_id is None:
             return None
-        try:
-            record = find_user(self.config, result.user_id)
-        except AuthError:
-            return None  # the adapter logged it: anonymous for this request
+        record = _stored_user(self.config, result.user_id)
         if record is None:
-            return None
+            return None  # no such user, or the adapter failed: anonymous for this request
         user = _active(record.instance)
         if user is None and AUTH_HASH_CLAIM not in (result.token or {}):
             # A JWT from before sessions were bound to their user: its user turned

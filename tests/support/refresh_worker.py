@@ -28,22 +28,13 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
+    from tests.support.token_endpoint import rotating_provider
     from webauth import get_access_token
     from webauth.conf import reset_config
-    from webauth.providers.oauth import OAuth2
 
     settings.WEBAUTH = {
         **settings.WEBAUTH,
-        "providers": [
-            OAuth2(
-                id="rotating",
-                client_id="client",
-                client_secret="secret",
-                authorization_endpoint="https://provider.example/authorize",
-                token_endpoint=token_endpoint,
-                userinfo_endpoint="https://provider.example/userinfo",
-            )
-        ],
+        "providers": [rotating_provider(token_endpoint)],
         "adapter": "webauth.adapters.django.DjangoAdapter",
     }
     reset_config()

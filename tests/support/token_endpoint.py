@@ -75,3 +75,17 @@ class RotatingTokenEndpoint:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def rotating_provider(token_endpoint: str):
+    """The OAuth provider ``rotating`` whose tokens come from *token_endpoint*."""
+    from webauth.providers.oauth import OAuth2
+
+    return OAuth2(
+        id="rotating",
+        client_id="client",
+        client_secret="secret",
+        authorization_endpoint="https://provider.example/authorize",
+        token_endpoint=token_endpoint,
+        userinfo_endpoint="https://provider.example/userinfo",
+    )
