@@ -15,12 +15,17 @@ id                 problem
 ``webauth.W003``   ``skip_csrf_check`` is on
 ``webauth.W004``   ``base_path`` repeats the path of ``url``/``AUTH_URL`` (redundant)
 ``webauth.W005``   the path of ``url``/``AUTH_URL`` differs from ``base_path`` (ignored)
-``webauth.E008``   the adapter lacks methods the configured session strategy calls
+``webauth.E008``   the adapter lacks methods a configured flow or the session strategy
+                   calls, or an email provider has no adapter at all
 ``webauth.E009``   rate limits on, but their cache is ``DummyCache`` or not in ``CACHES``
 ``webauth.W006``   rate limits in ``LocMemCache`` with ``DEBUG = False`` (per process)
 ``webauth.W007``   rate limits in a cache whose ``incr`` is not atomic (database, file)
 ``webauth.E010``   ``session.absolute_max_age`` is not a positive number of seconds
 ``webauth.I001``   ``session.absolute_max_age`` is shorter than ``session.max_age``
+``webauth.W008``   an email provider sends from Django's ``webmaster@localhost``
+``webauth.W009``   an email provider's ``EMAIL_BACKEND`` delivers nothing (console,
+                   locmem, dummy, file) with ``DEBUG = False``
+``webauth.I002``   an email provider has ``confirm_link=False`` (scanners use links up)
 =================  ==============================================================
 """
 
@@ -146,7 +151,7 @@ def _check_url_path(raw: Any, config: Config) -> list[CheckMessage]:
 
 def _check_adapter(config: Config) -> list[CheckMessage]:
     if config.adapter is None:
-        return []
+        return _check_no_adapter(config)
     strategy = "database_session" if config.session.strategy == "database" else "jwt_with_adapter"
     needs = {f"the {config.session.strategy!r} session strategy": FLOW_METHODS[strategy]}
     for provider in config.providers:
@@ -167,6 +172,24 @@ def _check_adapter(config: Config) -> list[CheckMessage]:
                 id="webauth.E008",
             )
         )
+    return messages
+
+
+def _check_no_adapter(config: Config) -> list[CheckMessage]:
+    """Flows that cannot work without an adapter at all (email sign-in stores its grants)."""
+    messages: list[CheckMessage] = []
+    for provider in config.providers:
+        flow = flow_for(provider)
+        if flow is not None and flow.needs_adapter:
+            messages.append(
+                Error(
+                    f"The provider {provider.id!r} ({flow.name} sign-in) needs an adapter, "
+                    f"which calls {', '.join(flow.adapter_methods)}; none is configured.",
+                    hint="Set WEBAUTH['adapter'] = 'webauth.adapters.django.DjangoAdapter' "
+                    "(or an adapter of your own with those methods).",
+                    id="webauth.E008",
+                )
+            )
     return messages
 
 

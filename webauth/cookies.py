@@ -62,6 +62,8 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "state": ("authjs.state", {"max_age": CHECK_MAX_AGE}),
     "nonce": ("authjs.nonce", {}),
     "webauthn_challenge": ("authjs.challenge", {"max_age": CHECK_MAX_AGE}),
+    # webauth's: which email sign-in this browser started (Max-Age: the provider's max_age).
+    "email_pending": ("authjs.email-pending", {}),
 }
 
 

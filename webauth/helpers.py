@@ -18,8 +18,9 @@ from django.utils.translation import gettext
 from . import cookies as ck
 from .access import session_required_response, signin_url, wants_json
 from .conf import get_config
-from .errors import AuthError, CredentialsSignin, RateLimited
+from .errors import AuthError, CredentialsSignin, EmailSignInError, RateLimited
 from .flows import flow_for
+from .flows.email import InvalidEmail
 from .flows.signout import sign_out as sign_out_flow
 from .forms import FormResult, SignInForm, SignOutForm
 from .pages import SIGNIN_ERRORS
@@ -94,13 +95,19 @@ def sign_in(
     redirect_to: str | None = None,
     options: Mapping[str, Any] | None = None,
     authorization_params: str | Mapping[str, str] | None = None,
+    *,
+    email: str | None = None,
 ) -> HttpResponseBase | FormResult:
     """Sign in from a view: returns a redirect response, or a failed :class:`FormResult`.
 
     For a credentials provider, ``options`` holds the submitted fields and the user is
     signed in at once (the response carries the session cookie). For redirect-based
-    providers the response goes to the provider. CSRF is the calling view's job here
-    (Django's ``CsrfViewMiddleware`` protects it), as for Auth.js's server actions.
+    providers the response goes to the provider. For an email provider, ``email``
+    (or ``options["email"]``) is the address to send the link and code to; the
+    response goes to the "check your email" page, and an address webauth cannot
+    use is a failed result with a field error for ``email``. CSRF is the calling
+    view's job here (Django's ``CsrfViewMiddleware`` protects it), as for
+    Auth.js's server actions.
     """
     form = SignInForm(
         {
@@ -128,11 +135,24 @@ def sign_in(
             return flow.callback(state, provider, {**opts, "callbackUrl": target}, callback_url)
         if flow.start is None:
             return FormResult.failure(gettext("This provider cannot be started from a view."))
-        # Only these reach the provider, never the calling page's own query string.
-        response = flow.start(state, provider, data["authorization_params"], callback_url)
+        if flow.start_reads_body:
+            # What a form would have posted: the address, as an argument or an option.
+            params = {**opts, **({"email": email} if email is not None else {})}
+        else:
+            # Only these reach the provider, never the calling page's own query string.
+            params = data["authorization_params"]
+        response = flow.start(state, provider, params, callback_url)
         # Where to land after the provider's round trip, as the sign-in route remembers it.
         state.remember_callback_url(response, callback_url)
         return response
+    except InvalidEmail as exc:
+        config.logger.error(exc)
+        return FormResult(
+            failed=True, field_errors={"email": [exc.field_message]}, form_errors=[], error=exc
+        )
+    except EmailSignInError as exc:
+        config.logger.error(exc)
+        return FormResult.failure(str(SIGNIN_ERRORS["EmailSignin"]), exc)
     except CredentialsSignin as exc:
         config.logger.error(exc)
         return FormResult.failure(str(SIGNIN_ERRORS["CredentialsSignin"]), exc)

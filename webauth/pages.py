@@ -6,6 +6,7 @@ override, styled by the ``theme`` option. Strings are marked for translation.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpResponse
@@ -15,12 +16,14 @@ from django.utils.translation import gettext_lazy as _
 
 from .conf import Config
 from .flows import flow_for
+from .flows.email import verify_request_context
 from .providers.base import Provider
 from .state import AuthState
 
 __all__ = [
     "ERROR_PAGES",
     "SIGNIN_ERRORS",
+    "SIGNIN_ERROR_CODES",
     "provider_forms",
     "render_error_page",
     "render_page",
@@ -49,6 +52,11 @@ SIGNIN_ERRORS: dict[str, Any] = {
     # webauth addition: a rate limit of WEBAUTH["rate_limits"] refused the attempt.
     "RateLimited": _("Too many attempts. Please wait a few minutes before you try again."),
     "default": _("Unable to sign in."),
+}
+
+#: Messages for ``?error=<type>&code=<code>`` where the code says more than the type.
+SIGNIN_ERROR_CODES: dict[tuple[str, str], Any] = {
+    ("EmailSignin", "invalid_email"): _("Enter a valid email address."),
 }
 
 #: error type -> (status, heading, message, hint)
@@ -110,8 +118,43 @@ def _button_style(provider: Provider) -> dict[str, Any]:
     }
 
 
-def provider_forms(providers: tuple[Provider, ...], base_url: str) -> list[dict[str, Any]]:
-    """What a template needs to render one sign-in form per provider."""
+def _fields(
+    declared: Mapping[str, Mapping[str, Any]],
+    errors: Mapping[str, str],
+    values: Mapping[str, str],
+) -> list[dict[str, Any]]:
+    fields = []
+    for name, attrs in declared.items():
+        extra = {
+            k: v
+            for k, v in attrs.items()
+            if k not in ("label", "type") and isinstance(v, str | int | bool)
+        }
+        fields.append(
+            {
+                "name": name,
+                "label": attrs.get("label", name),
+                "type": attrs.get("type", "text"),
+                "attrs": extra,
+                "value": values.get(name, ""),
+                "error": errors.get(name, ""),
+            }
+        )
+    return fields
+
+
+def provider_forms(
+    providers: tuple[Provider, ...],
+    base_url: str,
+    *,
+    field_errors: Mapping[str, Mapping[str, str]] | None = None,
+    values: Mapping[str, Mapping[str, str]] | None = None,
+) -> list[dict[str, Any]]:
+    """What a template needs to render one sign-in form per provider.
+
+    *field_errors* and *values* (provider id -> field -> text) put a field's
+    error and what was typed back into the form after a refused attempt.
+    """
     forms = []
     for p in providers:
         flow = flow_for(p)
@@ -123,46 +166,58 @@ def provider_forms(providers: tuple[Provider, ...], base_url: str) -> list[dict[
             "callback_url": f"{base_url}/callback/{p.id}",
             "fields": [],
         }
+        errors = (field_errors or {}).get(p.id, {})
+        typed = (values or {}).get(p.id, {})
         if flow is not None and flow.posts_to_callback:
             # Credentials post to the callback route, as Auth.js's page does.
             entry["action"] = entry["callback_url"]
-            for name, attrs in getattr(p, "credentials", {}).items():
-                extra = {
-                    k: v
-                    for k, v in attrs.items()
-                    if k not in ("label", "type") and isinstance(v, str | int | bool)
-                }
-                entry["fields"].append(
-                    {
-                        "name": name,
-                        "label": attrs.get("label", name),
-                        "type": attrs.get("type", "text"),
-                        "attrs": extra,
-                    }
-                )
+            entry["fields"] = _fields(getattr(p, "credentials", {}), errors, typed)
         else:
+            # OAuth: a button; email: the address field and a button.
             entry["action"] = entry["signin_url"]
+            entry["fields"] = _fields(getattr(p, "form_fields", {}), errors, typed)
             entry.update(_button_style(p))
         forms.append(entry)
     return forms
 
 
-def render_signin_page(state: AuthState) -> HttpResponse:
-    """The sign-in page: a form per provider, and the message for ``?error=``."""
+def render_signin_page(
+    state: AuthState,
+    *,
+    status: int = 200,
+    field_errors: Mapping[str, Mapping[str, str]] | None = None,
+    values: Mapping[str, Mapping[str, str]] | None = None,
+) -> HttpResponse:
+    """The sign-in page: a form per provider, and the message for ``?error=``.
+
+    After a refused email address the route renders it again (status 400) with
+    *field_errors* and *values* (see :func:`provider_forms`).
+    """
     error = state.query.get("error")
-    message = (SIGNIN_ERRORS.get(error) or SIGNIN_ERRORS["default"]) if error else None
+    message = None
+    if error:
+        message = SIGNIN_ERROR_CODES.get((error, state.query.get("code", ""))) or (
+            SIGNIN_ERRORS.get(error) or SIGNIN_ERRORS["default"]
+        )
+    email = state.query.get("email", "")
+    if values is None and email:
+        # Auth.js's page fills the email field from ?email=.
+        values = {p.id: {"email": email} for p in state.config.providers}
     return render_page(
         state,
         "webauth/signin.html",
         {
-            "providers": provider_forms(state.config.providers, state.base_url),
+            "providers": provider_forms(
+                state.config.providers, state.base_url, field_errors=field_errors, values=values
+            ),
             "csrf_token_value": state.csrf.token,
             "callback_url": state.callback_url,
             "error": error,
             "error_message": message,
-            "email": state.query.get("email", ""),
+            "email": email,
         },
         config=state.config,
+        status=status,
     )
 
 
@@ -181,13 +236,19 @@ def render_signout_page(state: AuthState) -> HttpResponse:
 
 
 def render_verify_request_page(state: AuthState) -> HttpResponse:
-    """The "check your email" page shown after requesting a magic link."""
-    return render_page(
+    """The "check your email" page shown after requesting a magic link.
+
+    In the browser that asked (it holds the email flow's pending cookie) it also
+    names the address and, when the provider sends codes, has the code form.
+    """
+    response = render_page(
         state,
         "webauth/verify_request.html",
-        {"url": state.origin, "host": state.request.get_host()},
+        {"url": state.origin, "host": state.request.get_host(), **verify_request_context(state)},
         config=state.config,
     )
+    response["Cache-Control"] = "no-store"  # it may name the address
+    return response
 
 
 def render_error_page(

@@ -82,6 +82,7 @@ def helper_signin(request):
         redirect_to=data.get("redirect_to"),
         options=data.get("options"),
         authorization_params=data.get("authorization_params"),
+        email=data.get("email"),
     )
     if isinstance(result, HttpResponse):
         return result

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 __all__ = ["callback", "rate_limited"]
 
 #: Provider types whose callback is limited here, per address (``oauth_callback``).
-#: The credentials flow limits its own attempts (so that ``webauth.sign_in`` is
-#: limited too); the flows of later releases will do the same.
+#: The credentials and email flows limit their own attempts (so that
+#: ``webauth.sign_in`` is limited too).
 _OAUTH_TYPES = frozenset({"oauth", "oidc"})
 
 
@@ -33,7 +33,7 @@ def callback(state: AuthState, provider_id: str | None) -> HttpResponse:
     method = state.request.method
     if method not in flow.callback_methods:
         raise InvalidProvider(f"{provider.type} sign-in does not support {method}")
-    if flow.callback_needs_csrf and not state.csrf_verified:
+    if flow.callback_needs_csrf and method == "POST" and not state.csrf_verified:
         raise MissingCSRF("CSRF token was missing during an action callback")
     try:
         if provider.type in _OAUTH_TYPES:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidProvider, MissingCSRF
+from ..errors import EmailSignInError, InvalidProvider, MissingCSRF, RateLimited
 from ..flows import flow_for
+from ..flows.email import InvalidEmail
 from ..pages import render_signin_page
 from ..responses import redirect
+from .callback import rate_limited
 
 if TYPE_CHECKING:
     from django.http import HttpResponse
@@ -38,4 +40,23 @@ def signin(state: AuthState, provider_id: str | None) -> HttpResponse:
     if provider is None or flow is None or flow.start is None:
         # Credentials (and WebAuthn) sign in through their own forms and the callback route.
         return redirect(f"{state.base_url}/signin")
-    return flow.start(state, provider, state.query, state.callback_url)
+    params = state.body if flow.start_reads_body else state.query
+    try:
+        return flow.start(state, provider, params, state.callback_url)
+    except RateLimited as exc:
+        return rate_limited(state, exc)
+    except InvalidEmail as exc:
+        state.config.logger.error(exc)
+        if state.config.pages.sign_in or "HTTP_X_AUTH_RETURN_REDIRECT" in state.request.META:
+            return redirect(state.page_url("signin", {"error": "EmailSignin", "code": exc.code}))
+        # The built-in page again, with the field's error and what was typed.
+        return render_signin_page(
+            state,
+            status=400,
+            field_errors={provider.id: {"email": exc.field_message}},
+            values={provider.id: {"email": exc.value[:320]}},
+        )
+    except EmailSignInError as exc:
+        # The message could not be sent (Auth.js v4's ?error=EmailSignin).
+        state.config.logger.error(exc)
+        return redirect(state.page_url("signin", {"error": "EmailSignin"}))

@@ -47,6 +47,7 @@ COOKIE_KEYS = frozenset(
         "state",
         "nonce",
         "webauthn_challenge",
+        "email_pending",
     }
 )
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import credentials, oauth
+from . import credentials, email, oauth
 from .accounts import LINKING_METHODS
 
 if TYPE_CHECKING:
@@ -42,10 +42,14 @@ class Flow:
     callback route (``posts_to_callback``), as credentials do.
     ``callback``: ``/auth/callback/<id>``, which finishes the sign-in.
     ``callback_methods``: the HTTP methods the callback accepts.
-    ``callback_needs_csrf``: whether the callback checks webauth's CSRF token
-    (only for a form of our own; a provider's redirect cannot carry it).
+    ``callback_needs_csrf``: whether a ``POST`` to the callback checks webauth's
+    CSRF token (only for a form of our own; a provider's redirect cannot carry it).
     ``adapter_methods``: the adapter methods the flow calls when there is an
     adapter (system check ``webauth.E008``).
+    ``needs_adapter``: whether the flow cannot work without an adapter at all
+    (email sign-in stores its grants there; ``webauth.E008`` too).
+    ``start_reads_body``: whether ``start`` takes its *params* from the POST body
+    (the email address) rather than the query (OAuth's authorization parameters).
     """
 
     name: str
@@ -55,6 +59,8 @@ class Flow:
     callback_methods: frozenset[str] = frozenset({"GET", "POST"})
     callback_needs_csrf: bool = False
     adapter_methods: tuple[str, ...] = ()
+    needs_adapter: bool = False
+    start_reads_body: bool = False
 
 
 _OAUTH = Flow(
@@ -72,6 +78,15 @@ FLOWS: Mapping[str, Flow] = {
     ),
     "oauth": _OAUTH,
     "oidc": _OAUTH,
+    "email": Flow(
+        name="Email",
+        callback=email.callback,
+        start=email.start,
+        callback_needs_csrf=True,  # for its POSTs; the link's GET carries none
+        adapter_methods=email.EMAIL_METHODS,
+        needs_adapter=True,
+        start_reads_body=True,
+    ),
 }
 
 

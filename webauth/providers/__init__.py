@@ -10,5 +10,6 @@ dotted paths::
 
 from .base import Provider
 from .credentials import Credentials, DjangoCredentials
+from .email import Email
 
-__all__ = ["Credentials", "DjangoCredentials", "Provider"]
+__all__ = ["Credentials", "DjangoCredentials", "Email", "Provider"]

@@ -1,0 +1,1220 @@
+"""Email sign-in (issue 11) through the routes, with Django's locmem email backend.
+
+One browser is one test ``Client``: the one that asked holds the pending cookie;
+another client is "another browser" (or a mail scanner).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from datetime import UTC, datetime, timedelta
+from html.parser import HTMLParser
+from urllib.parse import urlsplit
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core import mail
+from django.core.checks import Error
+from django.test import Client, RequestFactory
+from freezegun import freeze_time
+
+from webauth import jwt as jose
+from webauth import sign_in as helper_sign_in
+from webauth.checks import check_config
+from webauth.models import Account, VerificationToken
+from webauth.providers import DjangoCredentials, Email
+from webauth.signals import user_created, user_updated
+
+from .support.helpers import csrf_pair, query
+from .support.memory_adapter import MemoryAdapter
+
+SECRET = "test-secret-0123456789abcdef0123456789abcdef"
+PENDING = "authjs.email-pending"
+SESSION = "authjs.session-token"
+ADAPTER = "webauth.adapters.django.DjangoAdapter"
+
+pytestmark = pytest.mark.django_db
+
+
+# -- the site ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def site(settings):
+    """An email provider (and a password one) on DjangoAdapter with JWT sessions."""
+
+    def configure(*, email=None, **options):
+        settings.WEBAUTH = {
+            "secret": SECRET,
+            "adapter": ADAPTER,
+            "session": {"strategy": "jwt"},
+            "providers": [email or Email(from_email="Example <no-reply@example.com>")],
+            **options,
+        }
+
+    configure()
+    return configure
+
+
+@pytest.fixture
+def alice(db):
+    return get_user_model().objects.create_user(
+        "alice", email="alice@example.com", password="correct horse"
+    )
+
+
+def ask(client, email="alice@example.com", *, callback=None, json_client=False, **extra):
+    """Ask for a sign-in email the way the built-in form does."""
+    data = {"csrfToken": csrf_pair(client), "email": email}
+    if callback is not None:
+        data["callbackUrl"] = callback
+    if json_client:
+        return client.post(
+            "/auth/signin/email",
+            json.dumps(data),
+            content_type="application/json",
+            headers={"X-Auth-Return-Redirect": "1"},
+            **extra,
+        )
+    return client.post("/auth/signin/email", data, **extra)
+
+
+def last_mail():
+    assert mail.outbox, "no email was sent"
+    return mail.outbox[-1]
+
+
+def link_of(message) -> str:
+    urls = re.findall(r"https?://testserver/auth/callback/\w+\?\S+", message.body)
+    assert len(urls) == 1, message.body
+    return urls[0]
+
+
+def code_of(message) -> str:
+    found = re.findall(r"\b([0-9A-Z]{4}-[0-9A-Z]{4})\b", message.body)
+    assert len(found) == 1, message.body
+    return found[0]
+
+
+def token_of(message) -> str:
+    return query(link_of(message))["token"]
+
+
+def path_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.path}?{parts.query}"
+
+
+class Forms(HTMLParser):
+    """Every form of a page: id, action and its inputs' name -> value."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.forms: list[dict] = []
+        self.inputs: list[dict] = []
+        self.buttons: list[dict] = []
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if tag == "form":
+            self.forms.append({**attributes, "fields": {}})
+        elif tag == "input":
+            self.inputs.append(attributes)
+            if self.forms and attributes.get("name"):
+                self.forms[-1]["fields"][attributes["name"]] = attributes.get("value") or ""
+        elif tag == "button":
+            self.buttons.append(attributes)
+
+
+def forms_of(response) -> Forms:
+    parser = Forms()
+    parser.feed(response.content.decode())
+    return parser
+
+
+def confirm(client, message, **overrides):
+    """Open the link in *client* and press the confirmation page's button."""
+    page = client.get(path_of(link_of(message)))
+    assert page.status_code == 200
+    forms = [f for f in forms_of(page).forms if f.get("id") == "webauth-email-confirm-form"]
+    assert forms, page.content.decode()[:500]
+    form = forms[0]
+    return client.post(form["action"], {**form["fields"], **overrides})
+
+
+def enter_code(client, code, **extra):
+    page = client.get("/auth/verify-request?provider=email&type=email")
+    forms = [f for f in forms_of(page).forms if f.get("id") == "webauth-email-code"]
+    assert forms, page.content.decode()[:500]
+    return client.post(forms[0]["action"], {**forms[0]["fields"], "code": code}, **extra)
+
+
+def grants() -> int:
+    return VerificationToken.objects.count()
+
+
+def signed_in_as(response) -> str | None:
+    morsel = response.cookies.get(SESSION)
+    if morsel is None or not morsel.value:
+        return None
+    claims = jose.decode(token=morsel.value, secret=SECRET, salt=SESSION)
+    return claims["email"] if claims else None
+
+
+# -- asking for an email -------------------------------------------------------------------------
+
+
+def test_asking_sends_one_message_with_the_link_and_the_code(client, site, alice):
+    response = ask(client, callback="/after/")
+    assert response.status_code == 302
+    assert response["Location"] == (
+        "http://testserver/auth/verify-request?provider=email&type=email"
+    )
+    assert len(mail.outbox) == 1
+    message = last_mail()
+    assert message.to == ["alice@example.com"]
+    assert message.from_email == "Example <no-reply@example.com>"
+    assert message.subject == "Sign in to testserver"
+    link = link_of(message)
+    # Auth.js's link: <base>/callback/<id>?callbackUrl=...&token=...&email=...
+    assert list(query(link)) == ["callbackUrl", "token", "email"]
+    assert query(link)["callbackUrl"] == "http://testserver/after/"
+    assert query(link)["email"] == "alice@example.com"
+    assert re.fullmatch(r"[0-9a-f]{64}", token_of(message))  # 256 bits
+    code = code_of(message)
+    assert re.fullmatch(r"[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}", code)
+    html, mimetype = message.alternatives[0]
+    assert mimetype == "text/html"
+    assert link.replace("&", "&amp;") in html and code in html
+    # The pending cookie: HttpOnly, Lax, as long as the grant.
+    morsel = response.cookies[PENDING]
+    assert morsel["httponly"] and morsel["samesite"] == "Lax" and morsel["path"] == "/"
+    assert morsel["max-age"] == "86400"
+    payload = jose.decode(token=morsel.value, secret=SECRET, salt=PENDING)
+    assert payload["provider"] == "email" and payload["identifier"] == "alice@example.com"
+    assert payload["callbackUrl"] == "http://testserver/after/"
+
+
+def test_only_hashes_are_stored(client, site, alice):
+    ask(client)
+    message = last_mail()
+    token, code = token_of(message), code_of(message).replace("-", "")
+    assert grants() == 1
+    row = VerificationToken.objects.values().get()
+    stored = " ".join(str(v) for v in row.values())
+    hashed = [hashlib.sha256((v + SECRET).encode()).hexdigest() for v in (token, code)]
+    for secret in (token, code, *hashed):
+        assert secret not in stored
+
+
+def test_the_address_is_normalised(client, site, alice):
+    response = ask(client, "  Alice@EXAMPLE.com ")
+    assert response.status_code == 302
+    assert last_mail().to == ["alice@example.com"]
+    # Fullwidth forms (NFKC) are the ASCII address they look like.
+    ask(client, "\uff41lice\uff20example\uff0ecom")
+    assert last_mail().to == ["alice@example.com"]
+
+
+BAD_ADDRESSES = [
+    "",
+    "   ",
+    "alice",
+    "@example.com",
+    "alice@",
+    "alice@@example.com",
+    "a@b@example.com",
+    '"alice"@example.com',
+    "alice@exa,mple.com",
+    "alice,bob@example.com",
+    "alice@example.com,bob@evil.example",
+    "alice@example.com;bob@evil.example",
+    "Alice <alice@example.com>",
+    "alice @example.com",
+    "alice@exa mple.com",
+    "alice@example.com\r\nBcc: everyone@evil.example",
+    "alice@example.com\nX-Injected: 1",
+    "alice\x00@example.com",
+    "alice@example.com\x07",
+    "alice@\u202eexample.com",  # a bidi override
+    "alice\u200b@example.com",  # zero width space
+    "alice@.example.com",
+    "alice@example..com",
+    "alice@example.com.",
+    "alice@[127.0.0.1]",
+    "alice@(comment)example.com",
+    "alice\\@example.com",
+    "a" * 65 + "@example.com",
+    "alice@" + "a" * 64 + ".com",
+    "alice@" + ".".join(["a" * 60] * 5) + ".com",
+    "x" * 2000,
+    "javascript:alert(1)@example.com",
+]
+
+
+@pytest.mark.parametrize("address", BAD_ADDRESSES, ids=lambda a: ascii(a[:40]))
+def test_a_bad_address_is_a_field_error(client, site, address):
+    response = ask(client, address)
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("text/html")
+    page = forms_of(response)
+    inputs = [i for i in page.inputs if i.get("name") == "email"]
+    assert inputs and inputs[0].get("aria-invalid") == "true"
+    assert "webauth-field-error" in response.content.decode()
+    assert not mail.outbox and grants() == 0
+    assert PENDING not in response.cookies
+
+
+@pytest.mark.parametrize(
+    "value", [["alice@example.com"], {"a": 1}, 42, None, True], ids=lambda v: repr(v)
+)
+def test_an_address_that_is_not_a_string(client, site, value):
+    body = {"csrfToken": csrf_pair(client), "email": value}
+    response = client.post("/auth/signin/email", json.dumps(body), content_type="application/json")
+    assert response.status_code == 400
+    assert not mail.outbox and grants() == 0
+
+
+def test_a_bad_address_typed_value_comes_back_escaped(client, site):
+    response = ask(client, "<script>x</script>")
+    assert response.status_code == 400
+    assert b"<script>x</script>" not in response.content
+    field = next(i for i in forms_of(response).inputs if i.get("name") == "email")
+    assert field["value"] == "<script>x</script>"
+
+
+def test_a_bad_address_for_json_clients_and_custom_pages(client, site):
+    response = ask(client, "nope", json_client=True)
+    assert response.status_code == 200
+    assert response.json() == {
+        "url": "http://testserver/auth/signin?error=EmailSignin&code=invalid_email"
+    }
+    page = client.get("/auth/signin?error=EmailSignin&code=invalid_email")
+    assert "Enter a valid email address." in page.content.decode()
+    site(pages={"sign_in": "/login/"})
+    response = ask(client, "nope")
+    assert response.status_code == 302
+    assert response["Location"] == "http://testserver/login/?error=EmailSignin&code=invalid_email"
+    assert not mail.outbox
+
+
+def test_the_same_answer_with_or_without_an_account(site, alice):
+    answers = []
+    for address in ("alice@example.com", "nobody@example.com"):
+        client = Client()
+        response = ask(client, address)
+        message = last_mail()
+        body = message.body.replace(link_of(message), "LINK").replace(code_of(message), "CODE")
+        body = body.replace(address, "ADDRESS").replace(address.replace("@", "%40"), "ADDRESS")
+        answers.append(
+            (
+                response.status_code,
+                response["Location"],
+                sorted(response.cookies),
+                message.subject,
+                body,
+                len(message.alternatives),
+            )
+        )
+    assert answers[0] == answers[1]
+    assert grants() == 2
+    assert get_user_model().objects.count() == 1  # nobody is created before the link is used
+
+
+def test_the_sign_in_callback_sees_the_verification_request(client, site, alice):
+    calls = []
+
+    def sign_in(**kwargs):
+        calls.append(kwargs)
+        return True
+
+    site(callbacks={"sign_in": sign_in})
+    ask(client)
+    ask(client, "nobody@example.com")
+    known, unknown = calls
+    assert known["email"] == {"verification_request": True}
+    assert known["user"].id == str(alice.pk) and known["user"].email == "alice@example.com"
+    assert known["account"] == {
+        "providerAccountId": "alice@example.com",
+        "userId": str(alice.pk),
+        "type": "email",
+        "provider": "email",
+    }
+    assert unknown["user"].email == "nobody@example.com" and unknown["user"].id
+    assert unknown["account"]["userId"] == unknown["user"].id
+
+
+def test_the_sign_in_callback_can_refuse_or_redirect(client, site, alice):
+    site(callbacks={"sign_in": lambda **kw: False})
+    response = ask(client)
+    assert response["Location"] == "http://testserver/auth/error?error=AccessDenied"
+    assert not mail.outbox and grants() == 0 and PENDING not in response.cookies
+    site(callbacks={"sign_in": lambda **kw: "/waitlist/"})
+    response = ask(client)
+    assert response["Location"] == "http://testserver/waitlist/"
+    assert not mail.outbox and grants() == 0
+
+
+def test_asking_needs_csrf(client, site, alice):
+    csrf_pair(client)
+    response = client.post("/auth/signin/email", {"email": "alice@example.com"})
+    assert response["Location"] == "http://testserver/auth/signin?error=MissingCSRF"
+    assert not mail.outbox
+
+
+def test_the_sign_in_page_has_the_email_form(client, site):
+    response = client.get("/auth/signin")
+    form = next(f for f in forms_of(response).forms if f.get("data-provider") == "email")
+    assert form["action"] == "http://testserver/auth/signin/email"
+    assert set(form["fields"]) == {"csrfToken", "callbackUrl", "email"}
+    field = next(i for i in forms_of(response).inputs if i.get("name") == "email")
+    assert field["type"] == "email" and field["autocomplete"] == "email"
+
+
+# -- the link: GET and HEAD change nothing --------------------------------------------------------
+
+
+def test_get_and_head_of_the_link_change_nothing(client, site, alice):
+    ask(client)
+    message = last_mail()
+    scanner = Client()
+    path = path_of(link_of(message))
+    for _ in range(3):
+        assert scanner.head(path).status_code < 500
+        response = scanner.get(path)
+        assert response.status_code == 200
+        assert not signed_in_as(response)
+    # The browser that asked may open the confirmation page any number of times.
+    for _ in range(2):
+        assert client.get(path).status_code == 200
+    assert grants() == 1
+    assert signed_in_as(confirm(client, message)) == "alice@example.com"
+
+
+def test_the_confirmation_page(client, site, alice):
+    ask(client, callback="/after/")
+    message = last_mail()
+    response = client.get(path_of(link_of(message)))
+    assert response.status_code == 200
+    assert response["Cache-Control"] == "no-store"
+    assert response["Referrer-Policy"] == "no-referrer"
+    page = forms_of(response)
+    (form,) = [f for f in page.forms if f.get("id") == "webauth-email-confirm-form"]
+    assert form["method"] == "post"
+    assert form["action"] == "http://testserver/auth/callback/email"
+    assert set(form["fields"]) == {"csrfToken", "token", "email", "callbackUrl"}
+    assert form["fields"]["token"] == token_of(message)
+    assert form["fields"]["email"] == "alice@example.com"
+    assert form["fields"]["callbackUrl"] == "http://testserver/after/"
+    assert [b["id"] for b in page.buttons] == ["webauth-email-confirm"]
+    assert "alice@example.com" in response.content.decode()
+    assert b"<script" not in response.content
+
+
+def test_the_link_in_another_browser(client, site, alice):
+    ask(client)
+    message = last_mail()
+    other = Client()
+    response = other.get(path_of(link_of(message)))
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert "only works in the browser where you asked" in text
+    assert token_of(message) not in text
+    assert not forms_of(response).forms  # nothing to press but a link
+    assert 'href="http://testserver/auth/signin"' in text
+    assert response["Referrer-Policy"] == "no-referrer"
+    # A pending cookie for another address is no pending cookie for this one.
+    ask(other, "bob@example.com")
+    assert "only works in the browser" in other.get(path_of(link_of(message))).content.decode()
+
+
+def test_a_post_without_the_pending_cookie_burns_nothing(client, site, alice):
+    ask(client)
+    message = last_mail()
+    scanner = Client()
+    fields = {
+        "csrfToken": csrf_pair(scanner),
+        "token": token_of(message),
+        "email": "alice@example.com",
+    }
+    for extra in ({}, {"code": code_of(message)}):
+        response = scanner.post("/auth/callback/email", {**fields, **extra})
+        assert response.status_code == 400
+        assert not signed_in_as(response)
+    response = scanner.post(
+        "/auth/callback/email", {"csrfToken": fields["csrfToken"], "code": code_of(message)}
+    )
+    assert response.status_code == 400 and not signed_in_as(response)
+    assert grants() == 1
+    assert signed_in_as(confirm(client, message)) == "alice@example.com"
+
+
+def test_a_redeeming_post_needs_csrf(client, site, alice):
+    ask(client)
+    message = last_mail()
+    response = client.post(
+        "/auth/callback/email", {"token": token_of(message), "email": "alice@example.com"}
+    )
+    assert response["Location"] == "http://testserver/auth/signin?error=MissingCSRF"
+    response = client.post("/auth/callback/email", {"code": code_of(message)})
+    assert response["Location"] == "http://testserver/auth/signin?error=MissingCSRF"
+    assert grants() == 1
+
+
+def test_a_link_without_its_parameters(client, site, alice):
+    ask(client)
+    for path in ("/auth/callback/email", "/auth/callback/email?email=alice%40example.com"):
+        response = client.get(path)
+        assert response["Location"] == "http://testserver/auth/error?error=Verification"
+    assert grants() == 1
+
+
+# -- redeeming -------------------------------------------------------------------------------------
+
+
+def test_the_link_signs_in_once(client, site, alice):
+    ask(client, callback="/after/")
+    message = last_mail()
+    response = confirm(client, message)
+    assert response.status_code == 302
+    assert response["Location"] == "http://testserver/after/"
+    assert signed_in_as(response) == "alice@example.com"
+    assert response.cookies[PENDING]["max-age"] == "0"
+    assert grants() == 0
+    assert Account.objects.count() == 0  # no account row, as in Auth.js
+    # Used: the same token again is refused, whoever holds it.
+    again = Client()
+    ask(again)  # a pending cookie for alice, as an attacker's own browser would have
+    response = again.post(
+        "/auth/callback/email",
+        {
+            "csrfToken": csrf_pair(again),
+            "token": token_of(message),
+            "email": "alice@example.com",
+            "callbackUrl": "/after/",
+        },
+    )
+    assert response["Location"] == "http://testserver/auth/error?error=Verification"
+    assert client.get("/auth/error?error=Verification").status_code == 403
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        lambda c: c,
+        lambda c: c.replace("-", ""),
+        lambda c: c.lower(),
+        lambda c: f"  {c[:2]} {c[2:6]} {c[6:]} ",
+        lambda c: c.replace("0", "o").replace("1", "l"),
+        lambda c: c.replace("0", "O").replace("1", "I"),
+        lambda c: c.replace("-", "\u2013"),
+        lambda c: "".join(chr(ord(ch) + 0xFEE0) for ch in c.replace("-", "")),  # fullwidth
+    ],
+    ids=["as sent", "no hyphen", "lower", "spaces", "o and l", "O and I", "dash", "fullwidth"],
+)
+def test_the_code_signs_in_however_it_is_typed(client, site, alice, typed):
+    ask(client, callback="/after/")
+    response = enter_code(client, typed(code_of(last_mail())))
+    assert response.status_code == 302
+    assert response["Location"] == "http://testserver/after/"
+    assert signed_in_as(response) == "alice@example.com"
+    assert response.cookies[PENDING]["max-age"] == "0"
+    assert grants() == 0
+
+
+def test_the_verify_request_page(client, site, alice):
+    bare = client.get("/auth/verify-request?provider=email&type=email")
+    assert bare.status_code == 200
+    assert not forms_of(bare).forms  # Auth.js's text only
+    assert "Check your email" in bare.content.decode()
+    ask(client)
+    response = client.get("/auth/verify-request?provider=email&type=email")
+    page = forms_of(response)
+    (form,) = page.forms
+    assert form["id"] == "webauth-email-code"
+    assert form["action"] == "http://testserver/auth/callback/email"
+    assert form["method"] == "post"
+    assert set(form["fields"]) == {"csrfToken", "code"}
+    field = next(i for i in page.inputs if i.get("name") == "code")
+    assert field["autocomplete"] == "one-time-code"
+    assert field["id"] == "webauth-email-code-input"
+    text = response.content.decode()
+    assert f'<label class="webauth-label" for="{field["id"]}"' in text
+    assert "alice@example.com" in text
+    assert response["Cache-Control"] == "no-store"
+
+
+def test_digit_codes(client, site, alice):
+    site(email=Email(code="digits"))
+    ask(client)
+    message = last_mail()
+    code = re.findall(r"\b(\d{4}-\d{4})\b", message.body)[0]
+    page = client.get("/auth/verify-request")
+    assert next(i for i in forms_of(page).inputs if i.get("name") == "code")["inputmode"] == (
+        "numeric"
+    )
+    assert signed_in_as(enter_code(client, code.replace("-", " "))) == "alice@example.com"
+
+
+def test_links_only(client, site, alice):
+    site(email=Email(code=None))
+    ask(client)
+    message = last_mail()
+    assert not re.findall(r"\b[0-9A-Z]{4}-[0-9A-Z]{4}\b", message.body)
+    page = client.get("/auth/verify-request")
+    assert not forms_of(page).forms and "alice@example.com" in page.content.decode()
+    response = client.post(
+        "/auth/callback/email", {"csrfToken": csrf_pair(client), "code": "ABCD-EFGH"}
+    )
+    assert response["Location"] == "http://testserver/auth/error?error=Verification"
+    assert signed_in_as(confirm(client, message)) == "alice@example.com"
+
+
+def test_wrong_codes_void_the_grant_after_five_across_a_resend(client, site, alice):
+    site(rate_limits={"code_failed": "100/m/ip"})  # the grant's own count is under test
+    ask(client)
+    for left in (4, 3, 2):
+        response = enter_code(client, "AAAA-AAAA")
+        assert response.status_code == 400
+        assert f"{left} attempts left" in response.content.decode()
+        assert not signed_in_as(response)
+    ask(client)  # a resend: the count goes on
+    message = last_mail()
+    for _ in range(2):
+        assert enter_code(client, "AAAA-AAAA").status_code == 400
+    response = enter_code(client, code_of(message))
+    assert not signed_in_as(response)
+    assert "can no longer be used" in response.content.decode()
+    assert grants() == 0  # void
+    # The link of the voided grant is dead too.
+    assert confirm(client, message)["Location"].endswith("error=Verification")
+
+
+def test_a_wrong_code_page(client, site, alice):
+    ask(client)
+    response = enter_code(client, "nope")
+    assert response.status_code == 400
+    page = forms_of(response)
+    assert [f["id"] for f in page.forms] == ["webauth-email-code"]
+    field = next(i for i in page.inputs if i.get("name") == "code")
+    assert field["aria-invalid"] == "true"
+    assert "webauth-email-code-error" in response.content.decode()
+
+
+def test_a_wrong_code_for_json_clients(client, site, alice):
+    ask(client)
+    response = enter_code(client, "AAAA-AAAA", headers={"X-Auth-Return-Redirect": "1"})
+    assert response.status_code == 200
+    url = response.json()["url"]
+    assert url.startswith("http://testserver/auth/verify-request?")
+    assert query(url)["error"] == "Verification"
+    right = enter_code(client, code_of(last_mail()), headers={"X-Auth-Return-Redirect": "1"})
+    assert right.json() == {"url": "http://testserver"}
+    assert signed_in_as(right) == "alice@example.com"
+
+
+def test_json_clients_end_to_end(client, site, alice):
+    response = ask(client, json_client=True, callback="/after/")
+    assert response.status_code == 200
+    assert response.json() == {
+        "url": "http://testserver/auth/verify-request?provider=email&type=email"
+    }
+    assert PENDING in response.cookies
+    message = last_mail()
+    response = client.post(
+        "/auth/callback/email",
+        json.dumps(
+            {
+                "csrfToken": csrf_pair(client),
+                "token": token_of(message),
+                "email": "alice@example.com",
+            }
+        ),
+        content_type="application/json",
+        headers={"X-Auth-Return-Redirect": "1"},
+    )
+    assert response.json() == {"url": "http://testserver/after/"}
+    assert signed_in_as(response) == "alice@example.com"
+
+
+def test_expired_grants(client, site, alice):
+    start = datetime(2030, 1, 1, tzinfo=UTC)
+    with freeze_time(start) as frozen:
+        ask(client)
+        link_message = last_mail()
+        frozen.tick(timedelta(seconds=86400 + 5))
+        response = confirm(client, link_message)
+        assert response["Location"] == "http://testserver/auth/error?error=Verification"
+    with freeze_time(start) as frozen:
+        ask(client)
+        message = last_mail()
+        frozen.tick(timedelta(seconds=86400 + 5))
+        response = enter_code(client, code_of(message))
+        assert response.status_code == 400 and not signed_in_as(response)
+    with freeze_time(start) as frozen:
+        ask(client)
+        message = last_mail()
+        frozen.tick(timedelta(seconds=86400 - 60))
+        assert signed_in_as(enter_code(client, code_of(message))) == "alice@example.com"
+
+
+def test_a_new_request_voids_the_earlier_link_and_code(client, site, alice):
+    ask(client)
+    first = last_mail()
+    ask(client)
+    second = last_mail()
+    assert token_of(first) != token_of(second)
+    assert grants() == 1
+    assert confirm(client, first)["Location"].endswith("error=Verification")
+    assert enter_code(client, code_of(first)).status_code == 400
+    assert signed_in_as(enter_code(client, code_of(second))) == "alice@example.com"
+
+
+def test_one_click_links_when_confirm_link_is_off(client, site, alice):
+    site(email=Email(confirm_link=False))
+    ask(client, callback="/after/")
+    message = last_mail()
+    anywhere = Client()
+    response = anywhere.get(path_of(link_of(message)))
+    assert response.status_code == 302
+    assert response["Location"] == "http://testserver/after/"
+    assert signed_in_as(response) == "alice@example.com"
+    assert anywhere.get(path_of(link_of(message)))["Location"].endswith("error=Verification")
+
+
+def test_one_click_links_check_the_address(client, site, alice):
+    site(email=Email(confirm_link=False))
+    ask(client)
+    link = link_of(last_mail()).replace("alice%40example.com", "bob%40example.com")
+    assert Client().get(path_of(link))["Location"].endswith("error=Verification")
+
+
+# -- what a redemption stores ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def memory(site):
+    adapter = MemoryAdapter()
+    site(adapter=adapter)
+    return adapter
+
+
+def test_an_existing_user_gets_email_verified(client, memory):
+    from asgiref.sync import async_to_sync
+
+    from webauth.types import AdapterUser
+
+    user = async_to_sync(memory.create_user)(AdapterUser(id="", email="alice@example.com"))
+    updated = []
+
+    def receiver(sender, user, **kwargs):
+        updated.append((sender, user.email_verified))
+
+    user_updated.connect(receiver)
+    try:
+        before = datetime.now(UTC)
+        ask(client)
+        response = enter_code(client, code_of(last_mail()))
+        assert signed_in_as(response) == "alice@example.com"
+    finally:
+        user_updated.disconnect(receiver)
+    stored = memory.users[user.id]
+    assert stored.email_verified is not None and stored.email_verified >= before
+    assert updated == [("email", stored.email_verified)]
+    # The first sign-in's time stays: later sign-ins change nothing.
+    first = stored.email_verified
+    ask(client)
+    enter_code(client, code_of(last_mail()))
+    assert memory.users[user.id].email_verified == first
+    assert len(memory.users) == 1
+
+
+def test_a_new_user_is_created(client, memory, site):
+    site(adapter=memory, pages={"new_user": "/welcome/"})
+    created = []
+
+    def receiver(sender, user, **kwargs):
+        created.append((sender, user.email))
+
+    user_created.connect(receiver)
+    try:
+        ask(client, "Newcomer@Example.com", callback="/after/")
+        response = enter_code(client, code_of(last_mail()))
+    finally:
+        user_created.disconnect(receiver)
+    assert response["Location"] == "/welcome/?callbackUrl=http%3A%2F%2Ftestserver%2Fafter%2F"
+    assert signed_in_as(response) == "newcomer@example.com"
+    (user,) = memory.users.values()
+    assert user.email == "newcomer@example.com" and user.email_verified is not None
+    assert created == [("email", "newcomer@example.com")]
+    assert not memory.accounts
+
+
+def test_a_new_django_user(client, site):
+    ask(client, "carol@example.com")
+    response = confirm(client, last_mail())
+    assert signed_in_as(response) == "carol@example.com"
+    user = get_user_model().objects.get()
+    assert user.email == "carol@example.com" and not user.has_usable_password()
+    assert response.cookies[SESSION]["max-age"] != "0"
+
+
+def test_an_inactive_user_is_refused(client, site, alice):
+    alice.is_active = False
+    alice.save()
+    ask(client)  # the same answer as for anyone
+    assert len(mail.outbox) == 1
+    response = enter_code(client, code_of(last_mail()))
+    assert response["Location"] == "http://testserver/auth/error?error=AccessDenied"
+    assert not signed_in_as(response)
+
+
+@pytest.mark.parametrize("strategy", ["jwt", "database"])
+def test_both_session_strategies(client, site, alice, strategy):
+    site(session={"strategy": strategy})
+    ask(client)
+    response = confirm(client, last_mail())
+    assert response.status_code == 302 and response.cookies[SESSION].value
+    session = client.get("/auth/session").json()
+    assert session["user"]["email"] == "alice@example.com"
+    assert client.get("/whoami/").json()["username"] == "alice"
+
+
+def test_the_sign_in_callback_at_redemption(client, site, alice):
+    calls = []
+
+    def sign_in(**kwargs):
+        calls.append(kwargs)
+        return "/only-here/" if "email" not in kwargs else True
+
+    site(callbacks={"sign_in": sign_in})
+    ask(client)
+    response = enter_code(client, code_of(last_mail()))
+    assert response["Location"] == "http://testserver/only-here/"
+    assert not signed_in_as(response)
+    assert [c.get("email") for c in calls] == [{"verification_request": True}, None]
+    assert calls[1]["account"]["type"] == "email"
+
+
+# -- delivery ------------------------------------------------------------------------------------
+
+
+def test_a_delivery_failure(client, site, alice):
+    sent = {}
+
+    def broken(**kwargs):
+        sent.update(kwargs)
+        raise ConnectionRefusedError("smtp down")
+
+    site(email=Email(send_verification_request=broken))
+    response = ask(client)
+    assert response["Location"] == "http://testserver/auth/signin?error=EmailSignin"
+    assert grants() == 0  # nothing usable is left behind
+    assert PENDING not in response.cookies
+    page = client.get(response["Location"])
+    assert "could not be sent" in page.content.decode()
+
+
+def test_a_delivery_function_gets_everything(client, site, alice):
+    sent = []
+    site(email=Email(send_verification_request=lambda **kw: sent.append(kw), max_age=900))
+    ask(client)
+    (kwargs,) = sent
+    assert set(kwargs) == {
+        "identifier",
+        "url",
+        "token",
+        "code",
+        "expires",
+        "provider",
+        "theme",
+        "request",
+    }
+    assert kwargs["identifier"] == "alice@example.com"
+    assert kwargs["token"] in kwargs["url"]
+    assert re.fullmatch(r"[0-9A-Z]{4}-[0-9A-Z]{4}", kwargs["code"])
+    assert timedelta(seconds=890) < kwargs["expires"] - datetime.now(UTC) <= timedelta(seconds=900)
+    assert kwargs["provider"].id == "email" and kwargs["request"].path == "/auth/signin/email"
+    assert not mail.outbox
+    assert enter_code(client, kwargs["code"]).status_code == 302
+
+
+def test_an_async_delivery_function(client, site, alice):
+    sent = []
+
+    async def deliver(**kwargs):
+        sent.append(kwargs["identifier"])
+
+    site(email=Email(send_verification_request=deliver))
+    assert ask(client).status_code == 302
+    assert sent == ["alice@example.com"]
+
+
+def test_templates_subject_and_theme(client, site, alice, settings):
+    site(
+        email=Email(subject="Your link for {host} {not a field}"),
+        theme={"brand_color": "#ff0066", "logo": "https://cdn.example/logo.png"},
+    )
+    settings.DEFAULT_FROM_EMAIL = "site@example.com"
+    ask(client)
+    message = last_mail()
+    assert message.subject == "Your link for testserver {not a field}"
+    assert message.from_email == "site@example.com"
+    html = message.alternatives[0][0]
+    assert "#ff0066" in html and "https://cdn.example/logo.png" in html
+
+
+# -- rate limits ---------------------------------------------------------------------------------
+
+
+def test_email_send_per_address(client, site, alice):
+    for _ in range(5):
+        assert ask(client).status_code == 302
+    response = ask(client)
+    assert response["Location"] == "http://testserver/auth/signin?error=RateLimited"
+    assert int(response["Retry-After"]) > 0
+    assert len(mail.outbox) == 5
+    # Another address from the same place is still served; JSON clients get 429.
+    assert ask(client, "bob@example.com").status_code == 302
+    response = ask(client, json_client=True)
+    assert response.status_code == 429 and response.json()["error"] == "RateLimited"
+
+
+def test_email_send_per_client(client, site):
+    site(rate_limits={"email_send": "3/m/ip"})
+    for n in range(3):
+        assert ask(client, f"user{n}@example.com").status_code == 302
+    response = ask(client, "user9@example.com")
+    assert response["Location"].endswith("error=RateLimited")
+    assert ask(Client(REMOTE_ADDR="10.0.0.9"), "user9@example.com").status_code == 302
+
+
+def test_code_failed_limits_guesses(client, site, alice):
+    site(email=Email(code_max_attempts=50), rate_limits={"code_failed": "3/5m/key"})
+    ask(client)
+    message = last_mail()
+    for _ in range(3):
+        assert enter_code(client, "AAAA-AAAA").status_code == 400
+    response = enter_code(client, code_of(message))
+    assert response["Location"] == "http://testserver/auth/signin?error=RateLimited"
+    assert not signed_in_as(response)
+
+
+def test_a_right_code_gives_its_attempt_back(client, site, alice):
+    site(rate_limits={"code_failed": "2/5m/key"})
+    for _ in range(4):
+        ask(client)
+        assert signed_in_as(enter_code(client, code_of(last_mail()))) == "alice@example.com"
+
+
+# -- the helper ----------------------------------------------------------------------------------
+
+
+def _request(client=None):
+    request = RequestFactory().post("/somewhere/")
+    request.COOKIES = dict(client.cookies.items()) if client else {}
+    return request
+
+
+def test_the_helper_sends_the_email(site, alice):
+    response = helper_sign_in(_request(), "email", "/after/", email="Alice@example.com")
+    assert response.status_code == 302
+    assert response["Location"].endswith("/auth/verify-request?provider=email&type=email")
+    assert PENDING in response.cookies
+    assert query(link_of(last_mail()))["callbackUrl"] == "http://testserver/after/"
+    response = helper_sign_in(_request(), "email", options={"email": "bob@example.com"})
+    assert last_mail().to == ["bob@example.com"]
+
+
+@pytest.mark.parametrize("address", ["nope", "", None, "a,b@example.com"])
+def test_the_helper_reports_a_bad_address(site, address):
+    result = helper_sign_in(_request(), "email", email=address)
+    assert result.failed is True
+    assert list(result.field_errors) == ["email"] and result.field_errors["email"]
+    assert not mail.outbox
+
+
+def test_the_helper_through_a_view(client, site, alice):
+    response = client.post(
+        "/helper-signin/",
+        json.dumps({"provider_id": "email", "email": "nope"}),
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert list(response.json()["field_errors"]) == ["email"]
+    response = client.post(
+        "/helper-signin/",
+        json.dumps({"provider_id": "email", "email": "alice@example.com"}),
+        content_type="application/json",
+    )
+    assert response.status_code == 302
+    assert signed_in_as(enter_code(client, code_of(last_mail()))) == "alice@example.com"
+
+
+def test_the_helper_reports_a_delivery_failure(site):
+    def broken(**kwargs):
+        raise OSError("down")
+
+    site(email=Email(send_verification_request=broken))
+    result = helper_sign_in(_request(), "email", email="alice@example.com")
+    assert result.failed and result.form_errors == ["The e-mail could not be sent."]
+
+
+# -- configuration -------------------------------------------------------------------------------
+
+
+class NoCodes:
+    """An Auth.js-style adapter: users and tokens, none of webauth's grant methods."""
+
+    def create_user(self, user):
+        return user
+
+    def get_user(self, id):
+        return None
+
+    def get_user_by_email(self, email):
+        return None
+
+    def update_user(self, user):
+        return user
+
+    def create_verification_token(self, token):
+        return token
+
+    def use_verification_token(self, identifier, token):
+        return None
+
+
+def test_e008_names_the_missing_methods(settings):
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": NoCodes(),
+        "session": {"strategy": "jwt"},
+        "providers": [Email(from_email="a@example.com")],
+    }
+    errors = [m for m in check_config() if m.id == "webauth.E008"]
+    assert len(errors) == 1
+    assert "replace_verification_token" in errors[0].msg
+    assert "use_verification_code" in errors[0].msg
+
+
+def test_e008_without_any_adapter(settings):
+    settings.WEBAUTH = {"secret": SECRET, "providers": [Email(from_email="a@example.com")]}
+    errors = [m for m in check_config() if m.id == "webauth.E008"]
+    assert len(errors) == 1 and isinstance(errors[0], Error)
+    assert "needs an adapter" in errors[0].msg
+
+
+@pytest.mark.parametrize("adapter", [None, NoCodes()], ids=["none", "incomplete"])
+def test_missing_adapter_at_request_time(client, settings, adapter):
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "session": {"strategy": "jwt"},
+        "providers": [Email()],
+        **({"adapter": adapter} if adapter else {}),
+    }
+    response = ask(client)
+    assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+    assert not mail.outbox
+    response = client.get("/auth/callback/email?token=x&email=alice%40example.com")
+    assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+
+
+def test_missing_adapter_is_logged_as_such(client, settings, caplog):
+    settings.WEBAUTH = {"secret": SECRET, "providers": [Email()]}
+    with caplog.at_level(logging.ERROR, logger="webauth"):
+        ask(client)
+    assert "MissingAdapter" in caplog.text and "Email login requires an adapter" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("settings_", "provider", "expected"),
+    [
+        ({"DEBUG": False}, Email(), {"webauth.W008"}),
+        ({"DEBUG": True}, Email(), set()),
+        ({"DEBUG": False, "DEFAULT_FROM_EMAIL": "site@example.com"}, Email(), set()),
+        ({"DEBUG": False}, Email(from_email="a@example.com"), set()),
+        (
+            {
+                "DEBUG": False,
+                "EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend",
+            },
+            Email(from_email="a@example.com"),
+            {"webauth.W009"},
+        ),
+        (
+            {"DEBUG": True, "EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend"},
+            Email(from_email="a@example.com"),
+            set(),
+        ),
+        (
+            {"DEBUG": False, "EMAIL_BACKEND": "django.core.mail.backends.locmem.EmailBackend"},
+            Email(from_email="a@example.com", send_verification_request=lambda **kw: None),
+            set(),
+        ),
+        (
+            {"DEBUG": False, "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend"},
+            Email(from_email="a@example.com", confirm_link=False),
+            {"webauth.I002"},
+        ),
+    ],
+)
+def test_provider_checks(settings, settings_, provider, expected):
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    for key, value in settings_.items():
+        setattr(settings, key, value)
+    settings.WEBAUTH = {"secret": SECRET, "adapter": ADAPTER, "providers": [provider]}
+    found = {m.id for m in check_config()} & {"webauth.W008", "webauth.W009", "webauth.I002"}
+    assert found == expected
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"max_age": 0},
+        {"max_age": -5},
+        {"max_age": "900"},
+        {"max_age": True},
+        {"code": "emoji"},
+        {"code_max_attempts": 0},
+        {"confirm_link": "yes"},
+        {"send_verification_request": "no.such.module.send"},
+        {"normalize_identifier": 42},
+    ],
+    ids=lambda o: repr(o)[:40],
+)
+def test_bad_provider_options(settings, options):
+    settings.WEBAUTH = {"secret": SECRET, "adapter": ADAPTER, "providers": [Email(**options)]}
+    (error,) = [m for m in check_config() if m.id.startswith("webauth.E")]
+    assert error.id == "webauth.E004"
+    assert next(iter(options)) in error.msg
+
+
+def test_the_provider_in_the_providers_list(client, site):
+    assert client.get("/auth/providers").json()["email"] == {
+        "id": "email",
+        "name": "Email",
+        "type": "email",
+        "signinUrl": "http://testserver/auth/signin/email",
+        "callbackUrl": "http://testserver/auth/callback/email",
+    }
+
+
+def test_beside_other_providers(client, settings, alice):
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": ADAPTER,
+        "session": {"strategy": "jwt"},
+        "providers": [DjangoCredentials(), Email(id="magic", name="Magic link")],
+    }
+    assert client.get("/auth/signin").status_code == 200
+    data = {"csrfToken": csrf_pair(client), "email": "alice@example.com"}
+    response = client.post("/auth/signin/magic", data)
+    assert response["Location"].endswith("/auth/verify-request?provider=magic&type=email")
+    assert "/auth/callback/magic?" in last_mail().body
+    page = client.get("/auth/verify-request")
+    assert forms_of(page).forms[0]["action"] == "http://testserver/auth/callback/magic"
+    assert signed_in_as(enter_code(client, code_of(last_mail()))) == "alice@example.com"
+
+
+def test_a_pending_cookie_of_another_provider_does_not_count(client, settings, alice):
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": ADAPTER,
+        "session": {"strategy": "jwt"},
+        "providers": [Email(id="one"), Email(id="two")],
+    }
+    data = {"csrfToken": csrf_pair(client), "email": "alice@example.com"}
+    client.post("/auth/signin/one", data)
+    message = last_mail()
+    response = client.post(
+        "/auth/callback/two", {"csrfToken": data["csrfToken"], "code": code_of(message)}
+    )
+    assert response.status_code == 400 and not signed_in_as(response)
+    link = link_of(message).replace("/callback/one", "/callback/two")
+    assert "only works in the browser" in client.get(path_of(link)).content.decode()
+
+
+def test_a_tampered_pending_cookie_is_none(client, site, alice):
+    ask(client)
+    message = last_mail()
+    forged = jose.encode(
+        token={"provider": "email", "identifier": "alice@example.com", "callbackUrl": "/"},
+        secret="another-secret-" + "x" * 30,
+        salt=PENDING,
+    )
+    client.cookies[PENDING] = forged
+    response = client.post(
+        "/auth/callback/email", {"csrfToken": csrf_pair(client), "code": code_of(message)}
+    )
+    assert response.status_code == 400 and not signed_in_as(response)
+    assert grants() == 1
+
+
+# -- logs ----------------------------------------------------------------------------------------
+
+
+def test_no_secret_reaches_the_logs(client, site, alice, caplog):
+    caplog.set_level(logging.DEBUG)
+    site(debug=True)
+    secrets_seen = []
+    for redeem in ("link", "code", "wrong"):
+        ask(client)
+        message = last_mail()
+        token, code = token_of(message), code_of(message)
+        secrets_seen += [token, code, code.replace("-", ""), link_of(message)]
+        secrets_seen += [
+            hashlib.sha256((v + SECRET).encode()).hexdigest()
+            for v in (token, code.replace("-", ""))
+        ]
+        if redeem == "link":
+            confirm(client, message)
+        elif redeem == "code":
+            enter_code(client, code.lower())
+        else:
+            enter_code(client, "AAAA-AAAA")
+            Client().get(path_of(link_of(message)))
+    assert caplog.records  # the flow did log (debug lines, the wrong code)
+    for record in caplog.records:
+        text = record.getMessage() + str(record.args or "")
+        for secret in secrets_seen:
+            assert secret not in text, (record.levelname, record.name)
+        assert "alice@example.com" not in text or record.levelno < logging.INFO
+
+
+def test_no_secret_reaches_the_logs_on_failures(client, site, alice, caplog):
+    caplog.set_level(logging.DEBUG)
+
+    def broken(**kwargs):
+        raise OSError("smtp down")
+
+    site(email=Email(send_verification_request=broken))
+    ask(client)
+    assert "EmailSignInError" in caplog.text
+    assert not re.search(r"[0-9a-f]{64}", caplog.text)
+    assert "token=" not in caplog.text
+
+
+# -- the pending cookie on https ---------------------------------------------------------------
+
+
+def test_the_pending_cookie_is_secure_on_https(client, site, alice):
+    token = csrf_pair(client, secure=True)
+    response = client.post(
+        "/auth/signin/email", {"csrfToken": token, "email": "alice@example.com"}, secure=True
+    )
+    morsel = response.cookies["__Secure-" + PENDING]
+    assert morsel["secure"] and morsel["httponly"]
+    link = link_of(last_mail())
+    assert link.startswith("https://testserver/auth/callback/email?")
+    page = client.get(path_of(link), secure=True)
+    assert any(f.get("id") == "webauth-email-confirm-form" for f in forms_of(page).forms)
+    form = next(f for f in forms_of(page).forms if f.get("id") == "webauth-email-confirm-form")
+    response = client.post(
+        "/auth/callback/email", {**form["fields"], "csrfToken": token}, secure=True
+    )
+    assert response.cookies["__Secure-" + SESSION].value
+

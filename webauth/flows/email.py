@@ -1,0 +1,559 @@
+"""The email flow: one message with a link and a code, that mail scanners cannot use or burn.
+
+``POST /auth/signin/<id>`` (:func:`start`) normalises the address, asks the
+``sign_in`` callback (``email={"verification_request": True}``), stores one
+*grant* (the hashes of a link token and of a short code, through the adapter's
+``replace_verification_token``, which voids the address's earlier grants), mails
+both, sets the **pending cookie** and sends the browser to ``verify-request``.
+It does the same work and gives the same answer whether or not the address has
+an account.
+
+``/auth/callback/<id>`` (:func:`callback`) redeems a grant. Auth.js signs in at
+the first ``GET`` of the link, and so does any mail scanner that opens links
+before the person does (Outlook Safe Links, Proofpoint, Gmail's checks): the
+scanner uses up the link, or gets the session. Here:
+
+* ``GET`` (and ``HEAD``) of the link change nothing and look nothing up. In the
+  browser that asked (it holds the pending cookie, for this provider and this
+  address) the link shows a page with one button that POSTs the token; in any
+  other browser, a page that says where to finish. A scanner has no pending
+  cookie, so even one that runs the page's JavaScript and clicks only ever sees
+  the second page.
+* ``POST`` redeems: the token from the confirmation page, or the code typed on
+  the ``verify-request`` page. Both need the pending cookie, checked before
+  anything is consumed; the code's address comes from the cookie, never from
+  the form. So a session only ever reaches the browser that started the
+  sign-in, and a blind POST burns nothing.
+* ``confirm_link=False`` restores Auth.js's one-click ``GET`` for projects that
+  want it (a system check, ``webauth.I002``, names the risk).
+
+A wrong code counts against the grant in the adapter (``use_verification_code``:
+void after ``code_max_attempts``, across resends) and against the
+``code_failed`` rate limit (given back on success). Redemption is single-use in
+the adapter (one conditional DELETE decides), then :func:`~webauth.flows.signin.finish`
+signs in as every flow does; :class:`EmailAttempt` sets ``email_verified`` at
+the first sign-in and creates the user if new (no account row, as in Auth.js).
+
+Nothing here logs a token, a code, a hash or a link.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from contextlib import suppress
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlencode
+
+from django.http import HttpResponse
+from django.template.loader import render_to_string
+from django.utils.translation import gettext as _
+
+from .. import cookies as ck
+from .. import jwt as jose
+from .. import ratelimit
+from ..adapters.base import FLOW_METHODS, missing_methods
+from ..errors import AuthError, EmailSignInError, MissingAdapter, RateLimited, Verification
+from ..events import emit
+from ..providers.email import Email
+from ..responses import redirect
+from ..types import AdapterUser, VerificationToken, as_user, as_verification_token
+from ..utils import aware, call
+from .signin import Attempt, SignedIn, check_sign_in, finish
+
+if TYPE_CHECKING:
+    from django.http import HttpResponseBase
+
+    from ..adapters.base import AdapterCaller
+    from ..providers.base import Provider
+    from ..state import AuthState
+
+__all__ = [
+    "EMAIL_METHODS",
+    "EmailAttempt",
+    "InvalidEmail",
+    "Pending",
+    "callback",
+    "read_pending",
+    "start",
+    "verify_request_context",
+]
+
+#: The adapter methods email sign-in calls.
+EMAIL_METHODS: tuple[str, ...] = FLOW_METHODS["email"]
+
+#: The pending cookie's key in ``AuthState.cookies`` (``authjs.email-pending``).
+PENDING = "email_pending"
+
+
+class InvalidEmail(EmailSignInError):
+    """The address typed into the sign-in form is not one webauth can send to.
+
+    Its type stays ``EmailSignInError``; ``code`` is the ``code=`` of the sign-in
+    page's URL, ``field_message`` the field error shown on the form, ``value``
+    what was typed. The log line names neither.
+    """
+
+    code = "invalid_email"
+
+    def __init__(self, field_message: str, *, value: str = "") -> None:
+        super().__init__("The email address is not valid")
+        self.field_message = field_message
+        self.value = value
+
+
+# -- the pending cookie ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """What the pending cookie says: this browser asked *provider* to mail *identifier*.
+
+    ``attempts`` counts the wrong codes this browser typed (for the page's "attempts
+    left"; the adapter's count is the one that voids the grant).
+    """
+
+    provider: str
+    identifier: str
+    callback_url: str
+    attempts: int = 0
+
+
+def read_pending(state: AuthState, provider: Provider | None = None) -> Pending | None:
+    """The request's pending cookie, or ``None`` (absent, expired, tampered, another provider's).
+
+    With *provider*, a cookie made for another provider counts as none.
+    """
+    spec = state.cookies[PENDING]
+    raw = state.request_cookies.get(spec.name)
+    if not raw:
+        return None
+    payload = jose.decode(token=ck.decode_value(raw), secret=state.config.secret, salt=spec.name)
+    if payload is None:
+        return None
+    provider_id, identifier = payload.get("provider"), payload.get("identifier")
+    callback_url, attempts = payload.get("callbackUrl"), payload.get("attempts", 0)
+    if not isinstance(provider_id, str) or not isinstance(identifier, str) or not identifier:
+        return None
+    if provider is not None and provider_id != provider.id:
+        return None
+    return Pending(
+        provider=provider_id,
+        identifier=identifier,
+        callback_url=callback_url if isinstance(callback_url, str) else "",
+        attempts=attempts if isinstance(attempts, int) and not isinstance(attempts, bool) else 0,
+    )
+
+
+def _write_pending(
+    state: AuthState, response: HttpResponseBase, provider: Email, pending: Pending
+) -> None:
+    spec = state.cookies[PENDING]
+    if spec.max_age is None:  # unless the project set one in WEBAUTH["cookies"]
+        spec = replace(spec, max_age=provider.max_age)
+    value = jose.encode(
+        token={
+            "provider": pending.provider,
+            "identifier": pending.identifier,
+            "callbackUrl": pending.callback_url,
+            "attempts": pending.attempts,
+        },
+        secret=list(state.config.secret),
+        salt=spec.name,
+        max_age=provider.max_age,
+    )
+    ck.set_cookie(response, spec, value)
+
+
+def _clear_pending(state: AuthState, response: HttpResponseBase) -> None:
+    spec = state.cookies[PENDING]
+    if spec.name in state.request_cookies:
+        ck.delete_cookie(response, spec)
+
+
+# -- shared pieces -------------------------------------------------------------------------
+
+
+def _storage(state: AuthState) -> AdapterCaller:
+    """The adapter, or ``MissingAdapter`` (Auth.js: "Email login requires an adapter")."""
+    adapter = state.config.adapter
+    if adapter is None:
+        raise MissingAdapter("Email login requires an adapter")
+    missing = missing_methods(adapter, EMAIL_METHODS)
+    if missing:
+        raise MissingAdapter(
+            f"Email login requires an adapter with {', '.join(missing)} "
+            f"({type(adapter).__name__} lacks them)"
+        )
+    return state.config.adapter_caller
+
+
+def _account(provider_id: str, identifier: str, user_id: str) -> dict[str, Any]:
+    # Auth.js's account of an email sign-in (never stored).
+    return {
+        "providerAccountId": identifier,
+        "userId": user_id,
+        "type": "email",
+        "provider": provider_id,
+    }
+
+
+def _render(state: AuthState, template: str, context: Mapping[str, Any], status: int) -> HttpResponse:
+    """One of the flow's own pages, themed as the built-in pages are."""
+    html = render_to_string(
+        template, {"theme": asdict(state.config.theme), **context}, request=state.request
+    )
+    response = HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
+    # The link's URL holds the token: no cache keeps the page, no Referer carries it
+    # to a logo or stylesheet of another site.
+    response["Cache-Control"] = "no-store"
+    response["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+def _wants_url(state: AuthState) -> bool:
+    # next-auth/react's signIn(..., {redirect: false}) and friends read {"url": ...}.
+    return "HTTP_X_AUTH_RETURN_REDIRECT" in state.request.META
+
+
+# -- POST /auth/signin/<id> ----------------------------------------------------------------
+
+
+def start(
+    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+) -> HttpResponse:
+    """Mail a link and a code for ``params["email"]``; redirect to ``verify-request``.
+
+    Raises :class:`InvalidEmail` for an address webauth cannot use (the route
+    shows the field error), ``RateLimited`` beyond ``email_send``, and
+    ``EmailSignInError`` when delivery fails (the grant is voided first).
+    """
+    email = cast(Email, provider)
+    storage = _storage(state)
+    config = state.config
+    typed = params.get("email")
+    try:
+        identifier = email.normalize(typed)
+    except ValueError as exc:
+        raise InvalidEmail(str(exc), value=typed if isinstance(typed, str) else "") from None
+    # Counted per address whether or not it has an account: the limit says nothing.
+    decision = ratelimit.hit(state.request, "email_send", identifier, config=config)
+    if not decision:
+        raise RateLimited("Too many sign-in emails", retry_after=decision.retry_after)
+
+    # Auth.js's order: the user (or a stand-in), then the sign_in callback.
+    user = as_user(storage("get_user_by_email", identifier))
+    candidate = user or AdapterUser(id=str(uuid.uuid4()), email=identifier)
+    denied = check_sign_in(
+        state,
+        user=candidate,
+        account=_account(email.id, identifier, candidate.id),
+        email={"verification_request": True},
+    )
+    if denied is not None:
+        return denied
+
+    token = email.new_token()
+    code = email.new_code()
+    expires = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=email.max_age)
+    grant = VerificationToken(
+        identifier=identifier,
+        token=email.hash_value(token, config.secret),
+        expires=expires,
+        code=email.hash_value(code, config.secret) if code is not None else None,
+    )
+    # Stored before the message leaves, so that a quick click finds it; this voids
+    # the address's earlier grants (their wrong-code count carries over).
+    storage("replace_verification_token", grant)
+    url = f"{state.base_url}/callback/{email.id}?" + urlencode(
+        {"callbackUrl": callback_url, "token": token, "email": identifier}
+    )
+    try:
+        call(
+            email.send_function,
+            identifier=identifier,
+            url=url,
+            token=token,
+            code=email.display_code(code) if code is not None else None,
+            expires=expires,
+            provider=email,
+            theme=config.theme,
+            request=state.request,
+        )
+    except Exception as exc:
+        # Nobody received this grant: void it, so nothing usable is left behind.
+        with suppress(AuthError):
+            storage("use_verification_token", identifier, grant.token)
+        raise EmailSignInError(
+            f"Sending the sign-in email with provider {email.id!r} failed", cause={"err": exc}
+        ) from exc
+
+    response = redirect(
+        f"{state.base_url}/verify-request?" + urlencode({"provider": email.id, "type": "email"})
+    )
+    earlier = read_pending(state, email)
+    attempts = earlier.attempts if earlier and earlier.identifier == identifier else 0
+    _write_pending(state, response, email, Pending(email.id, identifier, callback_url, attempts))
+    config.logger.debug("verification email sent", {"provider": email.id})
+    return response
+
+
+# -- /auth/callback/<id> ---------------------------------------------------------------------
+
+
+def callback(
+    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+) -> HttpResponse:
+    """``GET``: the link (a page, or with ``confirm_link=False`` the sign-in); ``POST``: redeem."""
+    email = cast(Email, provider)
+    storage = _storage(state)
+    if state.request.method != "POST":
+        return _open_link(state, storage, email, params, callback_url)
+    pending = read_pending(state, email)
+    if "code" in params and "token" not in params:
+        return _redeem_code(state, storage, email, params.get("code"), pending)
+    token, identifier = params.get("token"), params.get("email")
+    if not isinstance(token, str) or not token or not isinstance(identifier, str):
+        raise Verification("The sign-in form carries no token")
+    if email.confirm_link and (pending is None or pending.identifier != identifier):
+        # Checked before anything is consumed: a blind POST burns nothing.
+        return _elsewhere(state, email, status=400)
+    landing = state.redirect(pending.callback_url) if pending is not None else callback_url
+    return _redeem_link(state, storage, email, identifier, token, landing)
+
+
+def _open_link(
+    state: AuthState,
+    storage: AdapterCaller,
+    email: Email,
+    params: Mapping[str, Any],
+    callback_url: str,
+) -> HttpResponse:
+    token, identifier = params.get("token"), params.get("email")
+    if not isinstance(token, str) or not token or not isinstance(identifier, str):
+        raise Verification("The sign-in link carries no token")
+    if not email.confirm_link:
+        return _redeem_link(state, storage, email, identifier, token, callback_url)  # Auth.js
+    # Neither page looks the token up: no state, no timing or existence oracle.
+    pending = read_pending(state, email)
+    if pending is None or pending.identifier != identifier:
+        return _elsewhere(state, email, status=200)
+    return _render(
+        state,
+        "webauth/email_confirm.html",
+        {
+            "action": f"{state.base_url}/callback/{email.id}",
+            "csrf_token_value": state.form_csrf_token(),
+            "token": token,
+            "identifier": identifier,
+            "callback_url": state.redirect(pending.callback_url),
+            "provider": {"id": email.id, "name": email.name},
+        },
+        200,
+    )
+
+
+def _elsewhere(state: AuthState, email: Email, *, status: int) -> HttpResponse:
+    """The page for a link opened in a browser that did not ask for it."""
+    return _render(
+        state,
+        "webauth/email_elsewhere.html",
+        {
+            "has_code": email.code is not None,
+            "signin_url": state.page_url("signin", raw=True),
+            "provider": {"id": email.id, "name": email.name},
+        },
+        status,
+    )
+
+
+def _redeem_link(
+    state: AuthState,
+    storage: AdapterCaller,
+    email: Email,
+    identifier: str,
+    token: str,
+    callback_url: str,
+) -> HttpResponse:
+    record = as_verification_token(
+        storage("use_verification_token", identifier, email.hash_value(token, state.config.secret))
+    )
+    # Auth.js's adapters return an expired token too (and delete it): the flow judges.
+    if record is None or aware(record.expires) < datetime.now(UTC):
+        raise Verification("The sign-in link is unknown, used or expired")
+    return _sign_in(state, storage, email, identifier, callback_url)
+
+
+def _redeem_code(
+    state: AuthState,
+    storage: AdapterCaller,
+    email: Email,
+    typed: Any,
+    pending: Pending | None,
+) -> HttpResponse:
+    if pending is None:
+        return _elsewhere(state, email, status=400)
+    if email.code is None:
+        raise Verification(f"Provider {email.id!r} sends no codes")
+    config = state.config
+    # A failure is counted before the check and given back on success, so that
+    # concurrent guesses cannot pass the limit between check and count.
+    decision = ratelimit.hit(state.request, "code_failed", pending.identifier, config=config)
+    if not decision:
+        raise RateLimited("Too many wrong codes", retry_after=decision.retry_after)
+    code = email.clean_code(typed)
+    record = None
+    if code is not None:  # what cannot be a code is wrong without asking the adapter
+        record = as_verification_token(
+            storage(
+                "use_verification_code",
+                pending.identifier,
+                email.hash_value(code, config.secret),
+                email.code_max_attempts,
+            )
+        )
+    if record is None or aware(record.expires) < datetime.now(UTC):
+        return _wrong_code(state, email, pending)
+    ratelimit.refund(decision)
+    return _sign_in(state, storage, email, pending.identifier, state.redirect(pending.callback_url))
+
+
+def _wrong_code(state: AuthState, email: Email, pending: Pending) -> HttpResponse:
+    """Back to the code form with the error (or its URL, for JSON clients and custom pages)."""
+    state.config.logger.error(Verification("A wrong or expired sign-in code was entered"))
+    pending = replace(pending, attempts=pending.attempts + 1)
+    if _wants_url(state) or state.config.pages.verify_request:
+        params = {"provider": email.id, "type": "email", "error": "Verification"}
+        response: HttpResponse = redirect(
+            state.page_url("verify-request", {**params, "code": "invalid_code"})
+        )
+    else:
+        context = {
+            "url": state.origin,
+            "host": state.request.get_host(),
+            **verify_request_context(state, pending),
+            "code_error": _wrong_code_message(email, pending),
+        }
+        response = _render(state, "webauth/verify_request.html", context, 400)
+    _write_pending(state, response, email, pending)
+    return response
+
+
+def _wrong_code_message(email: Email, pending: Pending) -> str:
+    left = email.code_max_attempts - pending.attempts
+    if left <= 0:
+        return _("This code can no longer be used. Ask for a new email.")
+    return _(
+        "That code is not right, or it has expired. Check it and try again "
+        "(%(left)d attempts left), or ask for a new email."
+    ) % {"left": left}
+
+
+def _sign_in(
+    state: AuthState, storage: AdapterCaller, email: Email, identifier: str, callback_url: str
+) -> HttpResponse:
+    existing = as_user(storage("get_user_by_email", identifier))
+    response = finish(
+        state,
+        EmailAttempt(
+            provider_id=email.id,
+            callback_url=callback_url,
+            identifier=identifier,
+            existing=existing,
+        ),
+    )
+    _clear_pending(state, response)
+    return response
+
+
+# -- the verify-request page -----------------------------------------------------------------
+
+
+def verify_request_context(state: AuthState, pending: Pending | None = None) -> dict[str, Any]:
+    """What the ``verify-request`` page shows besides Auth.js's text.
+
+    With a pending cookie of an email provider: the address the message went
+    to, a link to start again and, when the provider sends codes, the code
+    form (it POSTs ``csrfToken`` and ``code`` to the provider's callback).
+    """
+    if pending is None:
+        pending = read_pending(state)
+    if pending is None:
+        return {}
+    provider = state.config.get_provider(pending.provider)
+    if not isinstance(provider, Email):
+        return {}
+    context: dict[str, Any] = {
+        "identifier": pending.identifier,
+        "signin_url": state.page_url("signin", raw=True),
+        "provider": {"id": provider.id, "name": provider.name},
+    }
+    if provider.code is not None:
+        context["code_form"] = {
+            "action": f"{state.base_url}/callback/{provider.id}",
+            "inputmode": "numeric" if provider.code == "digits" else "text",
+            "placeholder": "1234-5678" if provider.code == "digits" else "ABCD-EFGH",
+        }
+        context["csrf_token_value"] = state.form_csrf_token()
+    return context
+
+
+# -- what a redemption stores -----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class EmailAttempt(Attempt):
+    """A redeemed grant: *identifier* proved they read the mail sent to it."""
+
+    provider_id: str
+    callback_url: str
+    identifier: str
+    #: The user with this address when the grant was redeemed, if any.
+    existing: AdapterUser | None = None
+    #: Auth.js's stand-in for a new user, in the ``sign_in`` callback.
+    stand_in: AdapterUser | None = None
+
+    def __post_init__(self) -> None:
+        if self.existing is None:
+            self.stand_in = AdapterUser(id=str(uuid.uuid4()), email=self.identifier)
+
+    def sign_in_params(self) -> dict[str, Any]:
+        user = self.existing or self.stand_in
+        assert user is not None
+        return {"user": user, "account": _account(self.provider_id, self.identifier, user.id)}
+
+    def store(self, state: AuthState) -> SignedIn:
+        """Set ``email_verified`` at the first sign-in, or create the user (Auth.js's rules).
+
+        No account row is written for an email sign-in, as in Auth.js.
+        """
+        config = state.config
+        storage = config.adapter_caller
+        signal: dict[str, Any] = {"sender": self.provider_id, "request": state.request}
+        now = datetime.now(UTC)
+        is_new_user = False
+        if self.existing is not None:
+            user = self.existing
+            if user.email_verified is None:
+                # The spec: the date of the first successful sign-in (Auth.js
+                # overwrites it at every sign-in).
+                updated = as_user(storage("update_user", {"id": user.id, "email_verified": now}))
+                user = updated or user
+                emit(config, "update_user", **signal, user=user)
+        else:
+            created = as_user(
+                storage("create_user", AdapterUser(id="", email=self.identifier, email_verified=now))
+            )
+            if created is None:
+                raise TypeError("create_user returned nothing")
+            user = created
+            is_new_user = True
+            emit(config, "create_user", **signal, user=user)
+        return SignedIn(
+            user=user,
+            user_dict={"id": user.id, "name": user.name, "email": user.email, "image": user.image},
+            account=_account(self.provider_id, self.identifier, user.id),
+            is_new_user=is_new_user,
+        )
