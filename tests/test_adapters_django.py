@@ -13,6 +13,7 @@ from django.utils import timezone
 from webauth.adapters.django import DjangoAdapter
 from webauth.models import Account, Session, VerificationToken, token_hash
 from webauth.types import AdapterAccount, AdapterSession
+from webauth.types import VerificationToken as VerificationTokenRecord
 
 pytestmark = pytest.mark.django_db
 adapter = DjangoAdapter()
@@ -33,6 +34,18 @@ def test_verification_token_is_stored_hashed():
         {"identifier": "a@example.com", "token": "abc", "expires": timezone.now()}
     )
     assert VerificationToken.objects.get().token_hash == token_hash("abc")
+
+
+def test_verification_code_is_stored_hashed():
+    record = VerificationTokenRecord(
+        identifier="a@example.com", token="link", expires=timezone.now(), code="the-code"
+    )
+    adapter.replace_verification_token(record)
+    row = VerificationToken.objects.get()
+    assert (row.token_hash, row.code_hash) == (token_hash("link"), token_hash("the-code"))
+    assert row.attempts == 0
+    adapter.replace_verification_token({**record.to_wire(), "code": None, "token": "l2"})
+    assert VerificationToken.objects.get().code_hash == ""  # a link-only grant
 
 
 def test_auth_user_mapping_splits_name_and_generates_unique_usernames():

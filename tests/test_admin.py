@@ -50,6 +50,27 @@ def test_change_pages_hide_tokens(admin_client, data):
     assert response.status_code == 200 and token_hash("t").encode() not in response.content
 
 
+def test_verification_grants_show_attempts_never_hashes(admin_client, db):
+    grant = VerificationToken.objects.create(
+        identifier="g@example.com",
+        token_hash=token_hash("link-token"),
+        code_hash=token_hash("code"),
+        expires=timezone.now() + timedelta(minutes=15),
+        attempts=3,
+    )
+    pages = [
+        admin_client.get(reverse("admin:webauth_verificationtoken_changelist")),
+        admin_client.get(reverse("admin:webauth_verificationtoken_change", args=[grant.pk])),
+    ]
+    for response in pages:
+        assert response.status_code == 200
+        assert b"g@example.com" in response.content
+        assert token_hash("link-token").encode() not in response.content
+        assert token_hash("code").encode() not in response.content
+    assert b'class="field-attempts">3<' in pages[0].content
+    assert b"failed code attempts" in pages[1].content.lower()
+
+
 @pytest.mark.parametrize(
     ("model", "action", "key"),
     [

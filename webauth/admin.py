@@ -141,12 +141,13 @@ class AuthenticatorAdmin(admin.ModelAdmin):
 
 @admin.register(VerificationToken)
 class VerificationTokenAdmin(admin.ModelAdmin):
-    """Pending email sign-in tokens (stored hashed; shown for support, never editable)."""
+    """Pending email sign-in grants (link and code stored hashed; shown for support,
+    never editable). The hashes are never shown."""
 
-    list_display = ("identifier", "expires", "is_expired")
+    list_display = ("identifier", "expires", "is_expired", "attempts")
     search_fields = ("identifier",)
-    readonly_fields = ("identifier", "expires")
-    exclude = ("token_hash",)
+    readonly_fields = ("identifier", "expires", "attempts")
+    exclude = ("token_hash", "code_hash")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -6,7 +6,8 @@ with every ``AdapterUser`` field; it exists only in projects that set
 ``AUTH_USER_MODEL = "webauth.User"`` (it is swappable, like ``auth.User``).
 
 Secrets are stored hashed: a database session is found by the SHA-256 of its
-token, a verification token by the SHA-256 of the value the flow hands over.
+token, a verification token (link and code) by the SHA-256 of the value the flow
+hands over.
 A passkey is found by the SHA-256 of its credential id (``credential_id_hash``):
 a fixed-length column that every backend can index uniquely, where the id itself
 (up to 1400 characters) cannot be on MySQL, and whose comparison is
@@ -184,11 +185,20 @@ class Session(models.Model):
 
 
 class VerificationToken(models.Model):
-    """A single-use email sign-in token, stored hashed."""
+    """A single-use email sign-in grant: the link token and the code, stored hashed.
+
+    One sign-in request makes one row. ``code_hash`` is empty for a link-only
+    grant; ``attempts`` counts the wrong codes tried against it (the adapter
+    deletes the row when they reach the provider's limit).
+    """
 
     identifier = models.CharField(_("identifier"), max_length=320)
     token_hash = models.CharField(_("token hash"), max_length=64, editable=False)
+    code_hash = models.CharField(
+        _("code hash"), max_length=64, blank=True, default="", editable=False
+    )
     expires = models.DateTimeField(_("expires"), db_index=True)
+    attempts = models.PositiveSmallIntegerField(_("failed code attempts"), default=0)
 
     class Meta:
         verbose_name = _("verification token")

@@ -132,11 +132,22 @@ class AdapterSession(_Record):
 
 @dataclass(slots=True)
 class VerificationToken(_Record):
-    """A single-use email sign-in token (spec 2.6)."""
+    """A single-use email sign-in grant (spec 2.6): a link token and, optionally, a code.
+
+    ``token`` is what the flow hands over for the link (already
+    ``sha256hex(token + secret)``). ``code`` and ``attempts`` are webauth
+    additions: ``code`` is the one-time code, hashed the same way, which redeems
+    the same grant (``None``: links only); ``attempts`` counts the wrong codes
+    tried against the grant. Their defaults keep Auth.js adapters working.
+    A record returned by ``use_verification_code`` carries the ``code`` it was
+    redeemed with and an empty ``token`` when the adapter keeps only its hash.
+    """
 
     identifier: str
     token: str
     expires: datetime
+    code: str | None = None
+    attempts: int = 0
 
 
 @dataclass(slots=True)

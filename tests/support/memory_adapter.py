@@ -7,6 +7,7 @@ webauth's flows drive async adapters end to end.
 from __future__ import annotations
 
 import dataclasses
+import hmac
 import itertools
 import threading
 from datetime import UTC, datetime
@@ -42,6 +43,7 @@ class MemoryAdapter:
         self.session_info: dict[str, tuple[int, datetime]] = {}
         self._session_ids = itertools.count(1)
         self._refreshing = threading.Lock()
+        self._grants = threading.Lock()  # verification tokens: one caller at a time
 
     async def create_user(self, user):
         record = dataclasses.replace(
@@ -111,12 +113,47 @@ class MemoryAdapter:
         return self.sessions.pop(session_token, None)
 
     async def create_verification_token(self, token):
-        record = as_verification_token(token)
-        self.tokens[(record.identifier, record.token)] = record
+        record = dataclasses.replace(as_verification_token(token))
+        with self._grants:
+            self.tokens[(record.identifier, record.token)] = record
         return record
 
     async def use_verification_token(self, identifier, token):
-        return self.tokens.pop((identifier, token), None)
+        with self._grants:
+            return self.tokens.pop((identifier, token), None)
+
+    # The grants of an identifier, oldest first (dicts keep insertion order).
+    def _grants_of(self, identifier):
+        return [(key, t) for key, t in self.tokens.items() if t.identifier == identifier]
+
+    async def replace_verification_token(self, token):
+        record = dataclasses.replace(as_verification_token(token))
+        now = datetime.now(UTC)
+        with self._grants:
+            earlier = self._grants_of(record.identifier)
+            live = [t.attempts for _, t in earlier if t.expires > now]
+            record.attempts = max([record.attempts, *live])
+            for key, _ in earlier:
+                del self.tokens[key]
+            self.tokens[(record.identifier, record.token)] = record
+        return dataclasses.replace(record)
+
+    async def use_verification_code(self, identifier, code, max_attempts):
+        now = datetime.now(UTC)
+        with self._grants:
+            live = [
+                (key, t)
+                for key, t in self._grants_of(identifier)
+                if t.expires > now and t.attempts < max_attempts
+            ]
+            for key, grant in live:
+                if grant.code is not None and hmac.compare_digest(grant.code, code):
+                    return self.tokens.pop(key)
+            for key, grant in live:  # a wrong code counts; the grant dies at the limit
+                grant.attempts += 1
+                if grant.attempts >= max_attempts:
+                    del self.tokens[key]
+            return None
 
     async def create_authenticator(self, authenticator):
         record = as_authenticator(authenticator)

@@ -4,7 +4,7 @@ An adapter is any object with some of the methods of :class:`Adapter`: the 19 of
 Auth.js's contract (:data:`ADAPTER_METHODS`) and webauth's extensions
 (:data:`EXTENSION_METHODS`), which serve what Auth.js leaves to the application
 (storing a new user and its account in one transaction, refreshing provider
-tokens, session management, linked accounts). Every method is optional and may
+tokens, session management, linked accounts, email sign-in codes). Every method is optional and may
 be a plain function or ``async def``; webauth calls either from sync or async
 code (:class:`AdapterCaller`), so each operation has its async twin for free.
 Everything webauth stores or reads goes through these methods: a third-party
@@ -83,6 +83,8 @@ EXTENSION_METHODS: tuple[str, ...] = (
     "list_sessions_by_user_id",
     "delete_session_by_id",
     "delete_sessions_by_user_id",
+    "replace_verification_token",
+    "use_verification_code",
 )
 
 #: The methods each flow or helper calls, so a system check (or the helper) can
@@ -106,6 +108,14 @@ FLOW_METHODS: dict[str, tuple[str, ...]] = {
         "list_sessions_by_user_id",
         "delete_session_by_id",
         "delete_sessions_by_user_id",
+    ),
+    "email": (
+        "replace_verification_token",
+        "use_verification_token",
+        "use_verification_code",
+        "get_user_by_email",
+        "create_user",
+        "update_user",
     ),
 }
 
@@ -243,6 +253,35 @@ class Adapter(Protocol):
 
     def delete_sessions_by_user_id(self, user_id: str, keep_session_token: str | None) -> int:
         """Delete the user's sessions except the one with *keep_session_token*; the count."""
+
+    def replace_verification_token(self, token: VerificationToken) -> VerificationToken:
+        """Store *token* and void (delete) every earlier token of its identifier.
+
+        The email flow's store: one sign-in request is one grant, and a new
+        request voids the earlier ones. The new grant's ``attempts`` starts at the
+        highest ``attempts`` of the unexpired grants it voids (or the record's own
+        count, if higher), so that resending does not reset the code's attempt
+        count; the record is returned with that count. ``token`` and ``code`` are
+        already hashed by the flow; store them as ``create_verification_token``
+        stores ``token``. Under concurrency the latest grant wins: of two
+        replaces racing for one identifier, the one stored last survives
+        (where the store cannot order them, both may).
+        """
+
+    def use_verification_code(
+        self, identifier: str, code: str, max_attempts: int
+    ) -> VerificationToken | None:
+        """Redeem the identifier's grant by its code, or count a wrong code.
+
+        If the identifier's unexpired grant has this ``code`` (hashed by the flow,
+        as given to ``replace_verification_token``) and fewer than *max_attempts*
+        failed attempts, delete it and return it: of any number of concurrent
+        callers (with the code or the grant's link token) exactly one gets it.
+        Otherwise count one failed attempt on the identifier's live grant, delete
+        the grant once its ``attempts`` reach *max_attempts*, and return ``None``.
+        However many callers race, no more than *max_attempts* wrong codes may be
+        counted against one grant. An expired grant is never redeemed by code.
+        """
 
 
 def missing_methods(adapter: Any, methods: Iterable[str]) -> list[str]:

@@ -19,6 +19,7 @@ database (``using``, else the router's choice for the model).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import ipaddress
 import re
 import secrets
@@ -680,18 +681,70 @@ class DjangoAdapter:
         return deleted
 
     # -- verification tokens ------------------------------------------------------
+    def _new_grant(self, record: VerificationTokenRecord, attempts: int, using: str) -> Any:
+        obj = VerificationToken(
+            identifier=record.identifier,
+            token_hash=token_hash(record.token),
+            code_hash=token_hash(record.code) if record.code else "",
+            expires=aware(record.expires),
+            attempts=max(attempts, 0),
+        )
+        obj.save(using=using, force_insert=True)
+        return obj
+
     def create_verification_token(
         self, token: VerificationTokenRecord | Mapping[str, Any]
     ) -> VerificationTokenRecord:
-        """Store the token's hash."""
+        """Store the token's hash (and the code's, when the record has one)."""
         record = as_verification_token(token)
         assert record is not None
-        VerificationToken.objects.using(self.using).create(
-            identifier=record.identifier,
-            token_hash=token_hash(record.token),
-            expires=aware(record.expires),
-        )
+        self._new_grant(record, record.attempts, self._write_db(VerificationToken))
         return record
+
+    def replace_verification_token(
+        self, token: VerificationTokenRecord | Mapping[str, Any]
+    ) -> VerificationTokenRecord:
+        """Store a new grant and delete the identifier's earlier ones, in one transaction.
+
+        The new row is inserted first (on SQLite that takes the write lock before
+        anything is read), then the earlier rows of the identifier (smaller
+        primary keys) are locked, read for their ``attempts`` and deleted: the
+        new grant starts at the highest count among the unexpired ones, so a
+        resend does not reset the code's attempts. The latest grant wins: a
+        concurrent replace that inserted after this one deletes this one.
+        """
+        record = as_verification_token(token)
+        assert record is not None
+        alias = self._write_db(VerificationToken)
+        identifier = record.identifier
+        now = timezone.now()
+        with transaction.atomic(using=alias):
+            obj = self._new_grant(record, record.attempts, alias)
+            earlier = VerificationToken.objects.using(alias).filter(
+                identifier=identifier, pk__lt=obj.pk
+            )
+            locked = earlier.select_for_update().values_list("identifier", "expires", "attempts")
+            # SQL compares identifiers under the column's collation (case-
+            # insensitively on most MariaDB and MySQL databases): count exact ones.
+            carried = max(
+                (n for ident, expires, n in locked if ident == identifier and expires > now),
+                default=0,
+            )
+            # Rows of another identifier that only the collation matches stay.
+            doomed = [
+                pk for pk, ident in earlier.values_list("pk", "identifier") if ident == identifier
+            ]
+            VerificationToken.objects.using(alias).filter(pk__in=doomed).delete()
+            if carried > obj.attempts:
+                VerificationToken.objects.using(alias).filter(pk=obj.pk).update(attempts=carried)
+                obj.attempts = carried
+        return VerificationTokenRecord(
+            identifier=identifier,
+            token=record.token,
+            expires=record.expires,
+            code=record.code,
+            attempts=obj.attempts,
+        )
 
     def use_verification_token(self, identifier: str, token: str) -> VerificationTokenRecord | None:
         """Return the token and delete it; of concurrent callers exactly one gets it.
@@ -703,12 +756,61 @@ class DjangoAdapter:
             identifier=identifier, token_hash=token_hash(token)
         )
         obj = rows.first()
-        if obj is None:
+        if obj is None or obj.identifier != identifier:
             return None
         deleted, _ = VerificationToken.objects.using(self.using).filter(pk=obj.pk).delete()
         if not deleted:
             return None
-        return VerificationTokenRecord(identifier=identifier, token=token, expires=obj.expires)
+        return VerificationTokenRecord(
+            identifier=identifier, token=token, expires=obj.expires, attempts=obj.attempts
+        )
+
+    def use_verification_code(
+        self, identifier: str, code: str, max_attempts: int
+    ) -> VerificationTokenRecord | None:
+        """Redeem the identifier's live grant by its code; count a wrong code.
+
+        In one transaction: first one attempt is claimed on the identifier's
+        unexpired grants that have fewer than *max_attempts* (an ``UPDATE ...
+        attempts = attempts + 1 WHERE attempts < max``, which holds the row lock
+        to the end); nothing claimed means no live grant, and ``None``. Then the
+        grant with this code is deleted by primary key, and the caller whose
+        DELETE removed it gets it. A wrong code keeps its attempt, and a grant
+        that has reached *max_attempts* is deleted. Claiming before comparing
+        means that however many callers race, no more than *max_attempts* codes
+        are ever compared against one grant.
+        """
+        alias = self._write_db(VerificationToken)
+        hashed = token_hash(code)
+        now = timezone.now()
+        grants = VerificationToken.objects.using(alias).filter(identifier=identifier)
+        with transaction.atomic(using=alias):
+            claimed = grants.filter(expires__gt=now, attempts__lt=max_attempts).update(
+                attempts=models.F("attempts") + 1
+            )
+            if not claimed:
+                return None
+            rows = list(
+                grants.filter(expires__gt=now).values_list(
+                    "pk", "identifier", "code_hash", "expires", "attempts"
+                )
+            )
+            mine = [row for row in rows if row[1] == identifier]
+            for pk, _ident, stored, expires, attempts in mine:
+                if not (stored and hmac.compare_digest(stored, hashed)):
+                    continue
+                if VerificationToken.objects.using(alias).filter(pk=pk).delete()[0]:
+                    return VerificationTokenRecord(
+                        identifier=identifier,
+                        token="",  # only its hash is stored
+                        expires=expires,
+                        code=code,
+                        attempts=attempts - 1,  # the wrong codes before this one
+                    )
+            spent = [pk for pk, _ident, _stored, _expires, n in mine if n >= max_attempts]
+            if spent:
+                VerificationToken.objects.using(alias).filter(pk__in=spent).delete()
+        return None
 
     # -- authenticators -----------------------------------------------------------
     def _authenticator_record(self, obj: Authenticator) -> AdapterAuthenticator:

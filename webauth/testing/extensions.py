@@ -18,8 +18,11 @@ sign-in (``update_account``), :func:`webauth.get_access_token`
 :mod:`webauth.linked_accounts` (``list_accounts_by_user_id``,
 ``count_sign_in_methods``, ``unlink_user_account``) and
 :mod:`webauth.user_sessions` (``list_sessions_by_user_id``,
-``delete_session_by_id``, ``delete_sessions_by_user_id``). The suite calls them
-as webauth does, so sync and ``async def`` methods both pass.
+``delete_session_by_id``, ``delete_sessions_by_user_id``) and email sign-in
+(``replace_verification_token``, ``use_verification_code``, beside Auth.js's
+``use_verification_token``). The suite calls them as webauth does, so sync and
+``async def`` methods both pass. The tests marked ``django_db(transaction=True)``
+race threads against one record (each thread with its own database connection).
 """
 
 from __future__ import annotations
@@ -27,17 +30,55 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from datetime import timedelta
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 import pytest
 from django.db import connections
 
 from ..errors import LastSignInMethod
-from ..types import AdapterAccount, AdapterUser, as_account, as_user
+from ..types import (
+    AdapterAccount,
+    AdapterUser,
+    VerificationToken,
+    as_account,
+    as_user,
+    as_verification_token,
+)
 from .helpers import AdapterHelpers, now
 
 __all__ = ["AdapterExtensionsSuite"]
+
+
+def race(calls: Sequence[Callable[[], Any]]) -> list[Any]:
+    """Run *calls* in threads released at once; their results, in order.
+
+    Each thread closes its database connections when done. An exception in any
+    call fails the test (after all threads have finished).
+    """
+    barrier = threading.Barrier(len(calls))
+    results: list[Any] = [None] * len(calls)
+    errors: list[BaseException] = []
+
+    def run(index: int, fn: Callable[[], Any]) -> None:
+        try:
+            barrier.wait(30)
+            results[index] = fn()
+        except BaseException as exc:  # reported below, never swallowed
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=item) for item in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not any(thread.is_alive() for thread in threads), "a caller never returned"
+    assert not errors, f"{len(errors)} callers failed, the first with {errors[0]!r}"
+    return results
 
 
 class AdapterExtensionsSuite(AdapterHelpers):
@@ -342,3 +383,162 @@ class AdapterExtensionsSuite(AdapterHelpers):
             assert self.run(adapter, "get_session_and_user", session.session_token) is None
         assert self.run(adapter, "get_session_and_user", theirs.session_token) is not None
         assert self.run(adapter, "delete_sessions_by_user_id", user.id, None) == 1
+
+    # -- email sign-in: grants with a link token and a code ------------------------------------
+    def grant(
+        self,
+        adapter: Any,
+        identifier: str,
+        token: str = "link-hash",
+        code: str | None = "code-hash",
+        *,
+        expires: datetime | None = None,
+        attempts: int = 0,
+    ) -> VerificationToken:
+        """Store a grant with ``replace_verification_token``; the record it returns."""
+        record = VerificationToken(
+            identifier=identifier,
+            token=token,
+            expires=expires or now() + timedelta(hours=1),
+            code=code,
+            attempts=attempts,
+        )
+        stored = as_verification_token(self.run(adapter, "replace_verification_token", record))
+        assert stored is not None, "replace_verification_token must return the stored record"
+        return stored
+
+    def code(self, adapter: Any, identifier: str, code: str, max_attempts: int = 5) -> Any:
+        """``use_verification_code`` as the email flow calls it."""
+        return as_verification_token(
+            self.run(adapter, "use_verification_code", identifier, code, max_attempts)
+        )
+
+    def test_replace_verification_token_returns_the_record(self, adapter: Any) -> None:
+        expires = now() + timedelta(minutes=15)
+        stored = self.grant(adapter, "r@example.com", "t-1", "c-1", expires=expires)
+        assert (stored.identifier, stored.code, stored.attempts) == ("r@example.com", "c-1", 0)
+        assert abs((stored.expires - expires).total_seconds()) < 1
+
+    def test_link_redeems_the_grant_once_and_the_code_with_it(self, adapter: Any) -> None:
+        self.grant(adapter, "l@example.com", "t-1", "c-1")
+        used = as_verification_token(
+            self.run(adapter, "use_verification_token", "l@example.com", "t-1")
+        )
+        assert used is not None and used.identifier == "l@example.com"
+        assert self.run(adapter, "use_verification_token", "l@example.com", "t-1") is None
+        assert self.code(adapter, "l@example.com", "c-1") is None
+
+    def test_code_redeems_the_grant_once_and_the_link_with_it(self, adapter: Any) -> None:
+        expires = now() + timedelta(minutes=10)
+        self.grant(adapter, "c@example.com", "t-1", "c-1", expires=expires)
+        used = self.code(adapter, "c@example.com", "c-1")
+        assert used is not None and used.identifier == "c@example.com"
+        assert abs((used.expires - expires).total_seconds()) < 1
+        assert self.code(adapter, "c@example.com", "c-1") is None
+        assert self.run(adapter, "use_verification_token", "c@example.com", "t-1") is None
+
+    def test_a_wrong_code_counts(self, adapter: Any) -> None:
+        self.grant(adapter, "w@example.com", "t-1", "c-1")
+        assert self.code(adapter, "w@example.com", "wrong-1", max_attempts=3) is None
+        assert self.code(adapter, "w@example.com", "wrong-2", max_attempts=3) is None
+        # Two counted: a resend carries them.
+        assert self.grant(adapter, "w@example.com", "t-2", "c-2").attempts == 2
+
+    def test_a_right_code_within_the_limit_redeems(self, adapter: Any) -> None:
+        self.grant(adapter, "k@example.com", "t-1", "c-1")
+        for n in range(2):
+            assert self.code(adapter, "k@example.com", f"wrong-{n}", max_attempts=3) is None
+        assert self.code(adapter, "k@example.com", "c-1", max_attempts=3) is not None
+
+    def test_the_grant_dies_at_max_attempts(self, adapter: Any) -> None:
+        self.grant(adapter, "d@example.com", "t-1", "c-1")
+        for n in range(3):
+            assert self.code(adapter, "d@example.com", f"wrong-{n}", max_attempts=3) is None
+        # Void: the link no longer redeems it, and a resend starts afresh.
+        assert self.run(adapter, "use_verification_token", "d@example.com", "t-1") is None
+        assert self.grant(adapter, "d@example.com", "t-2", "c-2").attempts == 0
+
+    def test_a_right_code_after_max_wrong_ones_is_refused(self, adapter: Any) -> None:
+        self.grant(adapter, "m@example.com", "t-1", "c-1")
+        for n in range(5):
+            assert self.code(adapter, "m@example.com", f"wrong-{n}") is None
+        assert self.code(adapter, "m@example.com", "c-1") is None
+
+    def test_replace_voids_earlier_grants(self, adapter: Any) -> None:
+        self.grant(adapter, "v@example.com", "t-1", "c-1")
+        self.grant(adapter, "v@example.com", "t-2", "c-2")
+        assert self.run(adapter, "use_verification_token", "v@example.com", "t-1") is None
+        assert self.code(adapter, "v@example.com", "c-1") is None  # a wrong code now
+        assert self.code(adapter, "v@example.com", "c-2") is not None
+
+    def test_replace_carries_the_attempts(self, adapter: Any) -> None:
+        self.grant(adapter, "a@example.com", "t-1", "c-1")
+        for n in range(2):
+            assert self.code(adapter, "a@example.com", f"wrong-{n}", max_attempts=3) is None
+        assert self.grant(adapter, "a@example.com", "t-2", "c-2").attempts == 2
+        # One more wrong code reaches the limit of 3: the new grant dies too.
+        assert self.code(adapter, "a@example.com", "wrong-3", max_attempts=3) is None
+        assert self.code(adapter, "a@example.com", "c-2", max_attempts=3) is None
+        assert self.run(adapter, "use_verification_token", "a@example.com", "t-2") is None
+
+    def test_replace_keeps_the_higher_count_and_ignores_expired_grants(self, adapter: Any) -> None:
+        past = now() - timedelta(minutes=1)
+        self.grant(adapter, "e@example.com", "t-1", "c-1", expires=past, attempts=4)
+        assert self.grant(adapter, "e@example.com", "t-2", "c-2").attempts == 0
+        assert self.grant(adapter, "e@example.com", "t-3", "c-3", attempts=1).attempts == 1
+        assert self.grant(adapter, "e@example.com", "t-4", "c-4").attempts == 1
+
+    def test_an_expired_grant_is_not_redeemed_by_code(self, adapter: Any) -> None:
+        past = now() - timedelta(seconds=1)
+        self.grant(adapter, "x@example.com", "t-1", "c-1", expires=past)
+        assert self.code(adapter, "x@example.com", "c-1") is None
+
+    def test_a_link_only_grant_has_no_code(self, adapter: Any) -> None:
+        self.grant(adapter, "o@example.com", "t-1", None)
+        assert self.code(adapter, "o@example.com", "") is None
+        assert self.code(adapter, "o@example.com", "anything") is None
+        assert self.run(adapter, "use_verification_token", "o@example.com", "t-1") is not None
+
+    def test_identifiers_do_not_cross(self, adapter: Any) -> None:
+        self.grant(adapter, "one@example.com", "t-1", "c-1")
+        self.grant(adapter, "two@example.com", "t-2", "c-2")  # voids nothing of one@
+        assert self.code(adapter, "two@example.com", "c-1", max_attempts=1) is None
+        assert self.run(adapter, "use_verification_token", "two@example.com", "t-1") is None
+        assert self.code(adapter, "nobody@example.com", "c-1") is None
+        # two@'s wrong code counted against two@'s grant only (a limit of 1 voided it).
+        assert self.code(adapter, "one@example.com", "c-1", max_attempts=1) is not None
+        assert self.run(adapter, "use_verification_token", "two@example.com", "t-2") is None
+
+    @pytest.mark.django_db(transaction=True)
+    def test_concurrent_redemptions_by_link_and_code_have_one_winner(self, adapter: Any) -> None:
+        for round_no in range(3):
+            identifier = f"race-{round_no}@example.com"
+            self.grant(adapter, identifier, f"t-{round_no}", f"c-{round_no}")
+            token, code = f"t-{round_no}", f"c-{round_no}"
+            by_link = partial(self.run, adapter, "use_verification_token", identifier, token)
+            by_code = partial(self.code, adapter, identifier, code)
+            calls = [by_code if n % 2 else by_link for n in range(50)]
+            winners = [r for r in race(calls) if r is not None]
+            assert len(winners) == 1, f"round {round_no}: {len(winners)} callers got the grant"
+            assert self.code(adapter, identifier, code) is None
+            assert self.run(adapter, "use_verification_token", identifier, token) is None
+
+    @pytest.mark.django_db(transaction=True)
+    def test_concurrent_wrong_codes_are_all_counted(self, adapter: Any) -> None:
+        # 50 at once under a limit of 60: every one counted, none lost.
+        self.grant(adapter, "count@example.com", "t-1", "c-1")
+        results = race(
+            [partial(self.code, adapter, "count@example.com", f"w-{n}", 60) for n in range(50)]
+        )
+        assert results == [None] * 50
+        assert self.grant(adapter, "count@example.com", "t-2", "c-2").attempts == 50
+
+    @pytest.mark.django_db(transaction=True)
+    def test_concurrent_wrong_codes_void_the_grant_at_the_limit(self, adapter: Any) -> None:
+        self.grant(adapter, "limit@example.com", "t-1", "c-1")
+        results = race(
+            [partial(self.code, adapter, "limit@example.com", f"w-{n}") for n in range(50)]
+        )
+        assert results == [None] * 50
+        assert self.code(adapter, "limit@example.com", "c-1") is None
+        assert self.run(adapter, "use_verification_token", "limit@example.com", "t-1") is None
