@@ -692,7 +692,7 @@ def test_one_click_links_check_the_address(client, site, alice):
     assert Client().get(path_of(link))["Location"].endswith("error=Verification")
 
 
-# -- what a redemption stores ------------------------------------------------------------------------
+# -- what a redemption stores ---------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -1217,4 +1217,3 @@ def test_the_pending_cookie_is_secure_on_https(client, site, alice):
         "/auth/callback/email", {**form["fields"], "csrfToken": token}, secure=True
     )
     assert response.cookies["__Secure-" + SESSION].value
-

@@ -200,7 +200,9 @@ def _account(provider_id: str, identifier: str, user_id: str) -> dict[str, Any]:
     }
 
 
-def _render(state: AuthState, template: str, context: Mapping[str, Any], status: int) -> HttpResponse:
+def _render(
+    state: AuthState, template: str, context: Mapping[str, Any], status: int
+) -> HttpResponse:
     """One of the flow's own pages, themed as the built-in pages are."""
     html = render_to_string(
         template, {"theme": asdict(state.config.theme), **context}, request=state.request
@@ -266,7 +268,7 @@ def start(
     )
     # Stored before the message leaves, so that a quick click finds it; this voids
     # the address's earlier grants (their wrong-code count carries over).
-    storage("replace_verification_token", grant)
+    stored = as_verification_token(storage("replace_verification_token", grant))
     url = f"{state.base_url}/callback/{email.id}?" + urlencode(
         {"callbackUrl": callback_url, "token": token, "email": identifier}
     )
@@ -293,8 +295,8 @@ def start(
     response = redirect(
         f"{state.base_url}/verify-request?" + urlencode({"provider": email.id, "type": "email"})
     )
-    earlier = read_pending(state, email)
-    attempts = earlier.attempts if earlier and earlier.identifier == identifier else 0
+    # The wrong codes the voided grants had carry over (the adapter says how many).
+    attempts = stored.attempts if stored is not None else 0
     _write_pending(state, response, email, Pending(email.id, identifier, callback_url, attempts))
     config.logger.debug("verification email sent", {"provider": email.id})
     return response
@@ -544,7 +546,9 @@ class EmailAttempt(Attempt):
                 emit(config, "update_user", **signal, user=user)
         else:
             created = as_user(
-                storage("create_user", AdapterUser(id="", email=self.identifier, email_verified=now))
+                storage(
+                    "create_user", AdapterUser(id="", email=self.identifier, email_verified=now)
+                )
             )
             if created is None:
                 raise TypeError("create_user returned nothing")

@@ -115,7 +115,7 @@ def normalize_email(value: Any) -> str:
         raise ValueError(_("Enter your email address."))
     if len(value) > 4 * MAX_EMAIL_LENGTH:  # before any work on it
         raise ValueError(_INVALID)
-    # NFKC first: a fullwidth "＠" or "．" becomes the ASCII one it looks like.
+    # NFKC first: a fullwidth at sign or full stop (U+FF20, U+FF0E) becomes the ASCII one.
     text = unicodedata.normalize("NFKC", value).strip().lower()
     local, at, domain = text.partition("@")
     if not at or not local or not domain or "@" in domain:
