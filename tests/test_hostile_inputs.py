@@ -1061,3 +1061,261 @@ def test_stray_session_cookie_names_under_asgi(site, alice, suffix):
     response = post("/auth/signout", {"csrfToken": token}, headers={"Cookie": header})
     assert_safe(response)
     assert response["Location"] == "http://testserver" and deletes_session(response)
+
+
+# -- email sign-in (issue 11) -------------------------------------------------------------------
+
+EMAIL_PENDING = "authjs.email-pending"
+
+
+@pytest.fixture
+def email_site(settings):
+    """Email sign-in beside credentials, on DjangoAdapter with JWT sessions."""
+    from webauth.providers import Email
+
+    def configure(**options):
+        settings.WEBAUTH = {
+            "secret": SECRET,
+            "adapter": "webauth.adapters.django.DjangoAdapter",
+            "session": {"strategy": "jwt"},
+            "providers": ["webauth.providers.DjangoCredentials", Email(**options)],
+            "rate_limits": False,  # a case may ask for many emails
+        }
+
+    configure()
+    return configure
+
+
+def _grants() -> int:
+    from webauth.models import VerificationToken
+
+    return VerificationToken.objects.count()
+
+
+def _ask(client, email="alice@example.com", **fields):
+    return client.post(
+        "/auth/signin/email", {"csrfToken": csrf_pair(client), "email": email, **fields}
+    )
+
+
+def _mailed():
+    from django.core import mail
+
+    body = mail.outbox[-1].body
+    link = re.findall(r"http://testserver/auth/callback/email\?\S+", body)[0]
+    code = re.findall(r"\b([0-9A-Z]{4}-[0-9A-Z]{4})\b", body)[0]
+    return link, code
+
+
+def _path(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.path}?{parts.query}"
+
+
+@pytest.mark.parametrize("payload", REDIRECTS, ids=_id)
+def test_email_callback_url_never_leaves_the_site(client, email_site, alice, payload):
+    response = _ask(client, callbackUrl=payload)
+    assert_safe(response)
+    link, code = _mailed()
+    sent = parse_qs(urlsplit(link).query)["callbackUrl"][-1]
+    assert landing_host(sent) == SITE, sent[:200]
+    page = client.get(_path(link))
+    assert page.status_code == 200
+    assert_safe(page)  # the confirmation form's callbackUrl and action
+    fields = page_inputs(page).values
+    response = client.post(
+        "/auth/callback/email", {name: values[-1] for name, values in fields.items()}
+    )
+    assert_safe(response)
+    assert response.status_code == 302 and sets_session(response)
+    # The code of a second email lands on the site too.
+    _ask(client, callbackUrl=payload)
+    _, code = _mailed()
+    response = client.post("/auth/callback/email", {"csrfToken": csrf_pair(client), "code": code})
+    assert_safe(response)
+    assert sets_session(response)
+
+
+@pytest.mark.parametrize("payload", REDIRECTS[::2], ids=_id)
+def test_email_link_with_a_hostile_callback_url(client, email_site, alice, payload):
+    # Someone rewrites the link's callbackUrl: the confirmation page keeps the one
+    # the browser asked with; a one-click link resolves it as any query's.
+    _ask(client, callbackUrl="/after/")
+    link, _ = _mailed()
+    parts = urlsplit(link)
+    params = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    from urllib.parse import urlencode
+
+    tampered = f"{parts.path}?{urlencode({**params, 'callbackUrl': payload})}"
+    page = client.get(tampered)
+    assert_safe(page)
+    assert page_inputs(page).values["callbackUrl"] == ["http://testserver/after/"]
+    email_site(confirm_link=False)
+    _ask(client)
+    link, _ = _mailed()
+    params = {k: v[-1] for k, v in parse_qs(urlsplit(link).query).items()}
+    response = Client().get(f"/auth/callback/email?{urlencode({**params, 'callbackUrl': payload})}")
+    assert_safe(response)
+    assert sets_session(response)
+
+
+@pytest.mark.parametrize("variant", list(CSRF_BODIES))
+def test_email_routes_refuse_csrf_variants(client, email_site, alice, variant):
+    from django.core import mail
+
+    real = csrf_pair(client)
+    _ask(client)
+    link, code = _mailed()
+    token = parse_qs(urlsplit(link).query)["token"][-1]
+    sent = len(mail.outbox)
+    for route, body in (
+        ("signin/email", {"email": "alice@example.com"}),
+        ("callback/email", {"token": token, "email": "alice@example.com"}),
+        ("callback/email", {"code": code}),
+    ):
+        forged = CSRF_BODIES[variant](real, client)
+        if forged is not None:
+            body = {**body, "csrfToken": forged}
+        for as_json in (False, True):
+            response = _post(client, route, body, as_json=as_json)
+            assert_safe(response)
+            assert not sets_session(response)
+            url = response["Location"] if response.status_code == 302 else response.json()["url"]
+            assert url == "http://testserver/auth/signin?error=MissingCSRF"
+    assert len(mail.outbox) == sent and _grants() == 1
+
+
+LINK_QUERIES = [
+    "",
+    "?token=",
+    "?token=x",
+    "?email=alice%40example.com",
+    "?token=" + "a" * 100_000 + "&email=alice%40example.com",
+    "?token=%00&email=%00",
+    "?token=%ff%fe&email=%ff",
+    "?token=x&token=y&email=alice%40example.com&email=bob%40example.com",
+    "?token[]=x&email[]=alice%40example.com",
+    "?token=x&email=" + "a" * 10_000,
+    "?token=x&email=alice%40example.com%0d%0aSet-Cookie:%20planted=1",
+    "?token=x&email=alice%40example.com&callbackUrl=javascript:alert(1)",
+    "?token=x&email=alice%40example.com&callbackUrl=%2F%2Fevil.example",
+]
+
+
+@pytest.mark.parametrize("one_click", [False, True], ids=["confirm", "one-click"])
+@pytest.mark.parametrize("query_string", LINK_QUERIES, ids=_id)
+def test_email_link_with_hostile_parameters(client, email_site, alice, query_string, one_click):
+    email_site(confirm_link=not one_click)
+    _ask(client)
+    for browser in (client, Client()):
+        for method in ("get", "head"):
+            response = getattr(browser, method)(f"/auth/callback/email{query_string}")
+            assert_safe(response)
+            assert not sets_session(response)
+    assert _grants() == 1
+
+
+PENDING_VALUES = {
+    "junk": lambda: "junk",
+    "huge": lambda: "x" * 50_000,
+    "percent junk": lambda: "%E0%A4%A",
+    "another secret": lambda: jose.encode(
+        token={"provider": "email", "identifier": "alice@example.com"},
+        secret="another-secret-" + "y" * 30,
+        salt=EMAIL_PENDING,
+    ),
+    "another salt": lambda: jose.encode(
+        token={"provider": "email", "identifier": "alice@example.com"},
+        secret=SECRET,
+        salt=SESSION,
+    ),
+    "expired": lambda: jose.encode(
+        token={"provider": "email", "identifier": "alice@example.com"},
+        secret=SECRET,
+        salt=EMAIL_PENDING,
+        max_age=-60,
+    ),
+}
+
+# Made with the real secret (no attacker can), yet odd: none may break a route.
+# (payload, whether it still names this browser's sign-in for alice)
+ODD_PAYLOADS = [
+    ({"provider": ["email"], "identifier": "alice@example.com"}, False),
+    ({"provider": "email", "identifier": None}, False),
+    ({"provider": "email", "identifier": ""}, False),
+    ({"provider": "email", "identifier": {"$ne": None}}, False),
+    ({"provider": "email", "identifier": "nobody@example.com"}, False),
+    ({"provider": "other", "identifier": "alice@example.com"}, False),
+    ({"provider": "email", "identifier": "alice@example.com", "attempts": "many"}, True),
+    ({"provider": "email", "identifier": "alice@example.com", "attempts": 10**30}, True),
+    ({"provider": "email", "identifier": "alice@example.com", "attempts": -(10**30)}, True),
+    ({"provider": "email", "identifier": "alice@example.com", "callbackUrl": 42}, True),
+    (
+        {"provider": "email", "identifier": "alice@example.com", "callbackUrl": "//evil.example"},
+        True,
+    ),
+    ({"provider": "email", "identifier": "alice@example.com", "callbackUrl": "javascript:x"}, True),
+]
+
+
+@pytest.mark.parametrize(
+    ("make", "may_redeem"),
+    [(f, False) for f in PENDING_VALUES.values()]
+    + [
+        ((lambda p=p: jose.encode(token=p, secret=SECRET, salt=EMAIL_PENDING)), ok)
+        for p, ok in ODD_PAYLOADS
+    ],
+    ids=[*PENDING_VALUES, *(f"odd {i}" for i in range(len(ODD_PAYLOADS)))],
+)
+def test_email_with_hostile_pending_cookies(client, email_site, alice, make, may_redeem):
+    _ask(client)
+    link, code = _mailed()
+    client.cookies[EMAIL_PENDING] = make()
+    token = csrf_pair(client)
+    responses = [
+        client.get("/auth/verify-request?provider=email&type=email"),
+        client.get(_path(link)),
+        client.post("/auth/callback/email", {"csrfToken": token, "code": code}),
+        client.post(
+            "/auth/callback/email",
+            {
+                "csrfToken": token,
+                "token": parse_qs(urlsplit(link).query)["token"][-1],
+                "email": "alice@example.com",
+            },
+        ),
+    ]
+    for response in responses:
+        assert_safe(response)
+    redeemed = [r for r in responses if sets_session(r)]
+    assert len(redeemed) == (1 if may_redeem else 0)
+    assert _grants() == (0 if may_redeem else 1)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "",
+        " ",
+        "A" * 100_000,
+        "\x00" * 8,
+        "ＡＢＣＤ－ＥＦＧＨ",
+        "\u202eABCD-EFGH",
+        "ABCD-EFG\U0001f600",
+        ["ABCD-EFGH"],
+        {"$ne": None},
+        None,
+        12345678,
+    ],
+    ids=lambda c: _id(repr(c)),
+)
+def test_email_codes_with_hostile_values(client, email_site, alice, code):
+    _ask(client)
+    response = client.post(
+        "/auth/callback/email",
+        json.dumps({"csrfToken": csrf_pair(client), "code": code}),
+        content_type="application/json",
+    )
+    assert_safe(response)
+    assert response.status_code == 400 and not sets_session(response)
+    assert _grants() == 1

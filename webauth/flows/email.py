@@ -143,7 +143,10 @@ def read_pending(state: AuthState, provider: Provider | None = None) -> Pending 
         provider=provider_id,
         identifier=identifier,
         callback_url=callback_url if isinstance(callback_url, str) else "",
-        attempts=attempts if isinstance(attempts, int) and not isinstance(attempts, bool) else 0,
+        # Only shown to the person ("attempts left"): kept within sane bounds.
+        attempts=min(max(attempts, 0), 1000)
+        if isinstance(attempts, int) and not isinstance(attempts, bool)
+        else 0,
     )
 
 

@@ -353,7 +353,7 @@ class Email(Provider):
                     "GET of a link signs in whoever sends it, so a mail scanner that "
                     "opens links uses them up (and gets the session).",
                     hint="Leave confirm_link=True unless your users' mail is never scanned "
-                    "(docs/email.md#scanners).",
+                    "(docs/email.md).",
                     id="webauth.I002",
                 )
             )
