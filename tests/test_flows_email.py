@@ -26,7 +26,7 @@ from webauth import sign_in as helper_sign_in
 from webauth.checks import check_config
 from webauth.models import Account, VerificationToken
 from webauth.providers import DjangoCredentials, Email
-from webauth.signals import user_created, user_updated
+from webauth.signals import account_linked, user_created, user_updated
 
 from .support.helpers import csrf_pair, query
 from .support.memory_adapter import MemoryAdapter
@@ -734,23 +734,31 @@ def test_an_existing_user_gets_email_verified(client, memory):
 
 def test_a_new_user_is_created(client, memory, site):
     site(adapter=memory, pages={"new_user": "/welcome/"})
-    created = []
+    created, linked = [], []
 
-    def receiver(sender, user, **kwargs):
+    def on_created(sender, user, **kwargs):
         created.append((sender, user.email))
 
-    user_created.connect(receiver)
+    def on_linked(sender, user, account, **kwargs):
+        linked.append((sender, user.id, account.type, account.provider_account_id))
+
+    user_created.connect(on_created)
+    account_linked.connect(on_linked)
     try:
         ask(client, "Newcomer@Example.com", callback="/after/")
         response = enter_code(client, code_of(last_mail()))
     finally:
-        user_created.disconnect(receiver)
+        user_created.disconnect(on_created)
+        account_linked.disconnect(on_linked)
     assert response["Location"] == "/welcome/?callbackUrl=http%3A%2F%2Ftestserver%2Fafter%2F"
     assert signed_in_as(response) == "newcomer@example.com"
     (user,) = memory.users.values()
     assert user.email == "newcomer@example.com" and user.email_verified is not None
     assert created == [("email", "newcomer@example.com")]
-    assert not memory.accounts
+    # Unlike Auth.js, the address is stored as the new user's email account.
+    assert linked == [("email", user.id, "email", "newcomer@example.com")]
+    (account,) = memory.accounts.values()
+    assert (account.provider, account.user_id) == ("email", user.id)
 
 
 def test_a_new_django_user(client, site):
@@ -759,6 +767,9 @@ def test_a_new_django_user(client, site):
     assert signed_in_as(response) == "carol@example.com"
     user = get_user_model().objects.get()
     assert user.email == "carol@example.com" and not user.has_usable_password()
+    account = Account.objects.get()
+    assert (account.user_id, account.provider, account.type) == (user.pk, "email", "email")
+    assert account.provider_account_id == "carol@example.com"
     assert response.cookies[SESSION]["max-age"] != "0"
 
 

@@ -115,6 +115,7 @@ FLOW_METHODS: dict[str, tuple[str, ...]] = {
         "use_verification_code",
         "get_user_by_email",
         "create_user",
+        "link_account",
         "update_user",
     ),
 }

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..adapters.base import AdapterCaller
     from ..state import AuthState
 
-__all__ = ["LINKING_METHODS", "LoginResult", "current_user", "login_or_register"]
+__all__ = ["LINKING_METHODS", "LoginResult", "create_and_link", "current_user", "login_or_register"]
 
 #: The adapter methods these rules need.
 LINKING_METHODS = ("get_user_by_account", "get_user_by_email", "create_user", "link_account")
@@ -113,13 +113,13 @@ def login_or_register(
         image=user_data.get("image"),
         email_verified=None,
     )
-    created, stored = _create_and_link(caller, new_user, account)
+    created, stored = create_and_link(caller, new_user, account)
     emit(config, "create_user", **signal, user=created)
     emit(config, "link_account", **signal, user=created, account=stored, profile=user_data)
     return LoginResult(user=created, account=stored, is_new_user=True)
 
 
-def _create_and_link(
+def create_and_link(
     caller: AdapterCaller, user: AdapterUser, account: AdapterAccount
 ) -> tuple[AdapterUser, AdapterAccount]:
     """Create the user and link the account: both or neither.

@@ -32,7 +32,8 @@ void after ``code_max_attempts``, across resends) and against the
 ``code_failed`` rate limit (given back on success). Redemption is single-use in
 the adapter (one conditional DELETE decides), then :func:`~webauth.flows.signin.finish`
 signs in as every flow does; :class:`EmailAttempt` sets ``email_verified`` at
-the first sign-in and creates the user if new (no account row, as in Auth.js).
+the first sign-in and creates the user if new, with an ``email`` account
+(Auth.js stores none: docs/differences-from-authjs.md).
 
 Nothing here logs a token, a code, a hash or a link.
 """
@@ -60,8 +61,15 @@ from ..errors import AuthError, EmailSignInError, MissingAdapter, RateLimited, V
 from ..events import emit
 from ..providers.email import Email
 from ..responses import redirect
-from ..types import AdapterUser, VerificationToken, as_user, as_verification_token
+from ..types import (
+    AdapterAccount,
+    AdapterUser,
+    VerificationToken,
+    as_user,
+    as_verification_token,
+)
 from ..utils import aware, call
+from .accounts import create_and_link
 from .signin import Attempt, SignedIn, check_sign_in, finish
 
 if TYPE_CHECKING:
@@ -534,9 +542,14 @@ class EmailAttempt(Attempt):
         return {"user": user, "account": _account(self.provider_id, self.identifier, user.id)}
 
     def store(self, state: AuthState) -> SignedIn:
-        """Set ``email_verified`` at the first sign-in, or create the user (Auth.js's rules).
+        """Set ``email_verified`` at the first sign-in, or create the user.
 
-        No account row is written for an email sign-in, as in Auth.js.
+        A new user gets an ``email`` account (``providerAccountId``: the
+        address), created with the user in one transaction where the adapter
+        can, and the ``create_user`` and ``link_account`` events. Auth.js writes
+        no account row for email sign-ins; webauth does, so that the address
+        counts as a way in (``count_sign_in_methods``) and appears among the
+        user's linked accounts.
         """
         config = state.config
         storage = config.adapter_caller
@@ -552,16 +565,18 @@ class EmailAttempt(Attempt):
                 user = updated or user
                 emit(config, "update_user", **signal, user=user)
         else:
-            created = as_user(
-                storage(
-                    "create_user", AdapterUser(id="", email=self.identifier, email_verified=now)
-                )
+            account = AdapterAccount(
+                user_id="",
+                type="email",
+                provider=self.provider_id,
+                provider_account_id=self.identifier,
             )
-            if created is None:
-                raise TypeError("create_user returned nothing")
-            user = created
+            user, linked = create_and_link(
+                storage, AdapterUser(id="", email=self.identifier, email_verified=now), account
+            )
             is_new_user = True
             emit(config, "create_user", **signal, user=user)
+            emit(config, "link_account", **signal, user=user, account=linked, profile=user)
         return SignedIn(
             user=user,
             user_dict={"id": user.id, "name": user.name, "email": user.email, "image": user.image},
