@@ -1,8 +1,11 @@
 """DjangoAdapter behaviour beyond the contract: hashing, mapping onto auth.User,
 transactions, and single-use tokens under concurrency."""
 
+import hmac
+import random
 import threading
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.conf import settings
@@ -10,8 +13,10 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, connections
 from django.utils import timezone
 
+from webauth.adapters import django as django_adapter
 from webauth.adapters.django import DjangoAdapter
 from webauth.models import Account, Session, VerificationToken, token_hash
+from webauth.testing.extensions import race
 from webauth.types import AdapterAccount, AdapterSession
 from webauth.types import VerificationToken as VerificationTokenRecord
 
@@ -261,3 +266,60 @@ def test_account_lookups_compare_the_provider_account_id_exactly():
         assert adapter.unlink_account("example", other) is None, other
     assert adapter.get_user_by_account("example", "AbC-é").id == str(owner.pk)
     assert adapter.get_account("AbC-é", "example").access_token == "owner-token"
+
+
+def _grant(identifier, token="t-1", code="c-1", attempts=0):
+    return adapter.replace_verification_token(
+        VerificationTokenRecord(
+            identifier=identifier,
+            token=token,
+            expires=timezone.now() + timedelta(hours=1),
+            code=code,
+            attempts=attempts,
+        )
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_wrong_codes_compare_no_more_than_max_attempts(monkeypatch):
+    # However many wrong codes arrive at once, only max_attempts of them are
+    # ever compared with the grant's code: the attempt is claimed first.
+    compared: list[str] = []
+    lock = threading.Lock()
+    original = hmac.compare_digest
+
+    def counting(a, b):
+        with lock:
+            compared.append(b)
+        return original(a, b)
+
+    monkeypatch.setattr(django_adapter.hmac, "compare_digest", counting)
+    for round_no in range(3):
+        compared.clear()
+        identifier = f"guess-{round_no}@example.com"
+        _grant(identifier)
+        results = race(
+            [partial(adapter.use_verification_code, identifier, f"w{n}", 5) for n in range(50)]
+        )
+        assert results == [None] * 50
+        assert len(compared) == 5, f"round {round_no}: {len(compared)} codes compared"
+        assert not VerificationToken.objects.filter(identifier=identifier).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_resends_and_codes_leave_one_grant_with_the_attempts_carried():
+    for round_no in range(3):
+        identifier = f"resend-{round_no}@example.com"
+        _grant(identifier, "t-0", "c-0", attempts=2)
+        resends = [partial(_grant, identifier, f"t-{n}", f"c-{n}") for n in range(1, 11)]
+        codes = [
+            partial(adapter.use_verification_code, identifier, f"w{n}", 1000) for n in range(20)
+        ]
+        calls = [*resends, *codes]
+        random.Random(round_no).shuffle(calls)
+        race(calls)
+        rows = list(VerificationToken.objects.filter(identifier=identifier))
+        assert len(rows) == 1, f"round {round_no}: {len(rows)} grants survived"
+        # The first grant's two and each of the 20 wrong codes, whichever grant
+        # it was counted on: the resends queue with the codes and carry them.
+        assert rows[0].attempts == 22

@@ -25,7 +25,8 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -172,6 +173,47 @@ def _exact_account(obj: Account | None, provider_account_id: str) -> Account | N
     if obj is None or obj.provider_account_id != str(provider_account_id):
         return None
     return obj
+
+
+#: How long a grant's writer waits for another's on MariaDB and MySQL (seconds).
+GRANT_LOCK_SECONDS = 30
+
+
+@contextmanager
+def _grant_transaction(alias: str, identifier: str) -> Iterator[None]:
+    """A transaction in which no other grant write of *identifier* runs.
+
+    ``replace_verification_token`` and ``use_verification_code`` of one
+    identifier queue here. Row locks alone do not serialise them: on PostgreSQL
+    a concurrent replace's new row is invisible to the other's statements, so
+    neither would delete the other's; on MariaDB and MySQL the new rows' locks
+    and the identifier index scans deadlock. So PostgreSQL takes a
+    transaction-level advisory lock on the identifier, and MariaDB and MySQL a
+    named lock (``GET_LOCK``) around the transaction. SQLite has one writer: its
+    transactions need only write first (they do).
+    """
+    connection = connections[alias]
+    digest = hashlib.sha256(b"webauth.verificationtoken\0" + identifier.encode()).digest()
+    if connection.vendor == "mysql":
+        name = f"webauth.vt.{digest.hex()[:48]}"  # a lock name has at most 64 characters
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT GET_LOCK(%s, %s)", [name, GRANT_LOCK_SECONDS])
+            (acquired,) = cursor.fetchone()
+        if acquired != 1:
+            raise TimeoutError("timed out waiting for another sign-in request of this address")
+        try:
+            with transaction.atomic(using=alias):
+                yield
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT RELEASE_LOCK(%s)", [name])
+        return
+    with transaction.atomic(using=alias):
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                key = int.from_bytes(digest[:8], "big", signed=True)
+                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+        yield
 
 
 class DjangoAdapter:
@@ -710,15 +752,17 @@ class DjangoAdapter:
         anything is read), then the earlier rows of the identifier (smaller
         primary keys) are locked, read for their ``attempts`` and deleted: the
         new grant starts at the highest count among the unexpired ones, so a
-        resend does not reset the code's attempts. The latest grant wins: a
-        concurrent replace that inserted after this one deletes this one.
+        resend does not reset the code's attempts. The latest grant wins:
+        concurrent replaces (and code redemptions) of one identifier run one
+        after the other (see ``_grant_transaction``), so exactly one grant
+        survives them.
         """
         record = as_verification_token(token)
         assert record is not None
         alias = self._write_db(VerificationToken)
         identifier = record.identifier
         now = timezone.now()
-        with transaction.atomic(using=alias):
+        with _grant_transaction(alias, identifier):
             obj = self._new_grant(record, record.attempts, alias)
             earlier = VerificationToken.objects.using(alias).filter(
                 identifier=identifier, pk__lt=obj.pk
@@ -770,7 +814,8 @@ class DjangoAdapter:
     ) -> VerificationTokenRecord | None:
         """Redeem the identifier's live grant by its code; count a wrong code.
 
-        In one transaction: first one attempt is claimed on the identifier's
+        In one transaction (queued behind any other of the identifier's, see
+        ``_grant_transaction``): first one attempt is claimed on the identifier's
         unexpired grants that have fewer than *max_attempts* (an ``UPDATE ...
         attempts = attempts + 1 WHERE attempts < max``, which holds the row lock
         to the end); nothing claimed means no live grant, and ``None``. Then the
@@ -784,7 +829,7 @@ class DjangoAdapter:
         hashed = token_hash(code)
         now = timezone.now()
         grants = VerificationToken.objects.using(alias).filter(identifier=identifier)
-        with transaction.atomic(using=alias):
+        with _grant_transaction(alias, identifier):
             claimed = grants.filter(expires__gt=now, attempts__lt=max_attempts).update(
                 attempts=models.F("attempts") + 1
             )

@@ -50,6 +50,7 @@ from urllib.parse import urlencode
 from django.http import HttpResponse
 from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from .. import cookies as ck
 from .. import jwt as jose
@@ -450,9 +451,12 @@ def _wrong_code_message(email: Email, pending: Pending) -> str:
     left = email.code_max_attempts - pending.attempts
     if left <= 0:
         return _("This code can no longer be used. Ask for a new email.")
-    return _(
+    return ngettext(
         "That code is not right, or it has expired. Check it and try again "
-        "(%(left)d attempts left), or ask for a new email."
+        "(%(left)d attempt left), or ask for a new email.",
+        "That code is not right, or it has expired. Check it and try again "
+        "(%(left)d attempts left), or ask for a new email.",
+        left,
     ) % {"left": left}
 
 
