@@ -25,7 +25,7 @@ from django.core.mail.backends.console import EmailBackend as ConsoleBackend
 try:  # an advisory lock between processes (POSIX); threads use the lock below
     import fcntl
 except ImportError:  # Windows: a lost message in a race is acceptable for a demo
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None
 
 #: How many messages /dev/outbox/ keeps (the oldest are dropped).
 KEEP = 20
