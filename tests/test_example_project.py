@@ -1,11 +1,20 @@
-"""The example project starts: system checks pass, it migrates, and its setup runs."""
+"""The example project starts: system checks pass, it migrates, its setup runs, and
+it signs in by email out of the box (its development outbox shows the message)."""
 
+import html
 import os
+import re
+import signal
+import socket
 import subprocess
 import sys
+import time
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
+import requests
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
@@ -24,7 +33,12 @@ def manage(*args, env):
 @pytest.fixture
 def env(tmp_path):
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("AUTH_", "DJANGO_"))}
-    return {**clean, "EXAMPLE_DB": str(tmp_path / "example.sqlite3"), "PORT": "8123"}
+    return {
+        **clean,
+        "EXAMPLE_DB": str(tmp_path / "example.sqlite3"),
+        "EXAMPLE_OUTBOX": str(tmp_path / "outbox.json"),
+        "PORT": "8123",
+    }
 
 
 def test_example_project_checks_migrates_and_sets_up(env):
@@ -49,5 +63,167 @@ def test_github_button_appears_with_its_environment_variables(env):
         code,
         env={**env, "AUTH_GITHUB_ID": "x", "AUTH_GITHUB_SECRET": "y"},
     )
-    assert plain.stdout.strip() == "['credentials', 'example-idp']", plain.stderr
-    assert with_github.stdout.strip() == "['credentials', 'example-idp', 'github']"
+    assert plain.stdout.strip() == "['credentials', 'email', 'example-idp']", plain.stderr
+    assert with_github.stdout.strip() == "['credentials', 'email', 'example-idp', 'github']"
+
+
+def test_outbox_is_routed_only_with_debug(env):
+    """Without DEBUG, /dev/outbox/ is no URL at all (not a view that answers 404)."""
+    code = """
+import importlib
+from django.conf import settings
+from django.urls import Resolver404, clear_url_caches, resolve
+
+def routed():
+    try:
+        return resolve("/dev/outbox/").url_name
+    except Resolver404:
+        return None
+
+settings.DEBUG = False
+urls = importlib.import_module(settings.ROOT_URLCONF)
+off = routed()
+settings.DEBUG = True
+importlib.reload(urls)
+clear_url_caches()
+print(off, routed())
+"""
+    result = manage("shell", "--no-imports", "-c", code, env=env)
+    assert result.stdout.strip() == "None dev-outbox", result.stdout + result.stderr
+
+
+# -- email sign-in on the running example -------------------------------------------------
+
+
+class Forms(HTMLParser):
+    """The forms of a page: action and the inputs' name -> value, by the form's id."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.forms = {}
+        self._current = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if tag == "form":
+            self._current = {"action": attributes.get("action"), "fields": {}}
+            self.forms[attributes.get("id") or attributes.get("data-provider")] = self._current
+        elif tag == "input" and self._current is not None and attributes.get("name"):
+            self._current["fields"][attributes["name"]] = attributes.get("value") or ""
+
+    def handle_endtag(self, tag):
+        if tag == "form":
+            self._current = None
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def example_server(env, tmp_path):
+    """The example project as ./scripts/example runs it: runserver with its autoreloader.
+
+    The reloader runs the site in a child process that it restarts on changes; the
+    outbox must work there (it is a file, not the process's memory).
+    """
+    assert manage("migrate", "-v", "0", env=env).returncode == 0
+    port = free_port()
+    log = open(tmp_path / "runserver.log", "w")  # noqa: SIM115 (closed below)
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}"],
+        cwd=EXAMPLE,
+        env={**env, "PORT": str(port)},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group: the reloader's child goes too
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                requests.get(f"{base}/auth/csrf", timeout=2)
+                break
+            except requests.ConnectionError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError((tmp_path / "runserver.log").read_text()) from None
+                time.sleep(0.2)
+        yield base, tmp_path / "runserver.log"
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+        log.close()
+
+
+def ask_for_email(browser, base, address, callback):
+    csrf = browser.get(f"{base}/auth/csrf").json()["csrfToken"]
+    sent = browser.post(
+        f"{base}/auth/signin/email",
+        data={"csrfToken": csrf, "email": address, "callbackUrl": callback},
+        allow_redirects=False,
+    )
+    assert sent.status_code == 302, sent.text[:500]
+    assert sent.headers["Location"] == f"{base}/auth/verify-request?provider=email&type=email"
+
+
+def outbox_message(browser, base, address):
+    """The newest message to *address* on /dev/outbox/: its clickable link and its code."""
+    page = browser.get(f"{base}/dev/outbox/")
+    assert page.status_code == 200
+    assert page.headers["Cache-Control"] == "no-store"
+    article = page.text.split('<article class="outbox-message"')[1]  # the newest
+    assert f"<dd>{address}</dd>" in article
+    links = re.findall(r'<a href="([^"]*/auth/callback/email\?[^"]*)"', article)
+    codes = set(re.findall(r"\b[0-9A-Z]{4}-[0-9A-Z]{4}\b", article))
+    assert len(links) == 1 and len(codes) == 1, article
+    return html.unescape(links[0]), codes.pop()
+
+
+def session_of(browser, base):
+    return browser.get(f"{base}/auth/session").json()
+
+
+def test_email_sign_in_through_the_example(example_server):
+    base, log = example_server
+    person = requests.Session()
+    assert 'id="outbox-empty"' in person.get(f"{base}/dev/outbox/").text
+    home = person.get(f"{base}/").text
+    assert 'href="/dev/outbox/"' in home and 'data-provider="email"' in home
+
+    # The link: opened in the browser that asked, it shows one button; pressing it signs in.
+    ask_for_email(person, base, "Reader@Example.com", f"{base}/private/")
+    link, _ = outbox_message(person, base, "reader@example.com")
+    assert link.startswith(f"{base}/auth/callback/email?")
+    confirm = person.get(link)
+    assert confirm.status_code == 200
+    form = Forms(confirm.text).forms["webauth-email-confirm-form"]
+    signed_in = person.post(
+        urljoin(base, form["action"]), data=form["fields"], allow_redirects=False
+    )
+    assert signed_in.status_code == 302 and signed_in.headers["Location"] == f"{base}/private/"
+    assert session_of(person, base)["user"]["email"] == "reader@example.com"
+    assert person.get(f"{base}/private/", allow_redirects=False).status_code == 200
+    # Signed in, the pending cookie is gone: the same form again is a page that says
+    # where to finish, not a second session.
+    again = person.post(urljoin(base, form["action"]), data=form["fields"])
+    assert again.status_code == 400 and "Finish signing in where you started" in again.text
+
+    # The code, typed on the verify-request page of another browser.
+    other = requests.Session()
+    ask_for_email(other, base, "writer@example.com", f"{base}/")
+    _, code = outbox_message(other, base, "writer@example.com")
+    verify = other.get(f"{base}/auth/verify-request?provider=email&type=email")
+    form = Forms(verify.text).forms["webauth-email-code"]
+    signed_in = other.post(
+        urljoin(base, form["action"]), data={**form["fields"], "code": code}, allow_redirects=False
+    )
+    assert signed_in.status_code == 302 and signed_in.headers["Location"] == f"{base}/"
+    assert session_of(other, base)["user"]["email"] == "writer@example.com"
+
+    # The console backend printed both messages where the server runs.
+    printed = log.read_text()
+    assert printed.count("Subject: Sign in to 127.0.0.1:") == 2

@@ -3,52 +3,26 @@
 They sign in through the built-in pages exactly as a user does (forms, cookies,
 redirects), which the test client cannot vouch for. Playwright's own browser
 downloads are never used: the tests skip when ``/usr/bin/chromium`` is absent, or
-fail when ``WEBAUTH_REQUIRE_BROWSER`` is set (as CI does).
+fail when ``WEBAUTH_REQUIRE_BROWSER`` is set (as CI does; tests/support/browser.py).
 """
 
-import os
 from urllib.parse import quote, urlsplit
 
 import pytest
 
 from webauth.pages import SIGNIN_ERRORS
 
-CHROMIUM = "/usr/bin/chromium"
+from .support.browser import chromium
+
 PASSWORD = "correct horse battery staple"
 
 pytestmark = pytest.mark.browser
 
 
-def unavailable(reason):
-    """Skip, or fail where a browser is required (CI sets WEBAUTH_REQUIRE_BROWSER)."""
-    if os.environ.get("WEBAUTH_REQUIRE_BROWSER"):
-        pytest.fail(f"{reason}, and WEBAUTH_REQUIRE_BROWSER is set", pytrace=False)
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def browser():
-    if not os.path.exists(CHROMIUM):
-        unavailable(f"{CHROMIUM} is absent (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        unavailable("playwright is not installed")
-    # Playwright's sync API keeps an asyncio loop running on this thread, so Django's
-    # async-safety check would refuse the test's own ORM calls (creating users,
-    # flushing the database) while the browser is open. They are plain synchronous
-    # calls; the live server handles requests in its own thread either way.
-    with pytest.MonkeyPatch.context() as mp, sync_playwright() as playwright:
-        mp.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-dev-shm-usage"],
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with chromium() as browser:
+        yield browser
 
 
 @pytest.fixture

@@ -78,14 +78,25 @@ AUTH_SECRET = os.environ.get("AUTH_SECRET") or "example-project-DEV-ONLY-secret-
 # The port scripts/example serves on: the Example IdP's URLs depend on it.
 PORT = int(os.environ.get("PORT", "8000"))
 
-# webauth: credentials sign-in for the demo user, the bundled Example IdP, and
-# GitHub / Google whenever their client ids are in the environment
-# (AUTH_GITHUB_ID + AUTH_GITHUB_SECRET, AUTH_GOOGLE_ID + AUTH_GOOGLE_SECRET).
+# Email: this project has no mail server, so messages are printed on the console
+# (where ./scripts/example runs) and the last 20 are listed at /dev/outbox/ (DEBUG
+# only). A real project sets EMAIL_BACKEND to SMTP or a delivery service: see
+# docs/email.md.
+EMAIL_BACKEND = "exampleproject.mail.EmailBackend"
+EXAMPLE_OUTBOX = os.environ.get("EXAMPLE_OUTBOX", BASE_DIR / "outbox.json")
+DEFAULT_FROM_EMAIL = "webauth example <no-reply@localhost>"
+
+# webauth: email sign-in (a link and a code), credentials sign-in for the demo
+# user, the bundled Example IdP, and GitHub / Google whenever their client ids are
+# in the environment (AUTH_GITHUB_ID + AUTH_GITHUB_SECRET, AUTH_GOOGLE_ID +
+# AUTH_GOOGLE_SECRET).
+from webauth.providers import Email  # noqa: E402
 from webauth.providers.oauth import OIDC  # noqa: E402
 
 WEBAUTH = {
     "secret": AUTH_SECRET,
-    # OAuth sign-ins store users and linked accounts through the ORM adapter...
+    # OAuth and email sign-ins store users (and linked accounts, and the emails'
+    # one-time grants) through the ORM adapter...
     "adapter": "webauth.adapters.django.DjangoAdapter",
     # ...while the session stays a JWT cookie (an adapter alone would pick "database").
     "session": {
@@ -97,6 +108,10 @@ WEBAUTH = {
         "absolute_max_age": 30 * 24 * 3600,
     },
     "providers": [
+        # Links and codes expire after 15 minutes (Auth.js's default is 24 hours): a
+        # short window suits a link that signs in, and a person who asked for it
+        # reads it within minutes. docs/email.md explains the trade-off.
+        Email(max_age=15 * 60),
         "webauth.providers.DjangoCredentials",
         OIDC(
             id="example-idp",

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -19,3 +20,8 @@ urlpatterns = [
     ),
     path("idp/", include("oauth2_provider.urls", namespace="oauth2_provider")),
 ]
+
+if settings.DEBUG:
+    # The emails the development backend kept (exampleproject/mail.py): sign-in links
+    # to click. Not routed at all without DEBUG.
+    urlpatterns.append(path("dev/outbox/", views.outbox, name="dev-outbox"))

@@ -1,10 +1,13 @@
 import json
 
-from django.http import JsonResponse
+from django.conf import settings
+from django.http import Http404, JsonResponse
 from django.shortcuts import render
 
 from webauth import get_session
 from webauth.decorators import auth_required
+
+from .mail import read_outbox
 
 
 def home(request):
@@ -35,3 +38,17 @@ def api_me(request):
             "session": session,
         }
     )
+
+
+def outbox(request):
+    """DEBUG only: the last emails sent (sign-in links and codes), newest first.
+
+    urls.py routes it only when DEBUG is on; the check here is a second lock.
+    """
+    if not settings.DEBUG:
+        raise Http404
+    response = render(request, "exampleproject/outbox.html", {"emails": read_outbox()})
+    # The page holds live sign-in links: no cache keeps it, no Referer leaks them.
+    response["Cache-Control"] = "no-store"
+    response["Referrer-Policy"] = "no-referrer"
+    return response
