@@ -358,6 +358,17 @@ def test_jwt_callback_cannot_drop_the_binding(client, alice, settings):
     assert not signed_in(client)
 
 
+def test_request_user_is_the_user_the_jwt_callback_names(client, alice, bob, settings):
+    # The session is checked against the user it was signed in as (alice, still
+    # valid); request.user is the user of the sub the callback returns, not her.
+    def jwt_cb(*, token, trigger=None, **kwargs):
+        return token if trigger else {**token, "sub": str(bob.pk)}
+
+    settings.WEBAUTH = {**settings.WEBAUTH, "callbacks": {"jwt": jwt_cb}}
+    sign_in(client)
+    assert client.get("/whoami/").json()["username"] == "bob"
+
+
 def test_the_token_keeps_authjs_claims_and_carries_an_hmac_not_the_hash(client, alice):
     with freeze_time(T0):
         response = sign_in(client)
@@ -517,6 +528,27 @@ def test_an_authjs_token_without_a_sign_in_time_starts_its_clock_when_reissued(
         (T0 + timedelta(days=1)).timestamp()
     )
     with freeze_time(T0 + timedelta(days=4, seconds=1)):
+        assert not signed_in(client)
+
+
+def test_a_token_without_a_sign_in_time_starts_its_clock_when_the_limit_is_turned_on(
+    client, alice, settings
+):
+    # Re-issued while the limit is off, it gets no sign-in time: turning the limit
+    # on later gives it the whole absolute_max_age from then, not from that read.
+    with freeze_time(T0):
+        value = jose.encode(
+            token={"sub": "ext-1", "name": "From Next.js"}, secret=SECRET, salt=COOKIE
+        )
+    client.cookies[COOKIE] = value
+    with freeze_time(T0 + timedelta(days=1)):
+        response = client.get("/auth/session")
+    assert response.json()["user"] == {"name": "From Next.js"}
+    assert AUTH_TIME_CLAIM not in claims_of(response.cookies[COOKIE].value)
+    settings.WEBAUTH = {**settings.WEBAUTH, "session": {"absolute_max_age": 3 * DAY}}
+    with freeze_time(T0 + timedelta(days=5)):
+        assert signed_in(client)
+    with freeze_time(T0 + timedelta(days=8)):
         assert not signed_in(client)
 
 

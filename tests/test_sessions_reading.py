@@ -20,6 +20,7 @@ from webauth import jwt as jose
 from webauth.conf import build_config
 from webauth.errors import JWTSessionError, SessionTokenError
 from webauth.sessions import (
+    AUTH_HASH_CLAIM,
     SessionResult,
     decode_token,
     default_session,
@@ -271,6 +272,27 @@ def test_a_deactivated_users_session_ends(adapter):
     # A user model without is_active (AbstractBaseUser has it; custom ones may not).
     adapter.users["1"] = dataclasses.replace(adapter.users["1"], instance=SimpleNamespace())
     assert read_database_session(db_config(adapter), "tok").user_id == "1"
+
+
+class UserModel:
+    """A user model that is no AbstractBaseUser: a session auth hash, no ``is_active``."""
+
+    def get_session_auth_hash(self):
+        return "hash-of-ada"
+
+
+class InactiveUserModel(UserModel):
+    is_active = False
+
+
+@pytest.mark.parametrize(("model", "alive"), [(UserModel, True), (InactiveUserModel, False)])
+def test_a_jwt_of_a_user_model_without_is_active_lives(adapter, model, alive):
+    # Like Django's ModelBackend, only is_active=False is inactive (JWT twin of the above).
+    adapter.users["1"] = dataclasses.replace(adapter.users["1"], instance=model())
+    raw = token(sub="1", name="Ada", **{AUTH_HASH_CLAIM: "hash-of-ada"})
+    result = read_jwt_session(make_config(adapter=adapter), raw, SALT)
+    assert (result.session is not None, result.clear) == (alive, not alive)
+    assert (result.user is adapter.users["1"]) is alive
 
 
 @freeze_time(NOW)
