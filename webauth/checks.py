@@ -132,7 +132,7 @@ def _check_absolute_max_age(config: Config) -> list[CheckMessage]:
 
 
 def _check_experimental(config: Config) -> list[CheckMessage]:
-    """Providers whose kind is experimental and switched off (Auth.js: ExperimentalFeatureNotEnabled)."""
+    """Experimental providers switched off (Auth.js: ``ExperimentalFeatureNotEnabled``)."""
     messages: list[CheckMessage] = []
     for provider in config.providers:
         flow = flow_for(provider)

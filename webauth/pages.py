@@ -159,7 +159,11 @@ def usable_providers(config: Config) -> tuple[Provider, ...]:
     usable = []
     for p in config.providers:
         flow = flow_for(p)
-        if flow is not None and flow.experimental and not config.experimental.get(flow.experimental):
+        if (
+            flow is not None
+            and flow.experimental
+            and not config.experimental.get(flow.experimental)
+        ):
             continue
         usable.append(p)
     return tuple(usable)

@@ -123,12 +123,20 @@ class SoftAuthenticator:
         client_data: bytes | None = None,
         discoverable: bool | None = True,
         kind: str = "webauthn.create",
+        credential_id: bytes | None = None,
     ) -> dict[str, Any]:
-        """The registration response to *options* (the ``options`` of the JSON answer)."""
+        """The registration response to *options* (the ``options`` of the JSON answer).
+
+        *credential_id* makes the new credential reuse an id (an authenticator
+        that ignored ``excludeCredentials``, or a forged one).
+        """
         rp = rp_id or options["rp"]["id"]
         key = ec.generate_private_key(ec.SECP256R1())
         credential = Credential(
-            id=os.urandom(32), key=key, rp_id=rp, user_handle=unb64url(options["user"]["id"])
+            id=credential_id or os.urandom(32),
+            key=key,
+            rp_id=rp,
+            user_handle=unb64url(options["user"]["id"]),
         )
         cose = _cose_key(key)
         auth_data = (

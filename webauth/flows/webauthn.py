@@ -82,7 +82,7 @@ from webauthn.helpers.structs import (
 from .. import cookies as ck
 from .. import jwt as jose
 from .. import ratelimit
-from ..adapters.base import missing_methods
+from ..adapters.base import FLOW_METHODS, missing_methods
 from ..errors import (
     AccountNotLinked,
     AuthError,
@@ -127,21 +127,8 @@ __all__ = [
     "require_enabled",
 ]
 
-#: The adapter methods the flow calls (``FLOW_METHODS["webauthn"]``).
-WEBAUTHN_METHODS: tuple[str, ...] = (
-    "create_webauthn_challenge",
-    "use_webauthn_challenge",
-    "get_user_handle",
-    "get_user",
-    "get_user_by_email",
-    "get_user_by_account",
-    "create_user",
-    "link_account",
-    "create_authenticator",
-    "get_authenticator",
-    "list_authenticators_by_user_id",
-    "update_authenticator_counter",
-)
+#: The adapter methods the flow calls.
+WEBAUTHN_METHODS: tuple[str, ...] = FLOW_METHODS["webauthn"]
 
 #: The challenge cookie's key in ``AuthState.cookies`` (``authjs.challenge``).
 CHALLENGE_COOKIE = "webauthn_challenge"
@@ -151,6 +138,12 @@ CHALLENGE_COOKIE = "webauthn_challenge"
 MAX_CREDENTIAL_LENGTH = 64 * 1024
 
 _CEREMONIES = frozenset({"register", "authenticate"})
+# As SimpleWebAuthn names them, and so Auth.js stores them (py_webauthn says
+# "single_device" / "multi_device").
+_DEVICE_TYPES = {
+    CredentialDeviceType.SINGLE_DEVICE: "singleDevice",
+    CredentialDeviceType.MULTI_DEVICE: "multiDevice",
+}
 _CHALLENGE_BYTES = 32
 _USER_HANDLE_BYTES = 64
 
@@ -414,7 +407,7 @@ def options(
     return response
 
 
-# -- POST /auth/callback/<id> ------------------------------------------------------------------------
+# -- POST /auth/callback/<id> --------------------------------------------------------------------
 
 
 def callback(
@@ -619,7 +612,7 @@ def _register(
         credential_public_key=_b64(verified.credential_public_key),
         counter=int(verified.sign_count),
         credential_backed_up=bool(verified.credential_backed_up),
-        credential_device_type=verified.credential_device_type.value,
+        credential_device_type=_DEVICE_TYPES[verified.credential_device_type],
         transports=",".join(t.value for t in transports) or None,
         name=wa.passkey_name(verified.aaguid, state.request.META.get("HTTP_USER_AGENT")),
         aaguid=verified.aaguid,
@@ -651,7 +644,7 @@ def _says_not_discoverable(raw: Mapping[str, Any]) -> bool:
     return isinstance(props, Mapping) and props.get("rk") is False
 
 
-# -- what a verified ceremony stores ----------------------------------------------------------------
+# -- what a verified ceremony stores -------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -707,9 +700,7 @@ class WebAuthnAttempt(Attempt):
                 raise AccountNotLinked("The passkey belongs to another user")
             return self._signed_in(user, is_new_user=False)
 
-        known = as_user(
-            storage("get_user_by_account", self.provider_id, self.account.provider_account_id)
-        )
+        known = storage("get_account", self.account.provider_account_id, self.provider_id)
         if known is not None:
             raise AccountNotLinked("The passkey is already linked to a user")
         is_new_user = False
@@ -718,7 +709,11 @@ class WebAuthnAttempt(Attempt):
             account = replace(self.account, user_id=user.id)
             linked = as_account(storage("link_account", account)) or account
             emit(config, "link_account", **signal, user=user, account=linked, profile=user)
-            undo: tuple[str, ...] = ("unlink_account", self.provider_id, account.provider_account_id)
+            undo: tuple[str, ...] = (
+                "unlink_account",
+                self.provider_id,
+                account.provider_account_id,
+            )
         else:
             if self.email and as_user(storage("get_user_by_email", self.email)) is not None:
                 raise AccountNotLinked(
@@ -751,4 +746,3 @@ class WebAuthnAttempt(Attempt):
             account=_account(self.provider_id, self.account.provider_account_id, user.id),
             is_new_user=is_new_user,
         )
-

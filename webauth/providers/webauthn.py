@@ -285,7 +285,7 @@ class WebAuthn(Provider):
                     f"not {value!r}"
                 )
         timeout = self.timeout
-        if isinstance(timeout, bool) or not isinstance(timeout, int) or not 0 < timeout:
+        if isinstance(timeout, bool) or not isinstance(timeout, int) or not timeout > 0:
             problems.append(f"{label}: timeout must be a positive number of seconds")
         elif timeout > _MAX_TIMEOUT:
             problems.append(f"{label}: timeout must be at most {_MAX_TIMEOUT} seconds")
@@ -298,8 +298,7 @@ class WebAuthn(Provider):
         unknown = set(self.relying_party) - _RP_KEYS
         if unknown:
             problems.append(
-                f"{label}: relying_party has unknown keys {sorted(unknown)} "
-                "(use id, name, origins)"
+                f"{label}: relying_party has unknown keys {sorted(unknown)} (use id, name, origins)"
             )
         rp_id = self.relying_party.get("id")
         if rp_id is not None and (not isinstance(rp_id, str) or not rp_id or "/" in rp_id):
@@ -345,8 +344,10 @@ class WebAuthn(Provider):
                         id="webauth.E012",
                     )
                 )
-            if origin.startswith("http://") and host != "localhost" and not host.endswith(
-                ".localhost"
+            if (
+                origin.startswith("http://")
+                and host != "localhost"
+                and not host.endswith(".localhost")
             ):
                 messages.append(
                     Warning(

@@ -123,7 +123,10 @@ def _render_passkey(
 
 @register.simple_tag(takes_context=True)
 def webauth_passkey_signin(
-    context: Any, provider: str | None = None, callback_url: str | None = None, autofill: bool = True
+    context: Any,
+    provider: str | None = None,
+    callback_url: str | None = None,
+    autofill: bool = True,
 ) -> SafeString:
     """The passkey sign-in section: address field with autofill, and the passkey button."""
     state = get_state(_request(context, "webauth_passkey_signin"))
@@ -163,7 +166,8 @@ def _register_button(
     passkey.update(
         needs_email=user is None,
         offer=offer,
-        label=label or (_("Create a passkey") if user is not None else _("Create an account with a passkey")),
+        label=label
+        or (_("Create a passkey") if user is not None else _("Create an account with a passkey")),
     )
     return _render_passkey(state, "passkey_register", passkey, callback_url)
 
