@@ -670,6 +670,20 @@ def test_garbage_inside_a_well_formed_credential(site, passkey_user):
     assert_refused(answer(browser, "authenticate", data))
 
 
+def test_a_json_body_with_the_credential_as_an_object(site, passkey_user):
+    _user, authenticator = passkey_user
+    browser = Client()
+    options = options_of(browser, action="authenticate")
+    body = {"action": "authenticate", "data": authenticator.get(options, origin=ORIGIN)}
+    response = browser.post(
+        "/auth/callback/passkey",
+        json.dumps(body),
+        content_type="application/json",
+        headers=JSON_HEADERS,
+    )
+    assert response.status_code == 200 and signed_in_as(response) == "new@example.com"
+
+
 def test_no_data_at_all(site, client):
     response = client.post(
         "/auth/callback/passkey", {"action": "authenticate"}, headers=JSON_HEADERS
