@@ -1,11 +1,15 @@
 import json
 
 from django.conf import settings
+from django.contrib import messages
 from django.http import Http404, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
 
 from webauth import get_session
 from webauth.decorators import auth_required
+from webauth.errors import LastSignInMethod
+from webauth.passkeys import list_passkeys, remove_passkey, rename_passkey
 
 from .mail import read_outbox
 
@@ -16,13 +20,48 @@ def home(request):
     return render(
         request,
         "exampleproject/home.html",
-        {"session_json": json.dumps(session, indent=2) if session else None},
+        {
+            "session_json": json.dumps(session, indent=2) if session else None,
+            # Signed in without a passkey (by password, email or the IdP): offer one.
+            "offer_passkey": session is not None and not list_passkeys(request),
+        },
     )
 
 
 @auth_required  # signed out: redirected to /auth/signin?callbackUrl=/private/
 def private(request):
     return render(request, "exampleproject/private.html")
+
+
+@auth_required
+@require_http_methods(["GET", "POST"])
+def passkeys(request):
+    """The signed-in user's passkeys: list, rename, remove, and add one.
+
+    Changes are POSTs, protected by Django's CSRF middleware like any form; each
+    one redirects back here (post/redirect/get). The "Add a passkey" button is
+    {% webauth_passkey_register %} in the template.
+    """
+    if request.method == "POST":
+        credential_id = request.POST.get("credential_id", "")
+        if request.POST.get("action") == "remove":
+            try:
+                removed = remove_passkey(request, credential_id)
+            except LastSignInMethod:
+                messages.error(
+                    request,
+                    "This passkey is your only way to sign in. Add another passkey (or "
+                    "link an account) before you remove it.",
+                )
+            else:
+                if removed:
+                    messages.success(request, "Passkey removed.")
+        else:
+            name = request.POST.get("name", "").strip()[:100]
+            if name and rename_passkey(request, credential_id, name):
+                messages.success(request, "Passkey renamed.")
+        return redirect("passkeys")
+    return render(request, "exampleproject/passkeys.html", {"passkeys": list_passkeys(request)})
 
 
 def api_me(request):

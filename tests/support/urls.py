@@ -29,4 +29,6 @@ urlpatterns = [
     path("contrib-login/", views.contrib_login, name="contrib-login"),
     path("session-async/", views.session_async, name="session-async"),
     path("private-cbv-async/", views.PrivateAsyncView.as_view(), name="private-cbv-async"),
+    path("passkeys/", views.passkeys, name="passkeys"),
+    path("passkey-signin/", views.passkey_signin, name="passkey-signin"),
 ]

@@ -1,0 +1,492 @@
+"""Passkeys end to end: Debian's Chromium, Chromium's virtual authenticators, a live server.
+
+The browser talks WebAuthn to software authenticators that Chromium provides for
+testing (its ``WebAuthn`` DevTools domain, tests/support/browser.py): real
+attestations and assertions, signed with keys the authenticator made, checked by
+py_webauthn on the server exactly as a phone's would be. The site is reached as
+``http://localhost:<port>``, so the relying-party id is ``localhost`` (browsers
+allow WebAuthn there without HTTPS; never on an IP address).
+
+A person registers, signs out, signs in with the button, signs in through
+autofill, adds a second passkey and removes one; after each step the test asks
+``GET /auth/session`` what the browser's cookies say. Then the refusals only a
+browser can show: a device that does not verify its user, and a passkey removed
+on the server that the browser is told to forget (the Signal API).
+
+The virtual authenticator answers every request at once, autofill included
+(Chromium picks the credential itself), so a page that starts autofill as it
+loads would sign in before the test clicks anything. An init script watches the
+page's ``navigator.credentials`` calls and reports them to the test; where a test
+stands for a person who does not pick from the suggestions, it holds the autofill
+request until the page aborts it, and where the person does pick, it lets the
+request through only once the field has the focus.
+"""
+
+import base64
+import json
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from webauth.models import Account, Authenticator
+
+from .support.browser import VirtualAuthenticators, base64url, chromium
+
+SECRET = "test-secret-0123456789abcdef0123456789abcdef"
+AUTOFILL_FIELD = 'input[autocomplete="username webauthn"]'
+SIGNIN_BUTTON = "#webauth-passkey-signin"
+REGISTER_BUTTON = "#webauth-passkey-register"
+
+pytestmark = pytest.mark.browser
+
+
+# -- the site and the browser ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as browser:
+        yield browser
+
+
+@pytest.fixture
+def site(settings, live_server):
+    """Passkeys on DjangoAdapter, JWT sessions, the relying party ``localhost``."""
+    from webauth.providers import Passkey
+
+    assert live_server.url.startswith("http://localhost:"), live_server.url
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": "webauth.adapters.django.DjangoAdapter",
+        "session": {"strategy": "jwt"},
+        "experimental": {"enable_webauthn": True},
+        "providers": [
+            Passkey(
+                relying_party={
+                    "id": "localhost",
+                    "name": "webauth tests",
+                    "origins": [live_server.url],
+                }
+            ),
+            "webauth.providers.DjangoCredentials",
+        ],
+    }
+    return live_server
+
+
+# What the page asked of navigator.credentials, reported to the test as it happens
+# (window state would not survive the navigations of a sign-in). AUTOFILL is
+# "hold" (the person never picks a suggestion: the request waits until aborted)
+# or "on-focus" (the person picks one once the field has the focus).
+WATCH_CREDENTIALS = """
+(() => {
+  const AUTOFILL = %s;
+  const report = (call) => window.reportCredentialCall(call);
+  const realGet = navigator.credentials.get.bind(navigator.credentials);
+  const realCreate = navigator.credentials.create.bind(navigator.credentials);
+  const aborted = (signal) => new Promise((_, reject) => {
+    if (!signal) return;
+    const stop = () => reject(signal.reason || new DOMException("aborted", "AbortError"));
+    if (signal.aborted) stop(); else signal.addEventListener("abort", stop, { once: true });
+  });
+  const fieldFocused = () => new Promise((resolve) => {
+    const isField = (el) => el && el.matches && el.matches('%s');
+    if (isField(document.activeElement)) return resolve();
+    document.addEventListener("focusin", function seen(event) {
+      if (isField(event.target)) {
+        document.removeEventListener("focusin", seen);
+        resolve();
+      }
+    });
+  });
+  const watch = (kind, mediation, promise) => {
+    report({ kind, mediation, event: "start" });
+    return promise.then(
+      (credential) => { report({ kind, mediation, event: "resolved" }); return credential; },
+      (error) => {
+        report({ kind, mediation, event: "rejected", error: error && error.name });
+        throw error;
+      },
+    );
+  };
+  navigator.credentials.get = (options = {}) => {
+    const mediation = options.mediation || "optional";
+    if (mediation !== "conditional" || AUTOFILL === "pass") {
+      return watch("get", mediation, realGet(options));
+    }
+    if (AUTOFILL === "hold") return watch("get", mediation, aborted(options.signal));
+    const picked = Promise.race([fieldFocused(), aborted(options.signal)]);
+    return watch("get", mediation, picked.then(() => realGet(options)));
+  };
+  navigator.credentials.create = (options = {}) => watch("create", "optional", realCreate(options));
+})();
+"""
+
+
+class Person:
+    """One browser profile with its device (a platform authenticator) and its calls."""
+
+    def __init__(self, context, autofill):
+        self.calls = []
+        # A Python function, not a bound builtin: Playwright tags the callable it gets.
+        context.expose_function("reportCredentialCall", lambda call: self.calls.append(call))
+        context.add_init_script(WATCH_CREDENTIALS % (json.dumps(autofill), AUTOFILL_FIELD))
+        self.page = context.new_page()
+        self.authenticators = VirtualAuthenticators(self.page)
+        self.platform = self.authenticators.add()
+
+    def session(self):
+        """``GET /auth/session`` as this browser (its cookies, same origin)."""
+        return self.page.evaluate("() => fetch('/auth/session').then((r) => r.json())")
+
+    def calls_of(self, kind, mediation, event):
+        return [
+            c
+            for c in self.calls
+            if (c["kind"], c["mediation"], c["event"]) == (kind, mediation, event)
+        ]
+
+
+@pytest.fixture
+def person(browser, site):
+    """A fresh browser profile whose autofill requests wait for a person who never picks."""
+    contexts = []
+
+    def make(autofill="hold"):
+        context = browser.new_context(base_url=site.url)
+        context.set_default_timeout(10_000)
+        contexts.append(context)
+        return Person(context, autofill)
+
+    make.contexts = contexts
+    yield make
+    for context in contexts:
+        context.close()
+
+
+# -- what the person does ----------------------------------------------------------------------
+
+
+def register(person, email, callback="/whoami/"):
+    """Create an account with a passkey on the built-in sign-in page."""
+    page = person.page
+    page.goto(f"/auth/signin?callbackUrl={callback}")
+    page.fill(AUTOFILL_FIELD, email)
+    with page.expect_navigation(url=f"**{callback}"):
+        page.click(REGISTER_BUTTON)
+
+
+def sign_out(person):
+    page = person.page
+    page.goto("/auth/signout")
+    with page.expect_navigation():
+        page.click("#submitButton")
+    assert person.session() is None
+
+
+def sign_in_with_the_button(person, callback="/whoami/"):
+    page = person.page
+    page.goto(f"/auth/signin?callbackUrl={callback}")
+    with page.expect_navigation(url=f"**{callback}"):
+        page.click(SIGNIN_BUTTON)
+
+
+def alert_of(page):
+    """The text of the passkey UI's error element (``role="alert"``), once it shows one."""
+    alert = page.locator("[role=alert]").filter(has_text=re.compile(r"\S")).first
+    alert.wait_for(state="visible")
+    return alert.inner_text()
+
+
+def wait_until(page, condition, what):
+    """Let the browser run (and report) until *condition()* holds, for up to 10 seconds."""
+    for _ in range(200):
+        if condition():
+            return
+        page.wait_for_timeout(50)
+    raise AssertionError(f"still waiting for {what}")
+
+
+def passkeys_on_the_page(page):
+    """The passkeys /passkeys/ lists: credential id -> name."""
+    page.goto("/passkeys/")
+    items = page.locator("#passkeys li.passkey")
+    return {
+        items.nth(i).get_attribute("data-credential-id"): items.nth(i)
+        .locator(".passkey-name")
+        .inner_text()
+        for i in range(items.count())
+    }
+
+
+def raw_id(credential_id):
+    """The bytes of a credential id, whichever base64 alphabet and padding it is in."""
+    text = credential_id.replace("-", "+").replace("_", "/")
+    return base64.b64decode(text + "=" * (-len(text) % 4))
+
+
+def stored_passkeys(user):
+    """The user's Authenticator rows, by raw credential id."""
+    return {raw_id(a.credential_id): a for a in Authenticator.objects.filter(user=user)}
+
+
+# -- the journey -------------------------------------------------------------------------------
+
+
+def test_register_sign_out_and_sign_in_with_the_button(person):
+    alice = person()
+    register(alice, "Alice@Example.com")
+
+    session = alice.session()
+    assert session["user"]["email"] == "alice@example.com"
+    user = get_user_model().objects.get(email="alice@example.com")
+    [device_credential] = alice.authenticators.credentials(alice.platform)
+    stored = stored_passkeys(user)
+    assert list(stored) == [base64.b64decode(device_credential["credentialId"])]
+    [passkey] = stored.values()
+    assert passkey.name  # named from the AAGUID or the browser, never blank
+    assert passkey.transports == "internal"
+    assert Account.objects.filter(user=user, provider="passkey", type="webauthn").count() == 1
+    # The device stored the user's handle: opaque, not the primary key.
+    handle = base64.b64decode(device_credential["userHandle"])
+    assert str(user.pk).encode() not in handle and len(handle) >= 32
+    assert len(alice.calls_of("create", "optional", "resolved")) == 1
+
+    sign_out(alice)
+
+    counter_before = passkey.counter
+    alice.calls.clear()
+    sign_in_with_the_button(alice)
+
+    assert alice.session()["user"]["email"] == "alice@example.com"
+    # The button cancelled the pending autofill request before opening the dialog.
+    assert alice.calls_of("get", "conditional", "start")
+    assert [c["error"] for c in alice.calls_of("get", "conditional", "rejected")] == ["AbortError"]
+    assert len(alice.calls_of("get", "optional", "resolved")) == 1
+    passkey.refresh_from_db()
+    assert passkey.counter > counter_before  # Chromium's authenticator counts
+    assert passkey.last_used_at is not None
+
+
+def test_sign_in_through_autofill(person):
+    alice = person(autofill="on-focus")
+    register(alice, "alice@example.com")
+    sign_out(alice)
+    alice.calls.clear()
+
+    page = alice.page
+    page.goto("/auth/signin?callbackUrl=/whoami/")
+    field = page.locator(AUTOFILL_FIELD)
+    assert field.count() == 1
+    # Autofill is already asking, quietly, before the person does anything.
+    wait_until(page, lambda: alice.calls_of("get", "conditional", "start"), "autofill")
+    assert alice.session() is None
+
+    with page.expect_navigation(url="**/whoami/"):
+        page.get_by_label("Email").focus()  # the passkey is offered and picked
+
+    assert alice.session()["user"]["email"] == "alice@example.com"
+    assert len(alice.calls_of("get", "conditional", "resolved")) == 1
+    assert alice.calls_of("get", "optional", "start") == []  # the button was never used
+
+
+def test_autofill_and_the_button_on_a_projects_own_page(person):
+    """``{% webauth_passkey_signin %}`` gives a project's page the same two ways in."""
+    alice = person(autofill="on-focus")
+    register(alice, "alice@example.com")
+    sign_out(alice)
+
+    page = alice.page
+    page.goto("/passkey-signin/")
+    assert page.locator(f"#project-signin {AUTOFILL_FIELD}").count() == 1
+    assert page.locator(f"#project-signin {SIGNIN_BUTTON}").count() == 1
+    with page.expect_navigation(url="**/whoami/"):
+        page.locator(AUTOFILL_FIELD).focus()
+    assert alice.session()["user"]["email"] == "alice@example.com"
+
+    sign_out(alice)
+    page.goto("/passkey-signin/")
+    with page.expect_navigation(url="**/whoami/"):
+        page.click(SIGNIN_BUTTON)
+    assert alice.session()["user"]["email"] == "alice@example.com"
+
+
+def test_add_a_second_passkey_and_remove_one(person):
+    alice = person()
+    register(alice, "alice@example.com", callback="/passkeys/")
+    assert alice.session()["user"]["email"] == "alice@example.com"
+    [first_id] = passkeys_on_the_page(alice.page)
+
+    # A security key, plugged in beside the laptop's own authenticator. The browser
+    # is told the user's existing passkeys (excludeCredentials), so it makes the new
+    # one on the key.
+    key = alice.authenticators.add(transport="usb")
+    with alice.page.expect_navigation(url="**/passkeys/"):
+        alice.page.click(REGISTER_BUTTON)
+
+    assert alice.session()["user"]["email"] == "alice@example.com"
+    listed = passkeys_on_the_page(alice.page)
+    assert len(listed) == 2 and first_id in listed
+    [second_id] = set(listed) - {first_id}
+    assert raw_id(second_id) == raw_id(alice.authenticators.credential_ids(key)[0])
+    user = get_user_model().objects.get(email="alice@example.com")
+    assert len(stored_passkeys(user)) == 2
+    assert get_user_model().objects.count() == 1  # added to alice, not a new user
+
+    # Rename the key's passkey, then remove the laptop's.
+    item = alice.page.locator(f'li.passkey[data-credential-id="{second_id}"]')
+    item.get_by_label("New name").fill("Blue security key")
+    with alice.page.expect_navigation():
+        item.get_by_role("button", name="Rename").click()
+    assert passkeys_on_the_page(alice.page)[second_id] == "Blue security key"
+
+    item = alice.page.locator(f'li.passkey[data-credential-id="{first_id}"]')
+    with alice.page.expect_navigation():
+        item.get_by_role("button", name="Remove").click()
+    assert list(passkeys_on_the_page(alice.page)) == [second_id]
+    assert alice.session()["user"]["email"] == "alice@example.com"
+
+    # The last one is her only way in: it stays.
+    item = alice.page.locator(f'li.passkey[data-credential-id="{second_id}"]')
+    with alice.page.expect_navigation():
+        item.get_by_role("button", name="Remove").click()
+    assert "only way to sign in" in alice.page.locator("#passkeys-message").inner_text()
+    assert list(passkeys_on_the_page(alice.page)) == [second_id]
+    assert len(stored_passkeys(user)) == 1
+
+    # Signed out, with the key unplugged, the laptop still offers the removed
+    # passkey: the server refuses it, and the browser is told to forget it.
+    sign_out(alice)
+    unplugged = alice.authenticators.credentials(key)
+    alice.authenticators.remove(key)
+    alice.page.goto("/auth/signin?callbackUrl=/whoami/")
+    with alice.page.expect_response("**/auth/callback/passkey") as response:
+        alice.page.click(SIGNIN_BUTTON)
+    answer = response.value
+    assert answer.status == 400
+    body = answer.json()
+    assert body["error"] == "WebAuthnVerificationError"
+    assert raw_id(body["unknownCredential"]["credentialId"]) == raw_id(first_id)
+    assert body["unknownCredential"]["rpId"] == "localhost"
+    assert alert_of(alice.page)
+    assert alice.session() is None
+    wait_until(alice.page, lambda: alice.authenticators.deleted, "the Signal API")
+    assert [raw_id(base64url(d["credentialId"])) for d in alice.authenticators.deleted] == [
+        raw_id(first_id)
+    ]
+    assert alice.authenticators.credentials(alice.platform) == []
+
+    # The key, plugged in again, signs her in.
+    key = alice.authenticators.add(transport="usb")
+    for credential in unplugged:
+        alice.authenticators.add_credential(key, credential)
+    sign_in_with_the_button(alice)
+    assert alice.session()["user"]["email"] == "alice@example.com"
+
+
+# -- what a browser refuses, and what the server refuses ---------------------------------------
+
+
+def test_a_device_that_does_not_verify_its_user_is_refused(person):
+    """A passkey used without a fingerprint, face or PIN signs nobody in.
+
+    The passkey moves to a second authenticator that cannot verify its user
+    (``isUserVerified`` false). Asked for user verification, Chromium refuses
+    before anything is sent. With the options weakened on the way to the browser
+    (``userVerification: "discouraged"``, as a hostile script or extension could),
+    the device signs without verifying, and the server refuses the assertion.
+    """
+    alice = person()
+    register(alice, "alice@example.com")
+    sign_out(alice)
+    user = get_user_model().objects.get(email="alice@example.com")
+    [passkey] = stored_passkeys(user).values()
+    counter = passkey.counter
+
+    credentials = alice.authenticators.credentials(alice.platform)
+    alice.authenticators.remove(alice.platform)
+    unverified = alice.authenticators.add(isUserVerified=False)
+    for credential in credentials:
+        alice.authenticators.add_credential(unverified, credential)
+    alice.calls.clear()
+
+    page = alice.page
+    posted = []
+    page.on(
+        "requestfinished", lambda r: posted.append(r.url) if "/auth/callback/" in r.url else None
+    )
+    page.goto("/auth/signin?callbackUrl=/whoami/")
+    page.click(SIGNIN_BUTTON)
+    wait_until(page, lambda: alice.calls_of("get", "optional", "rejected"), "the refusal")
+    assert [c["error"] for c in alice.calls_of("get", "optional", "rejected")] == [
+        "NotAllowedError"
+    ]
+    assert posted == []
+    assert alice.session() is None
+
+    def weaken(route):
+        response = route.fetch()
+        body = response.json()
+        body["options"]["userVerification"] = "discouraged"
+        route.fulfill(response=response, json=body)
+
+    page.route("**/auth/webauthn-options/passkey*", weaken)
+    page.goto("/auth/signin?callbackUrl=/whoami/")
+    with page.expect_response("**/auth/callback/passkey") as response:
+        page.click(SIGNIN_BUTTON)
+    assert response.value.status == 400
+    assert response.value.json()["error"] == "WebAuthnVerificationError"
+    assert alert_of(page)
+    assert alice.session() is None
+    passkey.refresh_from_db()
+    assert passkey.counter == counter  # nothing was accepted
+    assert page.url.endswith("/auth/signin?callbackUrl=/whoami/")
+
+
+def test_registration_without_user_verification_is_refused(person):
+    """A new passkey made without verifying the person creates no user."""
+    bob = person()
+    bob.authenticators.remove(bob.platform)
+    bob.platform = bob.authenticators.add(isUserVerified=False)
+
+    def weaken(route):
+        response = route.fetch()
+        body = response.json()
+        body["options"]["authenticatorSelection"]["userVerification"] = "discouraged"
+        route.fulfill(response=response, json=body)
+
+    page = bob.page
+    page.route("**/auth/webauthn-options/passkey*", weaken)
+    page.goto("/auth/signin?callbackUrl=/whoami/")
+    page.fill(AUTOFILL_FIELD, "bob@example.com")
+    with page.expect_response("**/auth/callback/passkey") as response:
+        page.click(REGISTER_BUTTON)
+    assert response.value.status == 400
+    assert response.value.json()["error"] == "WebAuthnVerificationError"
+    assert alert_of(page)
+    assert bob.session() is None
+    assert not get_user_model().objects.filter(email="bob@example.com").exists()
+    assert not Authenticator.objects.exists()
+
+
+# -- accessibility -----------------------------------------------------------------------------
+
+
+def test_the_passkey_controls_have_names_roles_and_keyboard_access(person):
+    """What a screen reader and a keyboard need: a labelled field, named buttons, an alert."""
+    alice = person(autofill="on-focus")
+    page = alice.page
+    page.goto("/auth/signin")
+    field = page.get_by_label("Email")
+    assert field.get_attribute("autocomplete") == "username webauthn"
+    assert page.get_by_role("button", name="Sign in with a passkey").count() == 1
+    # Reached with the keyboard alone: Tab moves through the controls to the button.
+    page.locator("body").focus()
+    names = []
+    for _ in range(20):
+        page.keyboard.press("Tab")
+        names.append(page.evaluate("() => document.activeElement.id"))
+        if names[-1] == SIGNIN_BUTTON[1:]:
+            break
+    assert SIGNIN_BUTTON[1:] in names
