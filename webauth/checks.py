@@ -26,6 +26,13 @@ id                 problem
 ``webauth.W009``   an email provider's ``EMAIL_BACKEND`` delivers nothing (console,
                    locmem, dummy, file) with ``DEBUG = False``
 ``webauth.I002``   an email provider has ``confirm_link=False`` (scanners use links up)
+``webauth.E011``   a provider needs an experimental switch that is off (WebAuthn:
+                   ``experimental={"enable_webauthn": True}``)
+``webauth.E012``   a WebAuthn provider's relying party id is not a registrable suffix
+                   of an allowed origin's host
+``webauth.E013``   WebAuthn autofill misconfigured: two providers with
+                   ``enable_conditional_ui``, or one without a ``webauthn`` field
+``webauth.W010``   a WebAuthn provider allows an ``http://`` origin other than localhost
 =================  ==============================================================
 """
 
@@ -99,6 +106,8 @@ def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             )
         )
     messages.extend(_check_absolute_max_age(config))
+    messages.extend(_check_experimental(config))
+    messages.extend(_check_conditional_ui(config))
     messages.extend(_check_adapter(config))
     messages.extend(_check_base_path(config.base_path))
     messages.extend(_check_url_path(raw, config))
@@ -120,6 +129,59 @@ def _check_absolute_max_age(config: Config) -> list[CheckMessage]:
             id="webauth.I001",
         )
     ]
+
+
+def _check_experimental(config: Config) -> list[CheckMessage]:
+    """Experimental providers switched off (Auth.js: ``ExperimentalFeatureNotEnabled``)."""
+    messages: list[CheckMessage] = []
+    for provider in config.providers:
+        flow = flow_for(provider)
+        switch = flow.experimental if flow is not None else None
+        if switch and not config.experimental.get(switch):
+            messages.append(
+                Error(
+                    f"The provider {provider.id!r} ({flow.name if flow else provider.type} "
+                    f"sign-in) is experimental, and WEBAUTH['experimental'][{switch!r}] is "
+                    "off: every request to it fails.",
+                    hint=f"Set WEBAUTH['experimental'] = {{{switch!r}: True}} (see "
+                    "docs/passkeys.md for what experimental means here), or remove the provider.",
+                    id="webauth.E011",
+                )
+            )
+    return messages
+
+
+def _check_conditional_ui(config: Config) -> list[CheckMessage]:
+    """Auth.js's DuplicateConditionalUI and MissingWebAuthnAutocomplete, at start-up."""
+    autofill = [
+        p
+        for p in config.providers
+        if p.type == "webauthn" and getattr(p, "enable_conditional_ui", False)
+    ]
+    messages: list[CheckMessage] = []
+    if len(autofill) > 1:
+        ids = ", ".join(repr(p.id) for p in autofill)
+        messages.append(
+            Error(
+                f"The WebAuthn providers {ids} all have enable_conditional_ui: a page "
+                "can offer only one in autofill (Auth.js: DuplicateConditionalUI).",
+                hint="Pass enable_conditional_ui=False to all but one of them.",
+                id="webauth.E013",
+            )
+        )
+    for provider in autofill:
+        if getattr(provider, "conditional_ui_field", None) is None:
+            messages.append(
+                Error(
+                    f"The WebAuthn provider {provider.id!r} has enable_conditional_ui but no "
+                    "form field whose autocomplete has the 'webauthn' token "
+                    "(Auth.js: MissingWebAuthnAutocomplete).",
+                    hint="Give a form field autocomplete='username webauthn', or pass "
+                    "enable_conditional_ui=False.",
+                    id="webauth.E013",
+                )
+            )
+    return messages
 
 
 def _check_url_path(raw: Any, config: Config) -> list[CheckMessage]:

@@ -11,12 +11,16 @@ hands over.
 A passkey is found by the SHA-256 of its credential id (``credential_id_hash``):
 a fixed-length column that every backend can index uniquely, where the id itself
 (up to 1400 characters) cannot be on MySQL, and whose comparison is
-case-sensitive under any collation.
+case-sensitive under any collation. A WebAuthn challenge is found by the
+SHA-256 of the challenge, and the browser binding it to one browser is kept as
+a SHA-256 too.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import secrets
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -33,7 +37,10 @@ __all__ = [
     "User",
     "UserManager",
     "VerificationToken",
+    "WebAuthnChallenge",
+    "WebAuthnUserHandle",
     "credential_id_hash",
+    "new_user_handle",
     "token_hash",
 ]
 
@@ -46,6 +53,15 @@ def token_hash(value: str) -> str:
 def credential_id_hash(credential_id: str) -> str:
     """The hex SHA-256 of a WebAuthn credential id: ``Authenticator.credential_id_hash``."""
     return hashlib.sha256(credential_id.encode()).hexdigest()
+
+
+def new_user_handle() -> str:
+    """A new WebAuthn user handle: base64url (unpadded) of 64 random bytes, 86 characters.
+
+    64 bytes is the most WebAuthn allows for ``user.id``; being random, the handle
+    says nothing about the user, unlike a primary key.
+    """
+    return base64.urlsafe_b64encode(secrets.token_bytes(64)).rstrip(b"=").decode()
 
 
 class UserManager(BaseUserManager["User"]):
@@ -233,6 +249,10 @@ class Authenticator(models.Model):
     credential_backed_up = models.BooleanField(_("backed up"), default=False)
     credential_device_type = models.CharField(_("device type"), max_length=32)
     transports = models.CharField(_("transports"), max_length=255, null=True, blank=True)
+    name = models.CharField(_("name"), max_length=100, blank=True, default="")
+    # The authenticator model's AAGUID (a UUID string); empty when unknown or all zeros.
+    aaguid = models.CharField(_("AAGUID"), max_length=36, blank=True, default="")
+    backup_eligible = models.BooleanField(_("backup eligible"), default=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     last_used_at = models.DateTimeField(_("last used"), null=True, blank=True)
 
@@ -254,3 +274,60 @@ class Authenticator(models.Model):
         if update_fields is not None and "credential_id" in update_fields:
             kwargs["update_fields"] = {*update_fields, "credential_id_hash"}
         super().save(*args, **kwargs)
+
+
+class WebAuthnUserHandle(models.Model):
+    """The opaque WebAuthn user handle of a user (``user.id`` in the browser's terms).
+
+    One per user, made at the user's first passkey registration: the base64url
+    form of 64 random bytes. Every passkey of the user carries it, so the
+    browser keeps them together, and it reveals nothing (it is not the primary
+    key, nor derived from it).
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="webauth_user_handle",
+        verbose_name=_("user"),
+    )
+    handle = models.CharField(_("user handle"), max_length=86, unique=True, editable=False)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("WebAuthn user handle")
+        verbose_name_plural = _("WebAuthn user handles")
+
+    def __str__(self) -> str:
+        return f"user handle of user {self.user_id}"
+
+
+class WebAuthnChallenge(models.Model):
+    """A WebAuthn challenge waiting for its one answer, stored hashed.
+
+    The options route makes one row; the callback deletes it as it verifies
+    (whoever deletes it first gets it, so a replayed answer finds nothing).
+    ``binding_hash`` ties it to the browser that asked: the SHA-256 of a random
+    value that only that browser's challenge cookie holds.
+    """
+
+    CEREMONIES: ClassVar[list[tuple[str, str]]] = [
+        ("register", "register"),
+        ("authenticate", "authenticate"),
+    ]
+
+    challenge_hash = models.CharField(
+        _("challenge hash"), max_length=64, unique=True, editable=False
+    )
+    ceremony = models.CharField(_("ceremony"), max_length=16, choices=CEREMONIES)
+    binding_hash = models.CharField(_("binding hash"), max_length=64, editable=False)
+    # Registration: the new user's email and name, or the signed-in user's id.
+    user_data = models.JSONField(_("user data"), null=True, blank=True)
+    expires = models.DateTimeField(_("expires"), db_index=True)
+
+    class Meta:
+        verbose_name = _("WebAuthn challenge")
+        verbose_name_plural = _("WebAuthn challenges")
+
+    def __str__(self) -> str:
+        return f"{self.ceremony} challenge {self.pk}"

@@ -24,12 +24,14 @@ __all__ = [
     "ERROR_PAGES",
     "SIGNIN_ERRORS",
     "SIGNIN_ERROR_CODES",
+    "passkey_context",
     "provider_forms",
     "render_error_page",
     "render_page",
     "render_signin_page",
     "render_signout_page",
     "render_verify_request_page",
+    "usable_providers",
 ]
 
 _TRY_ANOTHER = _("Try signing in with a different account.")
@@ -49,6 +51,9 @@ SIGNIN_ERRORS: dict[str, Any] = {
     "CredentialsSignin": _("Sign in failed. Check the details you provided are correct."),
     "SessionRequired": _("Please sign in to access this page."),
     "MissingCSRF": _("Your sign-in form expired. Please try again."),
+    "AccountNotLinked": _(
+        "To confirm your identity, sign in with the same account you used originally."
+    ),
     # webauth addition: a rate limit of WEBAUTH["rate_limits"] refused the attempt.
     "RateLimited": _("Too many attempts. Please wait a few minutes before you try again."),
     "default": _("Unable to sign in."),
@@ -78,6 +83,12 @@ ERROR_PAGES: dict[str, tuple[int, Any, Any, Any]] = {
         _("Unable to sign in"),
         _("The sign in link is no longer valid."),
         _("It may have been used already or it may have expired."),
+    ),
+    "WebAuthnVerificationError": (
+        200,
+        _("Unable to sign in"),
+        _("The passkey could not be verified."),
+        _("Try again, or use another way to sign in."),
     ),
     "default": (200, _("Error"), _("An error occurred while signing in."), ""),
 }
@@ -143,6 +154,45 @@ def _fields(
     return fields
 
 
+def usable_providers(config: Config) -> tuple[Provider, ...]:
+    """The providers a page may offer: all but those whose experimental switch is off."""
+    usable = []
+    for p in config.providers:
+        flow = flow_for(p)
+        if (
+            flow is not None
+            and flow.experimental
+            and not config.experimental.get(flow.experimental)
+        ):
+            continue
+        usable.append(p)
+    return tuple(usable)
+
+
+def passkey_context(provider: Provider, base_url: str, *, autofill: bool) -> dict[str, Any]:
+    """What the passkey templates (``includes/passkey_*.html``) need about a WebAuthn provider.
+
+    The script (``static/webauth/passkeys.js``) reads it from the container's
+    ``data-`` attributes: the provider, the routes' base URL, autofill on or off.
+    """
+    field_name = getattr(provider, "conditional_ui_field", None)
+    declared: Mapping[str, Mapping[str, Any]] = getattr(provider, "form_fields", {}) or {}
+    if field_name is None and declared:
+        field_name = next(iter(declared))
+    field = None
+    if field_name is not None:
+        attrs = {k: v for k, v in declared[field_name].items() if k != "required"}
+        (field,) = _fields({field_name: attrs}, {}, {})
+    return {
+        "id": provider.id,
+        "name": provider.name,
+        "base_url": base_url,
+        "autofill": autofill and bool(getattr(provider, "enable_conditional_ui", False)),
+        "discoverable": getattr(provider, "resident_key", "") == "required",
+        "field": field,
+    }
+
+
 def provider_forms(
     providers: tuple[Provider, ...],
     base_url: str,
@@ -154,10 +204,19 @@ def provider_forms(
 
     *field_errors* and *values* (provider id -> field -> text) put a field's
     error and what was typed back into the form after a refused attempt.
+    A WebAuthn provider gets ``passkey`` (:func:`passkey_context`) instead of a
+    form: the first one on the page has autofill, and offers to create an account.
     """
     forms = []
+    passkeys = 0
     for p in providers:
         flow = flow_for(p)
+        if p.type == "webauthn":
+            passkey = passkey_context(p, base_url, autofill=passkeys == 0)
+            passkey["register"] = passkeys == 0
+            passkeys += 1
+            forms.append({"id": p.id, "name": p.name, "type": p.type, "passkey": passkey})
+            continue
         entry: dict[str, Any] = {
             "id": p.id,
             "name": p.name,
@@ -208,7 +267,10 @@ def render_signin_page(
         "webauth/signin.html",
         {
             "providers": provider_forms(
-                state.config.providers, state.base_url, field_errors=field_errors, values=values
+                usable_providers(state.config),
+                state.base_url,
+                field_errors=field_errors,
+                values=values,
             ),
             "csrf_token_value": state.csrf.token,
             "callback_url": state.callback_url,

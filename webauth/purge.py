@@ -1,4 +1,4 @@
-"""Deleting expired sessions and verification tokens in short batches.
+"""Deleting expired sessions, verification tokens and WebAuthn challenges in short batches.
 
 Batches follow the expired rows in primary-key order (keyset pagination): a
 query finds where the next ``batch_size`` expired rows end, after the previous
@@ -21,11 +21,11 @@ from typing import Any
 from django.db import connections, models, transaction
 from django.utils import timezone
 
-from .models import Session, VerificationToken
+from .models import Session, VerificationToken, WebAuthnChallenge
 
 __all__ = ["PURGED_MODELS", "PurgeResult", "count_expired", "purge_expired"]
 
-PURGED_MODELS: tuple[type[models.Model], ...] = (Session, VerificationToken)
+PURGED_MODELS: tuple[type[models.Model], ...] = (Session, VerificationToken, WebAuthnChallenge)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,10 @@ against the limits of its *action* in ``WEBAUTH["rate_limits"]``
   also per identifier and per address and identifier);
 * ``oauth_callback``: OAuth/OIDC callbacks, per address;
 * ``session_update``: ``POST /auth/session``, per address;
-* ``email_send``, ``code_failed``, ``passkey_failed``: for the email, code and
-  passkey sign-ins of later releases, which call this module the same way.
+* ``email_send`` and ``code_failed``: email sign-in (per address; per address
+  and email address);
+* ``passkey_options`` and ``passkey_failed``: the WebAuthn options route and
+  failed passkey verifications, per address.
 
 Use from a flow or a project's view::
 

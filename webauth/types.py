@@ -23,12 +23,14 @@ __all__ = [
     "LinkedAccount",
     "UserSession",
     "VerificationToken",
+    "WebAuthnChallenge",
     "as_account",
     "as_authenticator",
     "as_session",
     "as_session_and_user",
     "as_user",
     "as_verification_token",
+    "as_webauthn_challenge",
 ]
 
 #: The token-response fields an account keeps in fields of their own; any other
@@ -152,7 +154,15 @@ class VerificationToken(_Record):
 
 @dataclass(slots=True)
 class AdapterAuthenticator(_Record):
-    """A WebAuthn credential registered to a user (spec 2.7)."""
+    """A WebAuthn credential (a passkey) registered to a user (spec 2.7).
+
+    ``credential_backed_up`` is the backup state the authenticator last reported;
+    ``transports`` are comma-joined. The rest are webauth additions, which
+    Auth.js adapters may leave out: ``name`` (what the user calls the passkey),
+    ``aaguid`` (the authenticator model, a UUID string), ``backup_eligible``
+    (whether the credential may be synced), ``created_at`` and ``last_used_at``
+    (set by a successful ``update_authenticator_counter``).
+    """
 
     credential_id: str
     user_id: str
@@ -162,6 +172,31 @@ class AdapterAuthenticator(_Record):
     credential_backed_up: bool
     credential_device_type: str
     transports: str | None = None
+    name: str | None = None
+    aaguid: str | None = None
+    backup_eligible: bool = False
+    created_at: datetime | None = None
+    last_used_at: datetime | None = None
+
+
+@dataclass(slots=True)
+class WebAuthnChallenge(_Record):
+    """A WebAuthn challenge waiting for its one answer (a webauth addition).
+
+    ``challenge`` is the value sent to the browser in the options; ``ceremony``
+    is ``"register"`` or ``"authenticate"``; ``binding`` is the random value
+    kept in the browser's challenge cookie, so that only the browser that asked
+    can use the challenge. Both are the raw values: an adapter may store them
+    hashed (``DjangoAdapter`` does) and return the values it was given.
+    ``user_data`` is what registration needs to know later (the new user's
+    email and name, or the signed-in user's id), ``None`` for authentication.
+    """
+
+    challenge: str
+    ceremony: str
+    binding: str
+    user_data: dict[str, Any] | None
+    expires: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +280,11 @@ def as_verification_token(value: Any) -> VerificationToken | None:
 def as_authenticator(value: Any) -> AdapterAuthenticator | None:
     """An :class:`AdapterAuthenticator` from a record or mapping."""
     return _coerce(AdapterAuthenticator, value)
+
+
+def as_webauthn_challenge(value: Any) -> WebAuthnChallenge | None:
+    """A :class:`WebAuthnChallenge` from a record or mapping."""
+    return _coerce(WebAuthnChallenge, value)
 
 
 def as_session_and_user(value: Any) -> tuple[AdapterSession, AdapterUser] | None:

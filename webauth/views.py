@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 from django.core.exceptions import DisallowedHost, ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
-from .actions import callback, csrf, pages, providers, session, signin, signout
+from .actions import callback, csrf, pages, providers, session, signin, signout, webauthn
 from .conf import Config, get_config
 from .errors import (
     AuthError,
@@ -65,6 +65,7 @@ ROUTES: dict[tuple[str, str], Handler] = {
     ("POST", "signout"): signout.signout,
     ("GET", "verify-request"): pages.verify_request_page,
     ("GET", "error"): pages.error_page,
+    ("GET", "webauthn-options"): webauthn.webauthn_options,
 }
 
 CONFIG_ERROR_MESSAGE = (

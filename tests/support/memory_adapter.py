@@ -13,6 +13,7 @@ import threading
 from datetime import UTC, datetime
 
 from webauth.errors import LastSignInMethod
+from webauth.models import new_user_handle
 from webauth.types import (
     AdapterAccount,
     AdapterAuthenticator,
@@ -26,6 +27,7 @@ from webauth.types import (
     as_session,
     as_user,
     as_verification_token,
+    as_webauthn_challenge,
 )
 
 
@@ -44,6 +46,10 @@ class MemoryAdapter:
         self._session_ids = itertools.count(1)
         self._refreshing = threading.Lock()
         self._grants = threading.Lock()  # verification tokens: one caller at a time
+        # Passkeys: challenges, user handles, counters and removals, one caller at a time.
+        self.challenges: dict[str, object] = {}
+        self.handles: dict[str, str] = {}  # user id -> handle
+        self._passkeys = threading.Lock()
 
     async def create_user(self, user):
         record = dataclasses.replace(
@@ -76,6 +82,9 @@ class MemoryAdapter:
             del self.accounts[key]
         for key in [k for k, s in self.sessions.items() if s.user_id == user_id]:
             del self.sessions[key]
+        for key in [k for k, a in self.authenticators.items() if a.user_id == user_id]:
+            del self.authenticators[key]
+        self.handles.pop(str(user_id), None)
         return user
 
     async def link_account(self, account):
@@ -156,11 +165,13 @@ class MemoryAdapter:
             return None
 
     async def create_authenticator(self, authenticator):
-        record = as_authenticator(authenticator)
-        if record.credential_id in self.authenticators:
-            raise ValueError("duplicate credential id")
-        self.authenticators[record.credential_id] = record
-        return record
+        record = dataclasses.replace(as_authenticator(authenticator))
+        record.created_at = record.created_at or datetime.now(UTC)
+        with self._passkeys:
+            if record.credential_id in self.authenticators:
+                raise ValueError("duplicate credential id")
+            self.authenticators[record.credential_id] = record
+        return dataclasses.replace(record)
 
     async def get_authenticator(self, credential_id):
         return self.authenticators.get(credential_id)
@@ -169,9 +180,66 @@ class MemoryAdapter:
         return [a for a in self.authenticators.values() if a.user_id == user_id]
 
     async def update_authenticator_counter(self, credential_id, new_counter):
-        record = self.authenticators[credential_id]
-        record.counter = new_counter
+        with self._passkeys:
+            record = self.authenticators[credential_id]  # KeyError when unknown
+            if not (record.counter < new_counter or record.counter == new_counter == 0):
+                return None  # it stood still or went back
+            record.counter = new_counter
+            record.last_used_at = datetime.now(UTC)
+            return dataclasses.replace(record)
+
+    async def rename_authenticator(self, user_id, credential_id, name):
+        with self._passkeys:
+            record = self.authenticators.get(credential_id)
+            if record is None or record.user_id != user_id:
+                return None
+            record.name = name[:100]
+            return dataclasses.replace(record)
+
+    async def delete_authenticator(self, user_id, credential_id):
+        with self._passkeys:
+            record = self.authenticators.get(credential_id)
+            if record is None or record.user_id != user_id:
+                return None
+            if self._count(user_id) <= 1:
+                raise LastSignInMethod("this passkey is this user's only way to sign in")
+            del self.authenticators[credential_id]
+            for key, account in list(self.accounts.items()):
+                if self._pairs(account, record):
+                    del self.accounts[key]
+            return record
+
+    async def create_webauthn_challenge(self, challenge):
+        record = dataclasses.replace(as_webauthn_challenge(challenge))
+        with self._passkeys:
+            if record.challenge in self.challenges:
+                raise ValueError("duplicate challenge")
+            self.challenges[record.challenge] = record
         return record
+
+    async def use_webauthn_challenge(self, challenge, ceremony, binding):
+        with self._passkeys:
+            record = self.challenges.get(challenge)
+            if (
+                record is None
+                or record.ceremony != ceremony
+                or not hmac.compare_digest(record.binding.encode(), binding.encode())
+                or record.expires <= datetime.now(UTC)
+            ):
+                return None  # a stranger's attempt spends nothing
+            return self.challenges.pop(challenge)
+
+    async def get_user_handle(self, user_id, create=True, handle=None):
+        with self._passkeys:
+            if user_id not in self.users:
+                return None
+            if user_id not in self.handles and create:
+                self.handles[user_id] = handle or new_user_handle()
+            return self.handles.get(user_id)
+
+    async def get_user_by_handle(self, handle):
+        owner = next((u for u, h in self.handles.items() if h == handle), None)
+        return self.users.get(owner) if owner is not None else None
 
     # -- webauth's extensions ----------------------------------------------------------
     async def create_user_and_link_account(self, user, account):
@@ -218,27 +286,44 @@ class MemoryAdapter:
         mine.sort(key=lambda item: self.linked_at[item[0]])
         return [self._linked(k, a) for k, a in mine]
 
+    @staticmethod
+    def _pairs(account, passkey):
+        """Whether *account* is the webauthn account registered with *passkey*."""
+        return (
+            account.type == "webauthn"
+            and account.user_id == passkey.user_id
+            and account.provider_account_id == passkey.provider_account_id
+        )
+
+    def _count(self, user_id):
+        accounts = [a for a in self.accounts.values() if a.user_id == user_id]
+        passkeys = [a for a in self.authenticators.values() if a.user_id == user_id]
+        lone = [p for p in passkeys if not any(self._pairs(a, p) for a in accounts)]
+        return len(accounts) + len(lone)  # these users have no passwords
+
     async def count_sign_in_methods(self, user_id):
-        accounts = sum(1 for a in self.accounts.values() if a.user_id == user_id)
-        passkeys = sum(1 for a in self.authenticators.values() if a.user_id == user_id)
-        return accounts + passkeys  # these users have no passwords
+        return self._count(user_id)
 
     async def unlink_user_account(self, user_id, provider, provider_account_id=None):
-        mine = [
-            (k, a)
-            for k, a in self.accounts.items()
-            if a.user_id == user_id
-            and a.provider == provider
-            and provider_account_id in (None, a.provider_account_id)
-        ]
-        if not mine:
-            return None
-        if await self.count_sign_in_methods(user_id) <= 1:
-            raise LastSignInMethod(f"{provider} is this user's only way to sign in")
-        key, account = mine[0]
-        linked = self._linked(key, account)
-        del self.accounts[key]
-        return linked
+        with self._passkeys:
+            mine = [
+                (k, a)
+                for k, a in self.accounts.items()
+                if a.user_id == user_id
+                and a.provider == provider
+                and provider_account_id in (None, a.provider_account_id)
+            ]
+            if not mine:
+                return None
+            if self._count(user_id) <= 1:
+                raise LastSignInMethod(f"{provider} is this user's only way to sign in")
+            key, account = mine[0]
+            linked = self._linked(key, account)
+            del self.accounts[key]
+            for credential_id, passkey in list(self.authenticators.items()):
+                if self._pairs(account, passkey):
+                    del self.authenticators[credential_id]
+            return linked
 
     async def list_sessions_by_user_id(self, user_id, current_session_token=None):
         now = datetime.now(UTC)

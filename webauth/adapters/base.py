@@ -4,9 +4,10 @@ An adapter is any object with some of the methods of :class:`Adapter`: the 19 of
 Auth.js's contract (:data:`ADAPTER_METHODS`) and webauth's extensions
 (:data:`EXTENSION_METHODS`), which serve what Auth.js leaves to the application
 (storing a new user and its account in one transaction, refreshing provider
-tokens, session management, linked accounts, email sign-in codes). Every method is optional and may
-be a plain function or ``async def``; webauth calls either from sync or async
-code (:class:`AdapterCaller`), so each operation has its async twin for free.
+tokens, session management, linked accounts, email sign-in codes, passkeys).
+Every method is optional and may be a plain function or ``async def``; webauth
+calls either from sync or async code (:class:`AdapterCaller`), so each
+operation has its async twin for free.
 Everything webauth stores or reads goes through these methods: a third-party
 adapter gets every feature whose methods it has.
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
         LinkedAccount,
         UserSession,
         VerificationToken,
+        WebAuthnChallenge,
     )
 
 __all__ = [
@@ -85,6 +87,12 @@ EXTENSION_METHODS: tuple[str, ...] = (
     "delete_sessions_by_user_id",
     "replace_verification_token",
     "use_verification_code",
+    "create_webauthn_challenge",
+    "use_webauthn_challenge",
+    "get_user_handle",
+    "get_user_by_handle",
+    "rename_authenticator",
+    "delete_authenticator",
 )
 
 #: The methods each flow or helper calls, so a system check (or the helper) can
@@ -117,6 +125,29 @@ FLOW_METHODS: dict[str, tuple[str, ...]] = {
         "create_user",
         "link_account",
         "update_user",
+    ),
+    # Passkey sign-in and registration (Auth.js's eight, single-use challenges
+    # and user handles; get_user_by_email for the linking rule).
+    "webauthn": (
+        "create_webauthn_challenge",
+        "use_webauthn_challenge",
+        "get_user_handle",
+        "get_authenticator",
+        "list_authenticators_by_user_id",
+        "update_authenticator_counter",
+        "create_authenticator",
+        "get_account",
+        "get_user",
+        "get_user_by_email",
+        "create_user",
+        "link_account",
+    ),
+    # A signed-in user's passkeys: list, rename, remove (never the last way in).
+    "passkeys": (
+        "list_authenticators_by_user_id",
+        "rename_authenticator",
+        "delete_authenticator",
+        "count_sign_in_methods",
     ),
 }
 
@@ -188,8 +219,18 @@ class Adapter(Protocol):
 
     def update_authenticator_counter(
         self, credential_id: str, new_counter: int
-    ) -> AdapterAuthenticator:
-        """Set the signature counter; raise on failure (for example an unknown id)."""
+    ) -> AdapterAuthenticator | None:
+        """Set the signature counter and ``last_used_at``; raise for an unknown id.
+
+        webauth's stricter form of Auth.js's method: store *new_counter* only if
+        it is greater than the stored counter, or if both are 0 (authenticators
+        that keep no counter, as synced passkeys do), in one atomic step (``UPDATE
+        ... WHERE counter < new OR (counter = 0 AND new = 0)``), and return the
+        updated record; otherwise store nothing and return ``None``: a counter
+        that stands still or goes back means a cloned authenticator or a replayed
+        assertion, and the sign-in is refused. Of concurrent callers with the
+        same counter, exactly one succeeds (all of them when it is 0/0).
+        """
 
     # -- webauth's extensions ------------------------------------------------------
     def create_user_and_link_account(
@@ -232,7 +273,11 @@ class Adapter(Protocol):
         """The user's provider accounts, oldest first, without tokens."""
 
     def count_sign_in_methods(self, user_id: str) -> int:
-        """How many ways the user has to sign in: accounts, a usable password, passkeys."""
+        """How many ways the user has to sign in: accounts, a usable password, passkeys.
+
+        A passkey and the ``webauthn`` account made with it (the account whose
+        ``provider_account_id`` is the passkey's) are one way in, counted once.
+        """
 
     def unlink_user_account(
         self, user_id: str, provider: str, provider_account_id: str | None
@@ -241,6 +286,7 @@ class Adapter(Protocol):
 
         Raise :class:`~webauth.errors.LastSignInMethod` instead when it is the
         user's last way to sign in; the check and the removal are atomic.
+        Unlinking a ``webauthn`` account removes its passkey with it.
         """
 
     def list_sessions_by_user_id(
@@ -282,6 +328,55 @@ class Adapter(Protocol):
         the grant once its ``attempts`` reach *max_attempts*, and return ``None``.
         However many callers race, no more than *max_attempts* wrong codes may be
         counted against one grant. An expired grant is never redeemed by code.
+        """
+
+    def create_webauthn_challenge(self, challenge: WebAuthnChallenge) -> WebAuthnChallenge:
+        """Store a challenge the options route has just sent to a browser; return it.
+
+        ``challenge`` and ``binding`` are raw values (32 random bytes, base64url,
+        and the browser's random binding): store them hashed if you can, as
+        ``DjangoAdapter`` does.
+        """
+
+    def use_webauthn_challenge(
+        self, challenge: str, ceremony: str, binding: str
+    ) -> WebAuthnChallenge | None:
+        """Delete and return the challenge, if it is unexpired and matches.
+
+        It matches when it was stored for this *ceremony* (``"register"`` or
+        ``"authenticate"``) and this *binding*; compare the binding in constant
+        time. Of any number of concurrent callers exactly one gets it (a
+        conditional delete: only the caller whose delete removed it). A
+        mismatching ceremony or binding returns ``None`` and consumes nothing,
+        so a stranger who learned the challenge cannot spend it.
+        """
+
+    def get_user_handle(
+        self, user_id: str, create: bool = True, handle: str | None = None
+    ) -> str | None:
+        """The user's WebAuthn user handle; ``None`` when there is none (or no user).
+
+        With *create*, a user who has no handle yet gets one: *handle* when given
+        (the one a new user's registration options carried), else the base64url
+        form of 64 random bytes. One handle per user, never changed: concurrent
+        callers all get the one that was stored.
+        """
+
+    def get_user_by_handle(self, handle: str) -> AdapterUser | None:
+        """The user with this WebAuthn user handle (compared exactly), or ``None``."""
+
+    def rename_authenticator(
+        self, user_id: str, credential_id: str, name: str
+    ) -> AdapterAuthenticator | None:
+        """Set the name of the user's passkey; ``None`` when the user has no such passkey."""
+
+    def delete_authenticator(self, user_id: str, credential_id: str) -> AdapterAuthenticator | None:
+        """Remove the user's passkey (and its ``webauthn`` account); ``None`` if none.
+
+        Raise :class:`~webauth.errors.LastSignInMethod` instead when it is the
+        user's last way to sign in (``count_sign_in_methods``); the check and the
+        removal are atomic, so two concurrent removals cannot leave the user
+        with no way in.
         """
 
 

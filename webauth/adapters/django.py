@@ -33,7 +33,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
-from django.db import connections, models, router, transaction
+from django.db import IntegrityError, connections, models, router, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from ..errors import LastSignInMethod
@@ -42,7 +43,10 @@ from ..models import (
     Authenticator,
     Session,
     VerificationToken,
+    WebAuthnChallenge,
+    WebAuthnUserHandle,
     credential_id_hash,
+    new_user_handle,
     token_hash,
 )
 from ..types import (
@@ -58,8 +62,10 @@ from ..types import (
     as_session,
     as_user,
     as_verification_token,
+    as_webauthn_challenge,
 )
 from ..types import VerificationToken as VerificationTokenRecord
+from ..types import WebAuthnChallenge as WebAuthnChallengeRecord
 from ..utils import aware
 from ._compiled import PLACEHOLDER, CompiledLookup, user_by_pk
 from .base import TokenRefresher
@@ -557,47 +563,103 @@ class DjangoAdapter:
         """Linked accounts, passkeys and a usable password, added up."""
         return self._count_sign_in_methods(user_id, self.using)
 
-    def _count_sign_in_methods(self, user_id: str, alias: str | None) -> int:
+    def _count_sign_in_methods(self, user_id: Any, alias: str | None) -> int:
         user = self._users().filter(pk=user_id).first()
         has_password = (
             user is not None
             and callable(getattr(user, "has_usable_password", None))
             and user.has_usable_password()
         )
-        return (
-            Account.objects.using(alias).filter(user_id=user_id).count()
-            + Authenticator.objects.using(alias).filter(user_id=user_id).count()
-            + int(bool(has_password))
+        accounts = list(
+            Account.objects.using(alias)
+            .filter(user_id=user_id)
+            .values_list("type", "provider_account_id")
         )
+        # A passkey and the webauthn account registered with it are one way in.
+        # Paired in Python: SQL would compare the ids under the column's collation.
+        paired = {account_id for kind, account_id in accounts if kind == "webauthn"}
+        passkeys = Authenticator.objects.using(alias).filter(user_id=user_id)
+        lone = sum(
+            1
+            for account_id in passkeys.values_list("provider_account_id", flat=True)
+            if account_id not in paired
+        )
+        return len(accounts) + lone + int(bool(has_password))
+
+    def _lock_ways_in(self, alias: str, user_id: Any) -> None:
+        """Lock the user's accounts, then passkeys, until the transaction ends.
+
+        ``unlink_user_account`` and ``delete_authenticator`` take these locks
+        before they remove anything and count what is left, so that removals for
+        one user run one after the other and the later one counts what the
+        earlier one left (PostgreSQL and MariaDB read committed rows after a lock
+        wait): two removals cannot both see a second way in and leave none.
+        SQLite has no row locks but a single writer: there the removal's
+        ``DELETE`` is the transaction's first statement, so it holds the write
+        lock before it counts (a transaction that read first could not wait for
+        that lock).
+        """
+        if not connections[alias].features.has_select_for_update:
+            return
+        for model in (Account, Authenticator):
+            rows = model.objects.using(alias).filter(user_id=user_id).order_by("pk")
+            list(rows.select_for_update().values_list("pk", flat=True))
+
+    def _paired_rows(
+        self,
+        model: type[Account | Authenticator],
+        alias: str,
+        user_id: Any,
+        provider_account_id: str,
+    ) -> list[Any]:
+        """Primary keys of the user's *model* rows with exactly this provider account id."""
+        rows: Any = model._default_manager.using(alias).filter(
+            user_id=user_id, provider_account_id=provider_account_id
+        )
+        if model is Account:
+            rows = rows.filter(type="webauthn")
+        return [
+            pk
+            for pk, account_id in rows.values_list("pk", "provider_account_id")
+            if account_id == provider_account_id
+        ]
 
     def unlink_user_account(
         self, user_id: str, provider: str, provider_account_id: str | None = None
     ) -> LinkedAccount | None:
         """Remove the account unless it is the user's last way in (then raise).
 
-        The user's accounts are locked while counting (``SELECT ... FOR UPDATE``
-        where the database has row locks), so two concurrent unlinks cannot both
-        pass the check and leave the user locked out.
+        In one transaction the user's accounts and passkeys are locked (see
+        ``_lock_ways_in``), the account is deleted (with its passkey, for a
+        ``webauthn`` account) and what is left is counted; when nothing is, the
+        transaction rolls back and ``LastSignInMethod`` is raised. So two
+        concurrent unlinks (or an unlink and a passkey removal) cannot both pass
+        the check and leave the user locked out.
         """
         alias = self._write_db(Account)
+        rows = Account.objects.using(alias).filter(user_id=user_id, provider=provider)
+        if provider_account_id is not None:
+            rows = rows.filter(provider_account_id=provider_account_id)
+        obj = rows.order_by("pk").first()
+        if provider_account_id is not None:
+            obj = _exact_account(obj, provider_account_id)
+        if obj is None:
+            return None
+        record = self._linked(obj)
         with transaction.atomic(using=alias):
-            mine = Account.objects.using(alias).filter(user_id=user_id)
-            list(mine.select_for_update().values_list("pk", flat=True))  # take the locks
-            rows = mine.filter(provider=provider)
-            if provider_account_id is not None:
-                rows = rows.filter(provider_account_id=provider_account_id)
-            obj = rows.order_by("pk").first()
-            if provider_account_id is not None:
-                obj = _exact_account(obj, provider_account_id)
-            if obj is None:
-                return None
-            if self._count_sign_in_methods(user_id, alias) <= 1:
+            self._lock_ways_in(alias, user_id)
+            if not Account.objects.using(alias).filter(pk=obj.pk).delete()[0]:
+                return None  # removed meanwhile
+            if obj.type == "webauthn":
+                passkeys = self._paired_rows(
+                    Authenticator, alias, obj.user_id, obj.provider_account_id
+                )
+                Authenticator.objects.using(alias).filter(pk__in=passkeys).delete()
+            if self._count_sign_in_methods(user_id, alias) < 1:
                 raise LastSignInMethod(
                     f"{provider} is the only way this user can sign in; add a password, "
                     "a passkey or another account first"
                 )
-            record = self._linked(obj)
-            obj.delete()
         return record
 
     # -- sessions ---------------------------------------------------------------
@@ -868,6 +930,11 @@ class DjangoAdapter:
             credential_backed_up=obj.credential_backed_up,
             credential_device_type=obj.credential_device_type,
             transports=obj.transports,
+            name=obj.name or None,
+            aaguid=obj.aaguid or None,
+            backup_eligible=obj.backup_eligible,
+            created_at=obj.created_at,
+            last_used_at=obj.last_used_at,
         )
 
     def _authenticator(self, credential_id: str) -> Authenticator | None:
@@ -877,12 +944,19 @@ class DjangoAdapter:
         compared in Python, exactly (SQL would compare it under the column's
         collation, case-insensitive on most MariaDB and MySQL databases).
         """
+        if not isinstance(credential_id, str):
+            return None
         obj = (
             Authenticator.objects.using(self.using)
             .filter(credential_id_hash=credential_id_hash(credential_id))
             .first()
         )
         return obj if obj is not None and obj.credential_id == credential_id else None
+
+    def _users_authenticator(self, user_id: str, credential_id: str) -> Authenticator | None:
+        """The user's passkey with this exact credential id; ``None`` if it is someone else's."""
+        obj = self._authenticator(credential_id)
+        return obj if obj is not None and str(obj.user_id) == str(user_id) else None
 
     def create_authenticator(
         self, authenticator: AdapterAuthenticator | Mapping[str, Any]
@@ -903,6 +977,10 @@ class DjangoAdapter:
             credential_backed_up=record.credential_backed_up,
             credential_device_type=record.credential_device_type,
             transports=record.transports,
+            name=(record.name or "")[:100],
+            aaguid=(record.aaguid or "")[:36],
+            backup_eligible=bool(record.backup_eligible),
+            last_used_at=aware(record.last_used_at) if record.last_used_at else None,
         )
         with transaction.atomic(using=self._write_db(Authenticator)):
             obj.save(using=self.using, force_insert=True)
@@ -923,13 +1001,163 @@ class DjangoAdapter:
 
     def update_authenticator_counter(
         self, credential_id: str, new_counter: int
-    ) -> AdapterAuthenticator:
-        """Store the new signature counter; raises ``LookupError`` for an unknown id."""
+    ) -> AdapterAuthenticator | None:
+        """Store a signature counter that went up; ``None`` when it did not.
+
+        One conditional ``UPDATE ... SET counter = new, last_used_at = now WHERE
+        id = ... AND (counter < new OR (counter = 0 AND new = 0))``: the database
+        checks and writes in one step, so of concurrent callers with the same
+        counter exactly one changes the row (every one of them for 0/0, what
+        authenticators that keep no counter send) and the others get ``None``.
+        Raises ``LookupError`` for an unknown credential id.
+        """
         obj = self._authenticator(credential_id)
-        now = timezone.now()
-        if obj is None or not Authenticator.objects.using(self.using).filter(pk=obj.pk).update(
-            counter=new_counter, last_used_at=now
-        ):
+        if obj is None:
             raise LookupError(f"no authenticator with credential id {credential_id[:64]!r}")
+        new_counter = int(new_counter)
+        now = timezone.now()
+        went_up = Q(counter__lt=new_counter)
+        if new_counter == 0:
+            went_up |= Q(counter=0)
+        rows = Authenticator.objects.using(self.using).filter(went_up, pk=obj.pk)
+        if not rows.update(counter=new_counter, last_used_at=now):
+            return None  # it stood still or went back (or the passkey is gone)
         obj.counter, obj.last_used_at = new_counter, now
         return self._authenticator_record(obj)
+
+    def rename_authenticator(
+        self, user_id: str, credential_id: str, name: str
+    ) -> AdapterAuthenticator | None:
+        """Set the passkey's name (up to 100 characters); ``None`` if it is not the user's."""
+        obj = self._users_authenticator(user_id, credential_id)
+        if obj is None:
+            return None
+        name = str(name)[:100]
+        if not Authenticator.objects.using(self.using).filter(pk=obj.pk).update(name=name):
+            return None
+        obj.name = name
+        return self._authenticator_record(obj)
+
+    def delete_authenticator(self, user_id: str, credential_id: str) -> AdapterAuthenticator | None:
+        """Remove the user's passkey and its ``webauthn`` account, unless it is their last way in.
+
+        As ``unlink_user_account``: in one transaction the user's accounts and
+        passkeys are locked, the passkey (and the account registered with it) is
+        deleted and what is left is counted; if nothing is, the transaction rolls
+        back and ``LastSignInMethod`` is raised.
+        """
+        obj = self._users_authenticator(user_id, credential_id)
+        if obj is None:
+            return None
+        record = self._authenticator_record(obj)
+        alias = self._write_db(Authenticator)
+        with transaction.atomic(using=alias):
+            self._lock_ways_in(alias, obj.user_id)
+            if not Authenticator.objects.using(alias).filter(pk=obj.pk).delete()[0]:
+                return None  # removed meanwhile
+            accounts = self._paired_rows(Account, alias, obj.user_id, obj.provider_account_id)
+            if accounts:
+                Account.objects.using(alias).filter(pk__in=accounts).delete()
+            if self._count_sign_in_methods(obj.user_id, alias) < 1:
+                raise LastSignInMethod(
+                    "this passkey is the only way this user can sign in; add a password, "
+                    "another passkey or an account first"
+                )
+        return record
+
+    # -- WebAuthn challenges and user handles ---------------------------------------
+    def create_webauthn_challenge(
+        self, challenge: WebAuthnChallengeRecord | Mapping[str, Any]
+    ) -> WebAuthnChallengeRecord:
+        """Store the challenge under its hash, with the hash of the browser binding."""
+        record = as_webauthn_challenge(challenge)
+        assert record is not None
+        if record.ceremony not in ("register", "authenticate"):
+            raise ValueError(f"unknown WebAuthn ceremony {record.ceremony!r}")
+        WebAuthnChallenge(
+            challenge_hash=token_hash(record.challenge),
+            ceremony=record.ceremony,
+            binding_hash=token_hash(record.binding),
+            user_data=record.user_data,
+            expires=aware(record.expires),
+        ).save(using=self._write_db(WebAuthnChallenge), force_insert=True)
+        return record
+
+    def use_webauthn_challenge(
+        self, challenge: str, ceremony: str, binding: str
+    ) -> WebAuthnChallengeRecord | None:
+        """Delete and return the challenge if it is live and matches; one caller gets it.
+
+        The row is found by the challenge's hash and checked (ceremony, the
+        binding's hash in constant time, expiry) before anything is deleted: a
+        caller without the browser's binding spends nothing. Then it is deleted
+        by primary key, and only the caller whose ``DELETE`` removed it gets it.
+        Read and delete go to the database that writes (a replica might not have
+        the challenge yet, or still have it after it was used).
+        """
+        if not (isinstance(challenge, str) and isinstance(binding, str)):
+            return None
+        alias = self._write_db(WebAuthnChallenge)
+        rows = WebAuthnChallenge.objects.using(alias)
+        obj = rows.filter(challenge_hash=token_hash(challenge)).first()
+        if obj is None or obj.ceremony != ceremony or obj.expires <= timezone.now():
+            return None
+        if not hmac.compare_digest(obj.binding_hash, token_hash(binding)):
+            return None
+        if not rows.filter(pk=obj.pk).delete()[0]:
+            return None  # another caller used it first
+        return WebAuthnChallengeRecord(
+            challenge=challenge,
+            ceremony=obj.ceremony,
+            binding=binding,
+            user_data=obj.user_data,
+            expires=obj.expires,
+        )
+
+    def get_user_handle(
+        self, user_id: str, create: bool = True, handle: str | None = None
+    ) -> str | None:
+        """The user's WebAuthn user handle, made on first use when *create* is true.
+
+        A new handle is *handle* when given, else :func:`webauth.models.new_user_handle`.
+        Two callers making the user's first handle at once: the unique user
+        column refuses the second insert, which then reads the first's handle.
+        ``None`` for an unknown user, or without *create* for a user without one.
+        """
+        if handle is not None and not (isinstance(handle, str) and 0 < len(handle) <= 86):
+            raise ValueError("a WebAuthn user handle is 1 to 86 characters")
+        alias = self._write_db(WebAuthnUserHandle)
+        rows = WebAuthnUserHandle.objects.using(alias)
+        try:
+            found = rows.filter(user_id=user_id).values_list("handle", flat=True).first()
+            if found is not None or not create:
+                return found
+            if not self._users().filter(pk=user_id).exists():
+                return None
+        except (TypeError, ValueError):  # not a user id at all
+            return None
+        new = handle or new_user_handle()
+        try:
+            with transaction.atomic(using=alias):
+                rows.create(user_id=user_id, handle=new)
+        except IntegrityError:
+            found = rows.filter(user_id=user_id).values_list("handle", flat=True).first()
+            if found is None:  # not the user's row that was in the way: the handle's
+                raise
+            return found
+        return new
+
+    def get_user_by_handle(self, handle: str) -> AdapterUser | None:
+        """The user with this handle (one joined query; the handle compared exactly)."""
+        if not isinstance(handle, str) or not handle:
+            return None
+        obj = (
+            WebAuthnUserHandle.objects.using(self.using)
+            .select_related("user")
+            .filter(handle=handle)
+            .first()
+        )
+        # A case-insensitive collation (MariaDB, MySQL) matches "AbC" to "abc".
+        if obj is None or obj.handle != handle:
+            return None
+        return self.to_record(obj.user)

@@ -137,11 +137,14 @@ DEFAULT_RATE_LIMITS: Mapping[str, str] = MappingProxyType(
         "oauth_callback": "30/m/ip",
         # POST /auth/session (session update): runs the jwt/session callbacks
         "session_update": "60/m/ip",
-        # for the email sign-in of a later release: sending a link or code
+        # POST /auth/signin/<email id>: sending a link or code
         "email_send": "20/m/ip,5/5m/key",
-        # for the one-time codes of a later release: failed code attempts
+        # POST /auth/callback/<email id> with a code: failed code attempts
         "code_failed": "10/m/ip,5/5m/key",
-        # for the passkeys of a later release: failed verifications
+        # GET /auth/webauthn-options/<id>: each one stores a challenge
+        "passkey_options": "30/m/ip",
+        # POST /auth/callback/<webauthn id>: failed passkey verifications
+        # (a success gives its attempt back)
         "passkey_failed": "10/m/ip",
     }
 )

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import credentials, email, oauth
+from . import credentials, email, oauth, webauthn
 from .accounts import LINKING_METHODS
 
 if TYPE_CHECKING:
@@ -50,6 +50,10 @@ class Flow:
     (email sign-in stores its grants there; ``webauth.E008`` too).
     ``start_reads_body``: whether ``start`` takes its *params* from the POST body
     (the email address) rather than the query (OAuth's authorization parameters).
+    ``options``: ``GET /auth/webauthn-options/<id>`` (WebAuthn's ceremony options),
+    ``None`` for kinds without one.
+    ``experimental``: the ``WEBAUTH["experimental"]`` switch the kind needs
+    (``"enable_webauthn"``), checked at start-up (``webauth.E011``) and per request.
     """
 
     name: str
@@ -61,6 +65,8 @@ class Flow:
     adapter_methods: tuple[str, ...] = ()
     needs_adapter: bool = False
     start_reads_body: bool = False
+    options: FlowFunction | None = None
+    experimental: str | None = None
 
 
 _OAUTH = Flow(
@@ -86,6 +92,18 @@ FLOWS: Mapping[str, Flow] = {
         adapter_methods=email.EMAIL_METHODS,
         needs_adapter=True,
         start_reads_body=True,
+    ),
+    "webauthn": Flow(
+        name="WebAuthn",
+        callback=webauthn.callback,
+        # The page's script posts the credential to the callback; Auth.js checks
+        # no CSRF token there: the challenge is bound to the browser that asked.
+        posts_to_callback=True,
+        callback_methods=frozenset({"POST"}),
+        adapter_methods=webauthn.WEBAUTHN_METHODS,
+        needs_adapter=True,
+        options=webauthn.options,
+        experimental="enable_webauthn",
     ),
 }
 

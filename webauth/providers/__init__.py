@@ -11,5 +11,6 @@ dotted paths::
 from .base import Provider
 from .credentials import Credentials, DjangoCredentials
 from .email import Email
+from .webauthn import Passkey, WebAuthn
 
-__all__ = ["Credentials", "DjangoCredentials", "Email", "Provider"]
+__all__ = ["Credentials", "DjangoCredentials", "Email", "Passkey", "Provider", "WebAuthn"]

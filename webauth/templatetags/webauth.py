@@ -5,6 +5,17 @@ with webauth's CSRF token); ``{% webauth_signin_buttons callback_url="/next" %}`
 sets where the user lands. ``{% provider_signin_url "github" %}`` is the URL a
 provider's form posts to, and ``{% webauth_csrf_token %}`` the hidden CSRF input a
 hand-written form needs.
+
+Passkeys (a WebAuthn provider, with ``experimental={"enable_webauthn": True}``):
+``{% webauth_passkey_signin %}`` is the sign-in page's passkey section (the
+"Sign in with a passkey" button and autofill on the address field);
+``{% webauth_passkey_register %}`` a button that adds a passkey to the signed-in
+user (or, for a visitor, creates an account with an address and a passkey);
+``{% webauth_passkey_offer %}`` the same button with a word of explanation,
+shown only to a signed-in user who has no passkey yet (place it where users
+land after a password or email sign-in). Each takes ``provider="<id>"`` (default:
+the first WebAuthn provider) and ``callback_url``, and renders nothing when
+no WebAuthn provider is enabled. They load ``static/webauth/passkeys.js``.
 """
 
 from __future__ import annotations
@@ -16,11 +27,14 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext as _
 
 from ..conf import get_config
 from ..flows import flow_for
-from ..pages import provider_forms
-from ..state import get_state
+from ..flows.accounts import current_user
+from ..pages import passkey_context, provider_forms, usable_providers
+from ..providers.base import Provider
+from ..state import AuthState, get_state
 
 register = template.Library()
 
@@ -48,7 +62,7 @@ def webauth_signin_buttons(context: Any, callback_url: str | None = None) -> Saf
     html = render_to_string(
         "webauth/signin_buttons.html",
         {
-            "providers": provider_forms(state.config.providers, state.base_url),
+            "providers": provider_forms(usable_providers(state.config), state.base_url),
             "csrf_token_value": state.form_csrf_token(),
             "callback_url": state.redirect(target),
         },
@@ -79,3 +93,106 @@ def provider_signin_url(context: Any, provider_id: str) -> str:
     flow = flow_for(provider)
     action = "callback" if flow is not None and flow.posts_to_callback else "signin"
     return f"{config.base_path}/{action}/{provider_id}"
+
+
+def _webauthn_provider(state: AuthState, provider_id: str | None, tag: str) -> Provider | None:
+    """The WebAuthn provider a passkey tag is for; ``None`` when none is enabled."""
+    providers = [p for p in usable_providers(state.config) if p.type == "webauthn"]
+    if provider_id is None:
+        return providers[0] if providers else None
+    for provider in providers:
+        if provider.id == provider_id:
+            return provider
+    if state.config.get_provider(provider_id) is None:
+        raise template.TemplateSyntaxError(f"{{% {tag} %}}: unknown provider {provider_id!r}")
+    return None  # configured, but not a WebAuthn provider or not enabled
+
+
+def _render_passkey(
+    state: AuthState, name: str, passkey: dict[str, Any], callback_url: str | None
+) -> SafeString:
+    request = state.request
+    target = state.redirect(callback_url or request.get_full_path())
+    html = render_to_string(
+        f"webauth/includes/{name}.html",
+        {"passkey": passkey, "callback_url": target},
+        request=request,
+    )
+    return mark_safe(html)
+
+
+@register.simple_tag(takes_context=True)
+def webauth_passkey_signin(
+    context: Any,
+    provider: str | None = None,
+    callback_url: str | None = None,
+    autofill: bool = True,
+) -> SafeString:
+    """The passkey sign-in section: address field with autofill, and the passkey button."""
+    state = get_state(_request(context, "webauth_passkey_signin"))
+    found = _webauthn_provider(state, provider, "webauth_passkey_signin")
+    if found is None:
+        return mark_safe("")
+    passkey = passkey_context(found, state.base_url, autofill=autofill)
+    passkey["register"] = False
+    return _render_passkey(state, "passkey_signin", passkey, callback_url)
+
+
+def _register_button(
+    context: Any,
+    tag: str,
+    provider: str | None,
+    callback_url: str | None,
+    label: str | None,
+    *,
+    offer: bool,
+) -> SafeString:
+    state = get_state(_request(context, tag))
+    found = _webauthn_provider(state, provider, tag)
+    if found is None:
+        return mark_safe("")
+    user = current_user(state)
+    if offer:
+        if user is None:
+            return mark_safe("")
+        storage = state.config.storage
+        if storage.has("list_authenticators_by_user_id") and storage(
+            "list_authenticators_by_user_id", user.id
+        ):
+            return mark_safe("")  # the user has a passkey already
+    passkey = passkey_context(found, state.base_url, autofill=False)
+    if passkey["field"] is None:
+        passkey["field"] = {"name": "email", "label": _("Email"), "type": "email", "attrs": {}}
+    passkey.update(
+        needs_email=user is None,
+        offer=offer,
+        label=label
+        or (_("Create a passkey") if user is not None else _("Create an account with a passkey")),
+    )
+    return _render_passkey(state, "passkey_register", passkey, callback_url)
+
+
+@register.simple_tag(takes_context=True)
+def webauth_passkey_register(
+    context: Any,
+    provider: str | None = None,
+    callback_url: str | None = None,
+    label: str | None = None,
+) -> SafeString:
+    """A button that creates a passkey: for the signed-in user, or a new account."""
+    return _register_button(
+        context, "webauth_passkey_register", provider, callback_url, label, offer=False
+    )
+
+
+@register.simple_tag(takes_context=True)
+def webauth_passkey_offer(
+    context: Any,
+    provider: str | None = None,
+    callback_url: str | None = None,
+    label: str | None = None,
+) -> SafeString:
+    """The offer to create a passkey, for a signed-in user who has none yet."""
+    return _register_button(
+        context, "webauth_passkey_offer", provider, callback_url, label, offer=True
+    )

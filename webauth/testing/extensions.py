@@ -18,15 +18,20 @@ sign-in (``update_account``), :func:`webauth.get_access_token`
 :mod:`webauth.linked_accounts` (``list_accounts_by_user_id``,
 ``count_sign_in_methods``, ``unlink_user_account``) and
 :mod:`webauth.user_sessions` (``list_sessions_by_user_id``,
-``delete_session_by_id``, ``delete_sessions_by_user_id``) and email sign-in
+``delete_session_by_id``, ``delete_sessions_by_user_id``), email sign-in
 (``replace_verification_token``, ``use_verification_code``, beside Auth.js's
-``use_verification_token``). The suite calls them as webauth does, so sync and
+``use_verification_token``) and passkeys (``create_webauthn_challenge``,
+``use_webauthn_challenge``, ``get_user_handle``, ``get_user_by_handle``,
+``rename_authenticator``, ``delete_authenticator``, and the stricter
+``update_authenticator_counter`` that refuses a counter that does not go up).
+The suite calls them as webauth does, so sync and
 ``async def`` methods both pass. The tests marked ``django_db(transaction=True)``
 race threads against one record (each thread with its own database connection).
 """
 
 from __future__ import annotations
 
+import re
 import secrets
 import threading
 import time
@@ -41,11 +46,15 @@ from django.db import connections
 from ..errors import LastSignInMethod
 from ..types import (
     AdapterAccount,
+    AdapterAuthenticator,
     AdapterUser,
     VerificationToken,
+    WebAuthnChallenge,
     as_account,
+    as_authenticator,
     as_user,
     as_verification_token,
+    as_webauthn_challenge,
 )
 from .helpers import AdapterHelpers, now
 
@@ -542,3 +551,302 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert results == [None] * 50
         assert self.code(adapter, "limit@example.com", "c-1") is None
         assert self.run(adapter, "use_verification_token", "limit@example.com", "t-1") is None
+
+    # -- passkeys: single-use challenges ---------------------------------------------------------
+    def new_challenge(
+        self,
+        adapter: Any,
+        ceremony: str = "authenticate",
+        *,
+        binding: str = "binding-1",
+        user_data: dict[str, Any] | None = None,
+        expires: datetime | None = None,
+    ) -> WebAuthnChallenge:
+        """Store a new challenge with ``create_webauthn_challenge``; the record stored."""
+        record = WebAuthnChallenge(
+            challenge=secrets.token_urlsafe(32),
+            ceremony=ceremony,
+            binding=binding,
+            user_data=user_data,
+            expires=expires or now() + timedelta(minutes=5),
+        )
+        stored = as_webauthn_challenge(self.run(adapter, "create_webauthn_challenge", record))
+        assert stored is not None and stored.challenge == record.challenge
+        return record
+
+    def use_challenge(
+        self, adapter: Any, challenge: str, ceremony: str, binding: str
+    ) -> WebAuthnChallenge | None:
+        """``use_webauthn_challenge`` as the passkey flow calls it."""
+        return as_webauthn_challenge(
+            self.run(adapter, "use_webauthn_challenge", challenge, ceremony, binding)
+        )
+
+    def test_a_challenge_is_used_once(self, adapter: Any) -> None:
+        data = {"email": "new@example.com", "name": "New Person"}
+        made = self.new_challenge(adapter, "register", user_data=data)
+        used = self.use_challenge(adapter, made.challenge, "register", "binding-1")
+        assert used is not None
+        assert (used.challenge, used.ceremony, used.binding) == (
+            made.challenge,
+            "register",
+            "binding-1",
+        )
+        assert used.user_data == data
+        assert abs((used.expires - made.expires).total_seconds()) < 1
+        assert self.use_challenge(adapter, made.challenge, "register", "binding-1") is None
+
+    def test_an_authentication_challenge_carries_no_user_data(self, adapter: Any) -> None:
+        made = self.new_challenge(adapter)
+        used = self.use_challenge(adapter, made.challenge, "authenticate", "binding-1")
+        assert used is not None and not used.user_data
+
+    def test_a_mismatching_challenge_use_spends_nothing(self, adapter: Any) -> None:
+        made = self.new_challenge(adapter, "register")
+        assert self.use_challenge(adapter, made.challenge, "authenticate", "binding-1") is None
+        assert self.use_challenge(adapter, made.challenge, "register", "binding-2") is None
+        assert self.use_challenge(adapter, made.challenge, "register", "") is None
+        assert self.use_challenge(adapter, made.challenge, "register", "BINDING-1") is None
+        assert self.use_challenge(adapter, made.challenge, "register", "binding-1") is not None
+
+    def test_an_expired_challenge_is_refused(self, adapter: Any) -> None:
+        made = self.new_challenge(adapter, expires=now() - timedelta(seconds=1))
+        assert self.use_challenge(adapter, made.challenge, "authenticate", "binding-1") is None
+
+    def test_challenges_of_two_browsers_do_not_cross(self, adapter: Any) -> None:
+        mine = self.new_challenge(adapter, binding="browser-a")
+        theirs = self.new_challenge(adapter, binding="browser-b")
+        assert self.use_challenge(adapter, mine.challenge, "authenticate", "browser-b") is None
+        assert self.use_challenge(adapter, theirs.challenge, "authenticate", "browser-a") is None
+        assert self.use_challenge(adapter, "no-such-challenge", "authenticate", "browser-a") is None
+        assert self.use_challenge(adapter, mine.challenge, "authenticate", "browser-a")
+        assert self.use_challenge(adapter, theirs.challenge, "authenticate", "browser-b")
+
+    @pytest.mark.django_db(transaction=True)
+    def test_concurrent_uses_of_a_challenge_have_one_winner(self, adapter: Any) -> None:
+        for round_no in range(3):
+            made = self.new_challenge(adapter, binding=f"b-{round_no}")
+            use = partial(self.use_challenge, adapter, made.challenge, "authenticate", made.binding)
+            winners = [r for r in race([use] * 50) if r is not None]
+            assert len(winners) == 1, f"round {round_no}: {len(winners)} callers got the challenge"
+            assert use() is None
+
+    # -- passkeys: user handles -------------------------------------------------------------------
+    def test_a_user_handle_is_made_once_and_kept(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        assert self.run(adapter, "get_user_handle", user.id, False) is None
+        handle = self.run(adapter, "get_user_handle", user.id, True)
+        assert isinstance(handle, str) and re.fullmatch(r"[A-Za-z0-9_-]{86}", handle)
+        assert self.run(adapter, "get_user_handle", user.id, True) == handle
+        assert self.run(adapter, "get_user_handle", user.id, False) == handle
+        other = self.run(adapter, "get_user_handle", self.new_user(adapter).id, True)
+        assert other != handle and user.id not in (handle, other)
+
+    def test_a_given_handle_is_stored_for_a_user_without_one(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        given = secrets.token_urlsafe(64)
+        assert self.run(adapter, "get_user_handle", user.id, True, given) == given
+        later = secrets.token_urlsafe(64)
+        assert self.run(adapter, "get_user_handle", user.id, True, later) == given
+
+    def test_an_unknown_user_has_no_handle(self, adapter: Any) -> None:
+        assert self.run(adapter, "get_user_handle", "999999999", True) is None
+
+    def test_get_user_by_handle(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        handle = self.run(adapter, "get_user_handle", user.id, True)
+        found = as_user(self.run(adapter, "get_user_by_handle", handle))
+        assert found is not None and found.id == user.id
+        assert self.run(adapter, "get_user_by_handle", handle.swapcase()) is None
+        assert self.run(adapter, "get_user_by_handle", secrets.token_urlsafe(64)) is None
+        assert self.run(adapter, "get_user_by_handle", "") is None
+        self.run(adapter, "delete_user", user.id)
+        assert self.run(adapter, "get_user_by_handle", handle) is None
+
+    @pytest.mark.django_db(transaction=True)
+    def test_concurrent_first_handles_agree(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        handles = race([partial(self.run, adapter, "get_user_handle", user.id, True)] * 50)
+        assert len(set(handles)) == 1 and handles[0] is not None
+        assert self.run(adapter, "get_user_handle", user.id, False) == handles[0]
+
+    # -- passkeys: what is stored, the counter ----------------------------------------------------
+    def test_authenticator_keeps_name_aaguid_and_backup_state(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        created = self.new_authenticator(
+            adapter,
+            user,
+            name="Work laptop",
+            aaguid="fbfc3007-154e-4ecc-8c0b-6e020557d7bd",
+            backup_eligible=True,
+            credential_backed_up=True,
+            credential_device_type="multiDevice",
+        )
+        found = as_authenticator(self.run(adapter, "get_authenticator", created.credential_id))
+        assert found is not None
+        assert (found.name, found.aaguid) == ("Work laptop", "fbfc3007-154e-4ecc-8c0b-6e020557d7bd")
+        assert found.backup_eligible is True and found.credential_backed_up is True
+        assert found.credential_device_type == "multiDevice"
+        assert found.created_at is not None and found.last_used_at is None
+        plain = self.new_authenticator(adapter, user)
+        found = as_authenticator(self.run(adapter, "get_authenticator", plain.credential_id))
+        assert found is not None and not found.name and not found.aaguid
+        assert found.backup_eligible is False
+
+    def counter(self, adapter: Any, credential_id: str, value: int) -> AdapterAuthenticator | None:
+        """``update_authenticator_counter``: the updated record, or ``None`` if refused."""
+        return as_authenticator(
+            self.run(adapter, "update_authenticator_counter", credential_id, value)
+        )
+
+    def test_the_counter_only_goes_up(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        passkey = self.new_authenticator(adapter, user)
+        updated = self.counter(adapter, passkey.credential_id, 5)
+        assert updated is not None and updated.counter == 5 and updated.last_used_at is not None
+        used_at = updated.last_used_at
+        for replayed in (5, 4, 0):
+            assert self.counter(adapter, passkey.credential_id, replayed) is None, replayed
+        found = as_authenticator(self.run(adapter, "get_authenticator", passkey.credential_id))
+        assert found is not None and found.counter == 5
+        assert found.last_used_at is not None
+        assert abs((found.last_used_at - used_at).total_seconds()) < 1  # refusals left it
+        assert self.counter(adapter, passkey.credential_id, 6) is not None
+
+    def test_a_counter_of_zero_may_stay_zero(self, adapter: Any) -> None:
+        # Synced passkeys keep no counter: they always send 0.
+        user = self.new_user(adapter)
+        passkey = self.new_authenticator(adapter, user)
+        for _ in range(2):
+            updated = self.counter(adapter, passkey.credential_id, 0)
+            assert updated is not None and updated.counter == 0
+            assert updated.last_used_at is not None
+
+    @pytest.mark.django_db(transaction=True)
+    def test_concurrent_equal_counters_have_one_winner(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        passkey = self.new_authenticator(adapter, user)
+        for round_no, value in enumerate((7, 8, 20)):
+            update = partial(self.counter, adapter, passkey.credential_id, value)
+            winners = [r for r in race([update] * 50) if r is not None]
+            assert len(winners) == 1, f"round {round_no}: {len(winners)} callers stored {value}"
+            found = as_authenticator(self.run(adapter, "get_authenticator", passkey.credential_id))
+            assert found is not None and found.counter == value
+
+    @pytest.mark.django_db(transaction=True)
+    def test_concurrent_zero_counters_all_pass(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        passkey = self.new_authenticator(adapter, user)
+        results = race([partial(self.counter, adapter, passkey.credential_id, 0)] * 50)
+        assert all(r is not None and r.counter == 0 for r in results)
+
+    # -- passkeys: rename and remove --------------------------------------------------------------
+    def pair(self, adapter: Any, user: AdapterUser, **fields: Any) -> AdapterAuthenticator:
+        """A passkey of *user* and the ``webauthn`` account registered with it."""
+        passkey = self.new_authenticator(adapter, user, **fields)
+        account = AdapterAccount(
+            user_id=user.id,
+            type="webauthn",
+            provider="passkey",
+            provider_account_id=passkey.provider_account_id,
+        )
+        self.run(adapter, "link_account", account)
+        return passkey
+
+    def test_rename_authenticator(self, adapter: Any) -> None:
+        user, other = self.new_user(adapter), self.new_user(adapter)
+        passkey = self.new_authenticator(adapter, user, name="Old")
+        renamed = as_authenticator(
+            self.run(adapter, "rename_authenticator", user.id, passkey.credential_id, "Phone")
+        )
+        assert renamed is not None and renamed.name == "Phone"
+        found = as_authenticator(self.run(adapter, "get_authenticator", passkey.credential_id))
+        assert found is not None and found.name == "Phone"
+        theirs = self.run(adapter, "rename_authenticator", other.id, passkey.credential_id, "Mine")
+        assert theirs is None
+        assert self.run(adapter, "rename_authenticator", user.id, "no-such-credential", "X") is None
+        found = as_authenticator(self.run(adapter, "get_authenticator", passkey.credential_id))
+        assert found is not None and found.name == "Phone"
+
+    def test_a_passkey_and_its_account_are_one_way_in(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        self.pair(adapter, user)
+        assert self.run(adapter, "count_sign_in_methods", user.id) == 1
+        self.pair(adapter, user)
+        self.new_authenticator(adapter, user)  # a passkey without an account
+        assert self.run(adapter, "count_sign_in_methods", user.id) == 3
+
+    def test_delete_authenticator_removes_the_passkey_and_its_account(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        self.link(adapter, user, "github")
+        passkey = self.pair(adapter, user)
+        assert self.run(adapter, "count_sign_in_methods", user.id) == 2
+        removed = as_authenticator(
+            self.run(adapter, "delete_authenticator", user.id, passkey.credential_id)
+        )
+        assert removed is not None and removed.credential_id == passkey.credential_id
+        assert self.run(adapter, "get_authenticator", passkey.credential_id) is None
+        assert self.run(adapter, "get_account", passkey.provider_account_id, "passkey") is None
+        assert list(self.run(adapter, "list_authenticators_by_user_id", user.id)) == []
+        assert self.run(adapter, "count_sign_in_methods", user.id) == 1
+        assert self.run(adapter, "delete_authenticator", user.id, passkey.credential_id) is None
+
+    def test_delete_authenticator_of_another_user_is_none(self, adapter: Any) -> None:
+        owner, other = self.new_user(adapter), self.new_user(adapter)
+        passkey = self.new_authenticator(adapter, owner)
+        self.new_authenticator(adapter, owner)
+        self.new_authenticator(adapter, other)
+        assert self.run(adapter, "delete_authenticator", other.id, passkey.credential_id) is None
+        assert self.run(adapter, "delete_authenticator", owner.id, "no-such-credential") is None
+        assert self.run(adapter, "get_authenticator", passkey.credential_id) is not None
+
+    def test_delete_authenticator_never_the_last_way_in(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        first = self.pair(adapter, user)
+        with pytest.raises(LastSignInMethod):
+            self.run(adapter, "delete_authenticator", user.id, first.credential_id)
+        assert self.run(adapter, "get_authenticator", first.credential_id) is not None
+        assert self.run(adapter, "get_account", first.provider_account_id, "passkey") is not None
+        second = self.new_authenticator(adapter, user)
+        assert self.run(adapter, "delete_authenticator", user.id, first.credential_id)
+        with pytest.raises(LastSignInMethod):
+            self.run(adapter, "delete_authenticator", user.id, second.credential_id)
+        assert self.run(adapter, "get_authenticator", second.credential_id) is not None
+
+    def test_unlinking_a_webauthn_account_removes_its_passkey(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        passkey = self.pair(adapter, user)
+        with pytest.raises(LastSignInMethod):
+            self.run(adapter, "unlink_user_account", user.id, "passkey", None)
+        assert self.run(adapter, "get_authenticator", passkey.credential_id) is not None
+        self.link(adapter, user, "github")
+        removed = self.run(
+            adapter, "unlink_user_account", user.id, "passkey", passkey.provider_account_id
+        )
+        assert removed is not None
+        assert self.run(adapter, "get_authenticator", passkey.credential_id) is None
+        assert self.run(adapter, "count_sign_in_methods", user.id) == 1
+
+    @pytest.mark.django_db(transaction=True)
+    def test_concurrent_removals_leave_a_way_in(self, adapter: Any) -> None:
+        # A user with two passkeys and nothing else: 50 removals of either at
+        # once remove exactly one; the other passkey is the last way in.
+        def remove(user_id: str, credential_id: str) -> str:
+            try:
+                done = self.run(adapter, "delete_authenticator", user_id, credential_id)
+            except LastSignInMethod:
+                return "refused"
+            return "removed" if done is not None else "gone"
+
+        for round_no in range(3):
+            user = self.new_user(adapter)
+            first, second = self.pair(adapter, user), self.new_authenticator(adapter, user)
+            calls = [
+                partial(remove, user.id, (first if n % 2 else second).credential_id)
+                for n in range(50)
+            ]
+            results = race(calls)
+            assert results.count("removed") == 1, f"round {round_no}: {results.count('removed')}"
+            left = list(self.run(adapter, "list_authenticators_by_user_id", user.id))
+            assert len(left) == 1
+            assert self.run(adapter, "count_sign_in_methods", user.id) == 1

@@ -53,18 +53,21 @@ class AdapterHelpers:
         assert session is not None
         return session
 
-    def new_authenticator(self, adapter: Any, user: AdapterUser) -> AdapterAuthenticator:
-        """Register a credential for *user*."""
-        record = AdapterAuthenticator(
-            credential_id=secrets.token_urlsafe(16),
-            user_id=user.id,
-            provider_account_id=secrets.token_urlsafe(16),
-            credential_public_key="pQECAyYgASFYIA",
-            counter=0,
-            credential_backed_up=False,
-            credential_device_type="singleDevice",
-            transports="internal,hybrid",
-        )
+    def new_authenticator(
+        self, adapter: Any, user: AdapterUser, **fields: Any
+    ) -> AdapterAuthenticator:
+        """Register a credential for *user* (any ``AdapterAuthenticator`` field to change)."""
+        values: dict[str, Any] = {
+            "credential_id": secrets.token_urlsafe(16),
+            "provider_account_id": secrets.token_urlsafe(16),
+            "credential_public_key": "pQECAyYgASFYIA",
+            "counter": 0,
+            "credential_backed_up": False,
+            "credential_device_type": "singleDevice",
+            "transports": "internal,hybrid",
+            **fields,
+        }
+        record = AdapterAuthenticator(user_id=user.id, **values)
         result = as_authenticator(self.run(adapter, "create_authenticator", record))
         assert result is not None
         return result

@@ -1,4 +1,4 @@
-"""``manage.py webauth_purge``: delete expired sessions and verification tokens."""
+"""``manage.py webauth_purge``: delete expired sessions, grants and WebAuthn challenges."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from ...purge import PURGED_MODELS, count_expired, purge_expired
 
 class Command(BaseCommand):
     help = (
-        "Delete expired webauth sessions and verification tokens in short batches. "
+        "Delete expired webauth sessions, verification tokens and WebAuthn challenges "
+        "in short batches. "
         "Safe to run while the site serves requests; run it from cron."
     )
 

@@ -1,0 +1,1097 @@
+"""Passkeys (issue 12) through the routes, with a software authenticator.
+
+One browser is one test ``Client`` holding the challenge cookie; the software
+authenticator (tests/support/authenticator.py) answers the options as a
+platform authenticator would, so every refusal of the issue is made here,
+byte by byte, without a browser. tests/test_passkeys_browser.py does the same
+ceremonies in Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import timedelta
+from html.parser import HTMLParser
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.checks import Error
+from django.core.exceptions import ImproperlyConfigured
+from django.template import Context, Template
+from django.test import Client, RequestFactory
+from django.utils import timezone
+from freezegun import freeze_time
+
+from webauth import jwt as jose
+from webauth.checks import check_config
+from webauth.conf import build_config
+from webauth.models import Account, Authenticator, WebAuthnChallenge, WebAuthnUserHandle
+from webauth.providers import DjangoCredentials, Passkey, WebAuthn
+from webauth.providers.webauthn import device_name, is_registrable_suffix
+from webauth.signals import account_linked, user_created
+from webauth.test import force_sign_in
+
+from .support.authenticator import GOOGLE_AAGUID, SoftAuthenticator, b64url, unb64url
+from .support.memory_adapter import MemoryAdapter
+
+SECRET = "test-secret-0123456789abcdef0123456789abcdef"
+SESSION = "authjs.session-token"
+CHALLENGE = "authjs.challenge"
+ADAPTER = "webauth.adapters.django.DjangoAdapter"
+ORIGIN = "http://testserver"
+CHROME_LINUX = (
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/131.0.0.0 Safari/537.36"
+)
+JSON_HEADERS = {"X-Auth-Return-Redirect": "1", "Accept": "application/json"}
+
+pytestmark = pytest.mark.django_db
+
+
+# -- the site ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def site(settings):
+    """A Passkey provider (and a password one) on DjangoAdapter with JWT sessions."""
+
+    def configure(*, provider=None, experimental=True, providers=None, **options):
+        settings.WEBAUTH = {
+            "secret": SECRET,
+            "adapter": ADAPTER,
+            "session": {"strategy": "jwt"},
+            "experimental": {"enable_webauthn": experimental},
+            "providers": providers or [provider or Passkey(), DjangoCredentials()],
+            **options,
+        }
+
+    configure()
+    return configure
+
+
+@pytest.fixture
+def alice(db):
+    return get_user_model().objects.create_user(
+        "alice", email="alice@example.com", password="correct horse"
+    )
+
+
+def ask(client, provider="passkey", **query):
+    """``GET /auth/webauthn-options/<provider>`` as the script asks."""
+    return client.get(
+        f"/auth/webauthn-options/{provider}", query, headers={"Accept": "application/json"}
+    )
+
+
+def options_of(client, provider="passkey", **query) -> dict:
+    response = ask(client, provider, **query)
+    assert response.status_code == 200, response.content
+    return response.json()["options"]
+
+
+def answer(client, action, data, *, provider="passkey", as_json=True, callback=None, **extra):
+    """``POST /auth/callback/<provider>`` with ``action`` and ``data``, as the script does."""
+    body = {"action": action, "data": data if isinstance(data, str) else json.dumps(data)}
+    if callback is not None:
+        body["callbackUrl"] = callback
+    headers = {**(JSON_HEADERS if as_json else {}), **extra.pop("headers", {})}
+    return client.post(f"/auth/callback/{provider}", body, headers=headers, **extra)
+
+
+def register(client, authenticator, email="new@example.com", *, provider="passkey", **kwargs):
+    """Ask for registration options and answer them; returns the callback's response."""
+    query = {"action": "register"}
+    if email is not None:
+        query["email"] = email
+    options = options_of(client, provider, **query)
+    data = authenticator.create(options, origin=ORIGIN, **kwargs)
+    return answer(client, "register", data, provider=provider, HTTP_USER_AGENT=CHROME_LINUX)
+
+
+def sign_in(client, authenticator, *, provider="passkey", query=None, **kwargs):
+    options = options_of(client, provider, action="authenticate", **(query or {}))
+    data = authenticator.get(options, origin=ORIGIN, **kwargs)
+    return answer(client, "authenticate", data, provider=provider)
+
+
+def signed_in_as(response) -> str | None:
+    """The email in the session cookie the response set, if any."""
+    morsel = response.cookies.get(SESSION)
+    if morsel is None or not morsel.value:
+        return None
+    claims = jose.decode(token=morsel.value, secret=SECRET, salt=SESSION)
+    return claims["email"] if claims else None
+
+
+def assert_refused(response, *, unknown=False):
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["error"] == "WebAuthnVerificationError"
+    assert body["url"] == "http://testserver/auth/error?error=WebAuthnVerificationError"
+    assert ("unknownCredential" in body) == unknown
+    assert signed_in_as(response) is None
+    return body
+
+
+@pytest.fixture
+def passkey_user(client, site):
+    """A user made by registering a passkey; the client is signed in as them."""
+    authenticator = SoftAuthenticator()
+    response = register(client, authenticator)
+    assert response.status_code == 200, response.content
+    user = get_user_model().objects.get(email="new@example.com")
+    return user, authenticator
+
+
+# -- the options route ---------------------------------------------------------------------------
+
+
+def test_authentication_options_for_a_visitor(client, site):
+    response = ask(client, action="authenticate")
+    assert response.status_code == 200
+    assert response["Cache-Control"] == "no-store"
+    body = response.json()
+    assert body["action"] == "authenticate"
+    options = body["options"]
+    assert options["rpId"] == "testserver"
+    assert options["timeout"] == 300_000
+    assert options["userVerification"] == "required"
+    assert options["allowCredentials"] == []
+    assert len(unb64url(options["challenge"])) == 32
+    # The challenge is stored (hashed), bound to this browser by the cookie.
+    row = WebAuthnChallenge.objects.get()
+    assert row.ceremony == "authenticate"
+    assert options["challenge"] not in json.dumps(
+        list(WebAuthnChallenge.objects.values()), default=str
+    )
+    morsel = response.cookies[CHALLENGE]
+    assert morsel["httponly"] and morsel["samesite"] == "Lax" and morsel["path"] == "/"
+    payload = jose.decode(token=morsel.value, secret=SECRET, salt=CHALLENGE)
+    assert set(payload) >= {"binding", "provider"} and payload["provider"] == "passkey"
+    assert "challenge" not in payload  # only the binding: the challenge is on the server
+
+
+def test_registration_options_for_a_new_address(client, site):
+    body = ask(client, action="register", email="New@Example.com").json()
+    assert body["action"] == "register"
+    options = body["options"]
+    assert options["rp"] == {"name": "testserver", "id": "testserver"}
+    assert options["user"]["name"] == "new@example.com"
+    assert len(unb64url(options["user"]["id"])) == 64  # a random handle, not the pk
+    assert options["authenticatorSelection"] == {
+        "residentKey": "required",
+        "requireResidentKey": True,
+        "userVerification": "required",
+    }
+    assert options["attestation"] == "none"
+    assert options["extensions"] == {"credProps": True}
+    assert options["excludeCredentials"] == []
+    assert [p["alg"] for p in options["pubKeyCredParams"]] == [-8, -7, -257]
+    assert WebAuthnChallenge.objects.get().ceremony == "register"
+
+
+def test_options_decide_as_auth_js(client, site, alice):
+    # No action: an unknown address registers, a known one (or none) authenticates.
+    assert ask(client, email="new@example.com").json()["action"] == "register"
+    assert ask(client, email="alice@example.com").json()["action"] == "authenticate"
+    assert ask(client).json()["action"] == "authenticate"
+    # A visitor cannot register an address that has an account.
+    response = ask(client, action="register", email="alice@example.com")
+    assert response.status_code == 400 and response.json() == {"error": "Invalid request"}
+    response = ask(client, action="register")
+    assert response.status_code == 400 and response.json() == {"error": "Invalid request"}
+    response = ask(client, action="delete")
+    assert response.status_code == 400 and response.json() == {"error": "Invalid action"}
+
+
+def test_a_signed_in_user_must_say_what_they_want(client, site, alice):
+    force_sign_in(client, alice)
+    response = ask(client)
+    assert response.status_code == 400 and response.json() == {"error": "Invalid request"}
+    assert ask(client, action="register").json()["action"] == "register"
+    assert ask(client, action="authenticate").json()["action"] == "authenticate"
+
+
+def test_the_binding_is_kept_across_options(client, site):
+    ask(client)
+    first = jose.decode(token=client.cookies[CHALLENGE].value, secret=SECRET, salt=CHALLENGE)
+    ask(client)
+    second = jose.decode(token=client.cookies[CHALLENGE].value, secret=SECRET, salt=CHALLENGE)
+    # Two tabs of one browser may each have a ceremony under way.
+    assert first["binding"] == second["binding"]
+    assert WebAuthnChallenge.objects.count() == 2
+
+
+def test_options_while_the_feature_is_off(client, site):
+    site(experimental=False)
+    response = ask(client)
+    assert response.status_code == 302
+    assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+    assert not WebAuthnChallenge.objects.exists()
+
+
+def test_options_of_other_providers(client, site):
+    for provider in ("credentials", "nope", "undefined"):
+        response = ask(client, provider)
+        assert response.status_code == 302
+        assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+    assert client.post("/auth/webauthn-options/passkey").status_code == 302  # GET only
+
+
+def test_configured_relying_party(client, site):
+    site(
+        provider=Passkey(
+            relying_party={
+                "id": "example.com",
+                "name": "Example",
+                "origins": ["https://app.example.com"],
+            }
+        )
+    )
+    options = options_of(client, action="register", email="new@example.com")
+    assert options["rp"] == {"name": "Example", "id": "example.com"}
+
+
+# -- registration ----------------------------------------------------------------------------------
+
+
+def test_registration_creates_the_user_account_passkey_and_session(client, site):
+    created, linked = [], []
+    user_created.connect(lambda sender, user, **kw: created.append(user), weak=False)
+    account_linked.connect(lambda sender, account, **kw: linked.append(account), weak=False)
+    authenticator = SoftAuthenticator()
+    options = options_of(client, action="register", email="new@example.com")
+    data = authenticator.create(options, origin=ORIGIN)
+    response = answer(client, "register", data, callback="/welcome/", HTTP_USER_AGENT=CHROME_LINUX)
+    assert response.status_code == 200, response.content
+    assert response.json() == {"url": "http://testserver/welcome/"}
+    assert signed_in_as(response) == "new@example.com"
+    # The challenge was used up, and its cookie deleted.
+    assert not WebAuthnChallenge.objects.exists()
+    assert response.cookies[CHALLENGE].value == ""
+
+    user = get_user_model().objects.get(email="new@example.com")
+    (credential,) = authenticator.credentials.values()
+    account = Account.objects.get(user=user)
+    assert (account.provider, account.type) == ("passkey", "webauthn")
+    assert account.provider_account_id == credential.id_b64  # Auth.js: standard base64
+    row = Authenticator.objects.get(user=user)
+    assert row.credential_id == credential.id_b64
+    assert row.provider_account_id == credential.id_b64
+    assert row.counter == 0
+    assert row.name == "Chrome on Linux"
+    assert row.aaguid == "0badc0de-0bad-c0de-0bad-c0de0badc0de"
+    assert row.backup_eligible and row.credential_backed_up
+    assert row.credential_device_type == "multiDevice"
+    assert row.transports == "hybrid,internal"
+    # The handle the browser was given is the user's handle.
+    assert WebAuthnUserHandle.objects.get(user=user).handle == options["user"]["id"]
+    assert created and linked and linked[0].provider == "passkey"
+
+
+def test_a_well_known_passkey_provider_names_the_passkey(client, site):
+    response = register(client, SoftAuthenticator(aaguid=GOOGLE_AAGUID))
+    assert response.status_code == 200
+    assert Authenticator.objects.get().name == "Google Password Manager"
+
+
+def test_a_new_user_lands_on_the_new_user_page(client, site):
+    site(pages={"new_user": "/welcome/"})
+    response = register(client, SoftAuthenticator())
+    assert response.json()["url"].startswith("/welcome/?callbackUrl=")
+
+
+def test_a_browser_without_json_gets_redirected(client, site):
+    authenticator = SoftAuthenticator()
+    options = options_of(client, action="register", email="new@example.com")
+    response = answer(
+        client, "register", authenticator.create(options, origin=ORIGIN), as_json=False
+    )
+    assert response.status_code == 302 and response["Location"] == "http://testserver"
+    assert signed_in_as(response) == "new@example.com"
+
+
+def test_a_signed_in_user_adds_a_second_passkey(client, site, passkey_user):
+    user, first = passkey_user
+    handle = WebAuthnUserHandle.objects.get(user=user).handle
+    second = SoftAuthenticator()
+    options = options_of(client, action="register")
+    assert options["user"]["id"] == handle  # the same handle: one user in the browser
+    excluded = [d["id"] for d in options["excludeCredentials"]]
+    assert excluded == [next(iter(first.credentials.values())).id_b64url]
+    response = answer(client, "register", second.create(options, origin=ORIGIN))
+    assert response.status_code == 200, response.content
+    assert Authenticator.objects.filter(user=user).count() == 2
+    assert Account.objects.filter(user=user, provider="passkey").count() == 2
+    assert get_user_model().objects.count() == 1
+
+
+def test_a_password_user_adds_a_passkey_and_signs_in_with_it(client, site, alice):
+    force_sign_in(client, alice)
+    authenticator = SoftAuthenticator()
+    response = register(client, authenticator, email=None)
+    assert response.status_code == 200, response.content
+    assert Authenticator.objects.get().user == alice
+    other = Client()
+    response = sign_in(other, authenticator)
+    assert response.status_code == 200
+    assert signed_in_as(response) == "alice@example.com"
+
+
+def test_a_registration_asked_by_another_session_is_refused(client, site, alice):
+    force_sign_in(client, alice)
+    options = options_of(client, action="register")
+    bob = get_user_model().objects.create_user("bob", email="bob@example.com")
+    force_sign_in(client, bob)  # the session changed before the answer came
+    response = answer(client, "register", SoftAuthenticator().create(options, origin=ORIGIN))
+    assert_refused(response)
+    assert not Authenticator.objects.exists()
+
+
+def test_an_address_taken_meanwhile_is_account_not_linked(client, site):
+    options = options_of(client, action="register", email="late@example.com")
+    get_user_model().objects.create_user("late", email="late@example.com")
+    response = answer(client, "register", SoftAuthenticator().create(options, origin=ORIGIN))
+    assert response.status_code == 200
+    assert response.json()["url"] == "http://testserver/auth/signin?error=AccountNotLinked"
+    assert not Authenticator.objects.exists() and not Account.objects.exists()
+
+
+def test_a_credential_registered_twice_is_refused(client, site, passkey_user):
+    user, authenticator = passkey_user
+    (credential,) = authenticator.credentials.values()
+    # The same credential id again (an authenticator that ignored excludeCredentials),
+    # from this user and from a visitor who would take it over.
+    options = options_of(client, action="register")
+    data = SoftAuthenticator().create(options, origin=ORIGIN, credential_id=credential.id)
+    assert_refused(answer(client, "register", data))
+    visitor = Client()
+    options = options_of(visitor, action="register", email="thief@example.com")
+    data = SoftAuthenticator().create(options, origin=ORIGIN, credential_id=credential.id)
+    assert_refused(answer(visitor, "register", data))
+    assert Authenticator.objects.get().user == user
+    assert not get_user_model().objects.filter(email="thief@example.com").exists()
+
+
+def test_registration_requires_a_discoverable_credential_for_passkeys(client, site):
+    response = register(client, SoftAuthenticator(), discoverable=False)
+    assert_refused(response)
+    assert not get_user_model().objects.filter(email="new@example.com").exists()
+
+
+def test_the_generic_provider_accepts_a_server_side_credential(client, site):
+    site(provider=WebAuthn())
+    response = register(client, SoftAuthenticator(), provider="webauthn", discoverable=False)
+    assert response.status_code == 200, response.content
+
+
+def test_a_failing_authenticator_store_takes_the_new_user_back(client, site, monkeypatch):
+    from webauth.adapters.django import DjangoAdapter
+
+    def fail(self, authenticator):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(DjangoAdapter, "create_authenticator", fail)
+    response = register(client, SoftAuthenticator())
+    assert response.status_code == 200
+    assert response.json()["url"] == "http://testserver/auth/error?error=Configuration"
+    assert not get_user_model().objects.filter(email="new@example.com").exists()
+    assert not Account.objects.exists()
+
+
+# -- sign-in -------------------------------------------------------------------------------------
+
+
+def test_sign_in_with_a_passkey(site, passkey_user):
+    _user, authenticator = passkey_user
+    browser = Client()
+    response = sign_in(browser, authenticator)
+    assert response.status_code == 200, response.content
+    assert response.json() == {"url": "http://testserver"}
+    assert signed_in_as(response) == "new@example.com"
+    row = Authenticator.objects.get()
+    assert row.counter == 1 and row.last_used_at is not None
+    assert response.cookies[CHALLENGE].value == ""
+    # The session works.
+    assert browser.get("/auth/session").json()["user"]["email"] == "new@example.com"
+
+
+def test_sign_in_with_an_address_lists_its_passkeys(site, passkey_user):
+    _user, authenticator = passkey_user
+    browser = Client()
+    options = options_of(browser, email="new@example.com")
+    (credential,) = authenticator.credentials.values()
+    assert [d["id"] for d in options["allowCredentials"]] == [credential.id_b64url]
+    assert options["allowCredentials"][0]["transports"] == ["hybrid", "internal"]
+
+
+def test_synced_passkeys_may_stay_at_zero(site, client):
+    authenticator = SoftAuthenticator(counter_step=0)
+    assert register(client, authenticator).status_code == 200
+    for _ in range(3):
+        response = sign_in(Client(), authenticator)
+        assert response.status_code == 200, response.content
+    assert Authenticator.objects.get().counter == 0
+
+
+def test_the_database_strategy(site, client):
+    site(session={"strategy": "database"})
+    authenticator = SoftAuthenticator()
+    assert register(client, authenticator).status_code == 200
+    browser = Client()
+    response = sign_in(browser, authenticator)
+    assert response.status_code == 200
+    assert browser.get("/auth/session").json()["user"]["email"] == "new@example.com"
+
+
+def test_an_inactive_user_is_refused(site, passkey_user):
+    user, authenticator = passkey_user
+    user.is_active = False
+    user.save()
+    response = sign_in(Client(), authenticator)
+    assert response.json()["url"] == "http://testserver/auth/error?error=AccessDenied"
+    assert signed_in_as(response) is None
+
+
+def test_the_sign_in_callback_can_refuse(site, passkey_user, settings):
+    _user, authenticator = passkey_user
+    seen = []
+
+    def refuse(*, user, account, **kwargs):
+        seen.append(account)
+        return False
+
+    site(callbacks={"sign_in": refuse})
+    response = sign_in(Client(), authenticator)
+    assert response.json()["url"] == "http://testserver/auth/error?error=AccessDenied"
+    assert seen[0]["type"] == "webauthn" and seen[0]["provider"] == "passkey"
+
+
+def test_a_passkey_of_another_user_while_signed_in(site, passkey_user, alice):
+    _user, authenticator = passkey_user
+    browser = Client()
+    force_sign_in(browser, alice)
+    response = sign_in(browser, authenticator)
+    assert response.json()["url"] == "http://testserver/auth/signin?error=AccountNotLinked"
+    assert signed_in_as(response) is None
+
+
+# -- refusals: each one a 400 (or the error page), never a 500, never a session ------------------
+
+
+def test_tampered_client_data(site, passkey_user):
+    _user, authenticator = passkey_user
+    browser = Client()
+    options = options_of(browser, action="authenticate")
+    data = authenticator.get(options, origin=ORIGIN)
+    client_data = json.loads(unb64url(data["response"]["clientDataJSON"]))
+    client_data["crossOrigin"] = True  # signed over the original bytes
+    data["response"]["clientDataJSON"] = b64url(json.dumps(client_data).encode())
+    assert_refused(answer(browser, "authenticate", data))
+
+
+def test_tampered_signature(site, passkey_user):
+    _user, authenticator = passkey_user
+    assert_refused(sign_in(Client(), authenticator, tamper_signature=True))
+
+
+@pytest.mark.parametrize(
+    "origin", ["http://evil.example", "https://testserver", "http://testserver:8000"]
+)
+def test_wrong_origin(site, client, passkey_user, origin):
+    _user, authenticator = passkey_user
+    browser = Client()
+    options = options_of(browser, action="authenticate")
+    assert_refused(answer(browser, "authenticate", authenticator.get(options, origin=origin)))
+    options = options_of(client, action="register")
+    assert_refused(answer(client, "register", SoftAuthenticator().create(options, origin=origin)))
+
+
+def test_wrong_rp_id(site, client, passkey_user):
+    _user, authenticator = passkey_user
+    assert_refused(sign_in(Client(), authenticator, rp_id="evil.example"))
+    options = options_of(client, action="register")
+    data = SoftAuthenticator().create(options, origin=ORIGIN, rp_id="evil.example")
+    assert_refused(answer(client, "register", data))
+    assert Authenticator.objects.count() == 1
+
+
+def test_a_replayed_assertion(site, passkey_user):
+    _user, authenticator = passkey_user
+    browser = Client()
+    options = options_of(browser, action="authenticate")
+    data = authenticator.get(options, origin=ORIGIN)
+    assert answer(browser, "authenticate", data).status_code == 200
+    # The same bytes again, from the same browser and from another: the challenge is gone.
+    options_of(browser, action="authenticate")  # a new challenge cookie, the same binding
+    assert_refused(answer(browser, "authenticate", data))
+    assert_refused(answer(Client(), "authenticate", data))
+    assert Authenticator.objects.get().counter == 1
+
+
+def test_a_replay_within_the_challenge_lifetime_with_the_cookie(site, passkey_user):
+    _user, authenticator = passkey_user
+    browser = Client()
+    options = options_of(browser, action="authenticate")
+    saved = browser.cookies[CHALLENGE].value
+    data = authenticator.get(options, origin=ORIGIN)
+    assert answer(browser, "authenticate", data).status_code == 200
+    attacker = Client()
+    attacker.cookies[CHALLENGE] = saved  # even with the binding cookie copied
+    assert_refused(answer(attacker, "authenticate", data))
+    assert Authenticator.objects.get().counter == 1
+
+
+def test_an_unknown_credential(site, client):
+    authenticator = SoftAuthenticator()
+    options = options_of(client, action="register", email="x@example.com")
+    authenticator.create(options, origin=ORIGIN)  # created, never sent
+    response = sign_in(Client(), authenticator)
+    body = assert_refused(response, unknown=True)
+    (credential,) = authenticator.credentials.values()
+    assert body["unknownCredential"] == {"rpId": "testserver", "credentialId": credential.id_b64url}
+
+
+def test_a_missing_challenge_cookie(site, passkey_user):
+    _user, authenticator = passkey_user
+    browser = Client()
+    options = options_of(browser, action="authenticate")
+    data = authenticator.get(options, origin=ORIGIN)
+    del browser.cookies[CHALLENGE]
+    assert_refused(answer(browser, "authenticate", data))
+    # Nothing was consumed: the asking browser still could.
+    assert WebAuthnChallenge.objects.count() == 1
+
+
+def test_a_foreign_challenge(site, passkey_user):
+    _user, authenticator = passkey_user
+    victim, attacker = Client(), Client()
+    options = options_of(victim, action="authenticate")
+    options_of(attacker, action="authenticate")  # the attacker's own cookie and challenge
+    data = authenticator.get(options, origin=ORIGIN)
+    assert_refused(answer(attacker, "authenticate", data))
+    assert answer(victim, "authenticate", data).status_code == 200  # untouched for its owner
+
+
+def test_a_challenge_of_the_other_ceremony(site, passkey_user):
+    _user, authenticator = passkey_user
+    browser = Client()
+    options = options_of(browser, action="register", email="other@example.com")
+    data = authenticator.get({"challenge": options["challenge"]}, origin=ORIGIN, rp_id="testserver")
+    assert_refused(answer(browser, "authenticate", data))
+
+
+def test_a_made_up_challenge(site, passkey_user):
+    _user, authenticator = passkey_user
+    browser = Client()
+    options_of(browser, action="authenticate")
+    data = authenticator.get({"challenge": b64url(b"\x00" * 32)}, origin=ORIGIN, rp_id="testserver")
+    assert_refused(answer(browser, "authenticate", data))
+
+
+def test_an_expired_challenge(site, passkey_user):
+    _user, authenticator = passkey_user
+    browser = Client()
+    options = options_of(browser, action="authenticate")
+    data = authenticator.get(options, origin=ORIGIN)
+    with freeze_time(timezone.now() + timedelta(seconds=301)):
+        assert_refused(answer(browser, "authenticate", data))
+
+
+def test_user_verification_not_performed(site, client, passkey_user):
+    _user, authenticator = passkey_user
+    assert_refused(sign_in(Client(), authenticator, uv=False))
+    assert_refused(register(client, SoftAuthenticator(), email=None, uv=False))
+    assert_refused(sign_in(Client(), authenticator, up=False))
+
+
+def test_user_verification_can_be_optional_for_the_generic_provider(site, client):
+    site(provider=WebAuthn(require_user_verification=False))
+    authenticator = SoftAuthenticator()
+    assert register(client, authenticator, provider="webauthn", uv=False).status_code == 200
+    assert sign_in(Client(), authenticator, provider="webauthn", uv=False).status_code == 200
+
+
+@pytest.mark.parametrize("count", [0, 1, 5])
+def test_counter_regression(site, passkey_user, count):
+    _user, authenticator = passkey_user
+    (_credential,) = authenticator.credentials.values()
+    for _ in range(5):
+        assert sign_in(Client(), authenticator).status_code == 200
+    assert Authenticator.objects.get().counter == 5
+    assert_refused(sign_in(Client(), authenticator, sign_count=count))
+    assert Authenticator.objects.get().counter == 5
+
+
+def test_counter_refused_by_the_adapter(site, passkey_user, monkeypatch):
+    # py_webauthn saw a higher counter, but another request stored a higher one
+    # meanwhile: the adapter's conditional update refuses, and so does the flow.
+    from webauth.adapters.django import DjangoAdapter
+
+    _user, authenticator = passkey_user
+    monkeypatch.setattr(DjangoAdapter, "update_authenticator_counter", lambda self, c, n: None)
+    assert_refused(sign_in(Client(), authenticator))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        "",
+        "null",
+        "[]",
+        "{}",
+        "not json",
+        '{"id": 1}',
+        '{"id": "x", "rawId": "x", "type": "public-key", "response": {}}',
+        '{"id": "!!", "rawId": "!!", "type": "public-key", "response": '
+        '{"clientDataJSON": "!!", "authenticatorData": "!!", "signature": "!!"}}',
+        "[" * 100_000,
+        '"' + "a" * 70_000 + '"',
+        "\x00",
+    ],
+    ids=lambda d: ascii(d[:30]),
+)
+@pytest.mark.parametrize("action", ["authenticate", "register"])
+def test_garbage_data(site, client, action, data):
+    options_of(client, action=action, email="z@example.com")
+    assert_refused(answer(client, action, data))
+
+
+def test_garbage_inside_a_well_formed_credential(site, passkey_user):
+    _user, authenticator = passkey_user
+    browser = Client()
+    options = options_of(browser, action="authenticate")
+    data = authenticator.get(options, origin=ORIGIN)
+    data["response"]["authenticatorData"] = b64url(b"\x01" * 10)
+    assert_refused(answer(browser, "authenticate", data))
+
+
+def test_no_data_at_all(site, client):
+    response = client.post(
+        "/auth/callback/passkey", {"action": "authenticate"}, headers=JSON_HEADERS
+    )
+    assert_refused(response)
+
+
+@pytest.mark.parametrize("action", ["", "login", None])
+def test_an_invalid_action(site, client, action):
+    body = {"data": "{}"} if action is None else {"action": action, "data": "{}"}
+    response = client.post("/auth/callback/passkey", body)
+    assert response.status_code == 302
+    assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+
+
+def test_a_browser_refusal_lands_on_the_error_page(site, passkey_user):
+    _user, authenticator = passkey_user
+    browser = Client()
+    options = options_of(browser, action="authenticate")
+    response = answer(
+        browser, "authenticate", authenticator.get(options, origin=ORIGIN, uv=False), as_json=False
+    )
+    assert response.status_code == 302
+    assert response["Location"] == "http://testserver/auth/error?error=WebAuthnVerificationError"
+    page = browser.get(response["Location"])
+    assert page.status_code == 200 and b"passkey could not be verified" in page.content
+
+
+def test_the_callback_is_post_only(site, client):
+    response = client.get("/auth/callback/passkey?action=authenticate&data={}")
+    assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+
+
+def test_the_callback_while_the_feature_is_off(site, passkey_user):
+    _user, authenticator = passkey_user
+    browser = Client()
+    options = options_of(browser, action="authenticate")
+    site(experimental=False)
+    response = answer(browser, "authenticate", authenticator.get(options, origin=ORIGIN))
+    assert response.json()["url"] == "http://testserver/auth/error?error=Configuration"
+    assert signed_in_as(response) is None
+
+
+def test_nothing_secret_reaches_the_logs(site, client, caplog):
+    caplog.set_level(logging.DEBUG, logger="webauth")
+    authenticator = SoftAuthenticator()
+    options = options_of(client, action="register", email="new@example.com")
+    binding = jose.decode(token=client.cookies[CHALLENGE].value, secret=SECRET, salt=CHALLENGE)[
+        "binding"
+    ]
+    data = authenticator.create(options, origin="http://evil.example")
+    answer(client, "register", data)
+    text = caplog.text
+    assert "WebAuthnVerificationError" in text
+    for secret in (options["challenge"], binding, options["user"]["id"]):
+        assert secret not in text
+
+
+# -- rate limits ---------------------------------------------------------------------------------
+
+
+def test_options_are_rate_limited(site, client):
+    site(rate_limits={"passkey_options": "3/m/ip"})
+    for _ in range(3):
+        assert ask(client).status_code == 200
+    response = ask(client)
+    assert response.status_code == 429
+    assert response.json()["error"] == "RateLimited" and int(response["Retry-After"]) >= 1
+    assert WebAuthnChallenge.objects.count() == 3
+
+
+def test_failed_verifications_are_rate_limited(site, passkey_user):
+    site(rate_limits={"passkey_failed": "3/m/ip"})
+    _user, authenticator = passkey_user
+    for _ in range(3):
+        assert_refused(sign_in(Client(), authenticator, uv=False))
+    response = sign_in(Client(), authenticator)  # right, but after three failures
+    assert response.status_code == 429
+    assert response.json()["url"] == "http://testserver/auth/signin?error=RateLimited"
+    assert signed_in_as(response) is None
+
+
+def test_a_verified_passkey_gives_its_attempt_back(site, passkey_user):
+    site(rate_limits={"passkey_failed": "2/m/ip"})
+    _user, authenticator = passkey_user
+    for _ in range(5):
+        assert sign_in(Client(), authenticator).status_code == 200
+
+
+# -- an async third-party adapter ----------------------------------------------------------------
+
+
+def test_the_whole_flow_on_the_async_memory_adapter(settings):
+    memory = MemoryAdapter()
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": memory,
+        "session": {"strategy": "database"},
+        "experimental": {"enable_webauthn": True},
+        "providers": [Passkey()],
+    }
+    authenticator = SoftAuthenticator()
+    browser = Client()
+    response = register(browser, authenticator)
+    assert response.status_code == 200, response.content
+    (user,) = memory.users.values()
+    assert user.email == "new@example.com"
+    assert memory.handles[user.id]
+    response = sign_in(Client(), authenticator)
+    assert response.status_code == 200, response.content
+    assert_refused(sign_in(Client(), authenticator, sign_count=1))
+
+
+# -- configuration and checks --------------------------------------------------------------------
+
+
+def checks(settings, **webauth):
+    settings.WEBAUTH = {"secret": SECRET, "adapter": ADAPTER, **webauth}
+    return [(m.id, type(m)) for m in check_config()]
+
+
+def test_e011_when_the_switch_is_off(settings):
+    found = checks(settings, providers=[Passkey()])
+    assert ("webauth.E011", Error) in found
+    found = checks(settings, providers=[Passkey()], experimental={"enable_webauthn": True})
+    assert not [i for i, _ in found if i.startswith("webauth.E")]
+
+
+@pytest.mark.parametrize(
+    ("rp", "expected"),
+    [
+        ({"id": "example.com", "origins": ["https://app.example.com", "https://example.com"]}, []),
+        ({"id": "com", "origins": ["https://example.com"]}, ["webauth.E012"]),
+        ({"id": "evil.example", "origins": ["https://example.com"]}, ["webauth.E012"]),
+        ({"id": "app.example.com", "origins": ["https://example.com"]}, ["webauth.E012"]),
+        ({"id": "ample.com", "origins": ["https://example.com"]}, ["webauth.E012"]),
+        ({"id": "localhost", "origins": ["http://localhost:8000"]}, []),
+        ({"id": "example.com", "origins": ["http://example.com"]}, ["webauth.W010"]),
+        ({"origins": ["http://intranet.example"]}, ["webauth.W010"]),
+    ],
+)
+def test_relying_party_checks(settings, rp, expected):
+    found = checks(
+        settings, providers=[Passkey(relying_party=rp)], experimental={"enable_webauthn": True}
+    )
+    assert sorted(i for i, _ in found if i in ("webauth.E012", "webauth.W010")) == expected
+
+
+def test_conditional_ui_checks(settings):
+    found = checks(
+        settings,
+        providers=[Passkey(), WebAuthn()],
+        experimental={"enable_webauthn": True},
+    )
+    assert ("webauth.E013", Error) in found
+    found = checks(
+        settings,
+        providers=[Passkey(), WebAuthn(enable_conditional_ui=False)],
+        experimental={"enable_webauthn": True},
+    )
+    assert "webauth.E013" not in [i for i, _ in found]
+    found = checks(
+        settings,
+        providers=[Passkey(form_fields={"email": {"label": "Email", "autocomplete": "email"}})],
+        experimental={"enable_webauthn": True},
+    )
+    assert ("webauth.E013", Error) in found
+
+
+def test_e008_without_an_adapter(settings):
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "providers": [Passkey()],
+        "experimental": {"enable_webauthn": True},
+    }
+    assert "webauth.E008" in [m.id for m in check_config()]
+
+
+def test_e008_names_missing_methods(settings):
+    class Partial:
+        def get_user(self, user_id):
+            return None
+
+    found = checks(
+        settings, adapter=Partial(), providers=[Passkey()], experimental={"enable_webauthn": True}
+    )
+    messages = [m for m in check_config() if m.id == "webauth.E008"]
+    assert any("use_webauthn_challenge" in m.msg for m in messages), found
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"user_verification": "always"},
+        {"resident_key": True},
+        {"timeout": 0},
+        {"timeout": 10**6},
+        {"timeout": "300"},
+        {"relying_party": {"id": "example.com", "origin": "example.com"}},
+        {"relying_party": {"origins": ["https://example.com/path"]}},
+        {"relying_party": {"idd": "example.com"}},
+        {"relying_party": {"id": "https://example.com"}},
+        {"require_user_verification": "yes"},
+        {"passkey_name": "no.such.module.fn"},
+    ],
+)
+def test_bad_provider_options(options):
+    with pytest.raises(ImproperlyConfigured):
+        build_config({"secret": SECRET, "providers": [WebAuthn(**options)]}, lambda _: None)
+
+
+def test_passkey_defaults():
+    passkey, webauthn = Passkey(), WebAuthn()
+    assert (passkey.id, passkey.name, passkey.type) == ("passkey", "Passkey", "webauthn")
+    assert (passkey.user_verification, passkey.resident_key) == ("required", "required")
+    assert (webauthn.id, webauthn.user_verification, webauthn.resident_key) == (
+        "webauthn",
+        "preferred",
+        "preferred",
+    )
+    assert webauthn.require_user_verification and webauthn.enable_conditional_ui
+    assert webauthn.conditional_ui_field == "email"
+    rp = webauthn.relying_party_for("https://app.example.com:8443")
+    assert (rp.id, rp.name, rp.origins) == (
+        "app.example.com",
+        "app.example.com:8443",
+        ("https://app.example.com:8443",),
+    )
+
+
+@pytest.mark.parametrize(
+    ("rp_id", "host", "ok"),
+    [
+        ("example.com", "example.com", True),
+        ("example.com", "app.example.com", True),
+        ("example.com", "a.b.example.com", True),
+        ("EXAMPLE.com", "App.Example.COM", True),
+        ("com", "example.com", False),
+        ("ample.com", "example.com", False),
+        ("example.com", "example.com.evil.example", False),
+        ("localhost", "localhost", True),
+        ("127.0.0.1", "127.0.0.1", True),
+        ("0.0.1", "127.0.0.1", False),
+        ("", "example.com", False),
+    ],
+)
+def test_registrable_suffix(rp_id, host, ok):
+    assert is_registrable_suffix(rp_id, host) is ok
+
+
+@pytest.mark.parametrize(
+    ("ua", "name"),
+    [
+        (CHROME_LINUX, "Chrome on Linux"),
+        (
+            "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 "
+            "(KHTML, like Gecko) Version/17.1 Safari/605.1.15",
+            "Safari on macOS",
+        ),
+        (
+            "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+            "Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0",
+            "Edge on Windows",
+        ),
+        (
+            "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 "
+            "(KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1",
+            "Safari on iPhone",
+        ),
+        (
+            "Mozilla/5.0 (Android 14; Mobile; rv:121.0) Gecko/121.0 Firefox/121.0",
+            "Firefox on Android",
+        ),
+        ("curl/8.0", ""),
+        ("", ""),
+        (None, ""),
+    ],
+)
+def test_device_names(ua, name):
+    assert device_name(ua) == name
+
+
+def test_a_passkey_name_hook(client, site):
+    site(provider=Passkey(passkey_name=lambda aaguid, ua: f"Key {aaguid[:4]}"))
+    assert register(client, SoftAuthenticator()).status_code == 200
+    assert Authenticator.objects.get().name == "Key 0bad"
+
+
+def test_the_provider_in_the_providers_list(client, site):
+    entry = client.get("/auth/providers").json()["passkey"]
+    assert entry == {
+        "id": "passkey",
+        "name": "Passkey",
+        "type": "webauthn",
+        "signinUrl": "http://testserver/auth/signin/passkey",
+        "callbackUrl": "http://testserver/auth/callback/passkey",
+    }
+
+
+def test_post_signin_redirects_to_the_page(client, site):
+    from .support.helpers import csrf_pair
+
+    response = client.post("/auth/signin/passkey", {"csrfToken": csrf_pair(client)})
+    assert response.status_code == 302 and response["Location"] == "http://testserver/auth/signin"
+
+
+# -- pages and tags ------------------------------------------------------------------------------
+
+
+class Elements(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.elements: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.elements.append((tag, dict(attrs)))
+
+    def by_id(self, element_id):
+        found = [a for _, a in self.elements if a.get("id") == element_id]
+        return found[0] if found else None
+
+
+def elements(html: str) -> Elements:
+    parser = Elements()
+    parser.feed(html)
+    return parser
+
+
+def test_the_sign_in_page_offers_passkeys(client, site):
+    html = client.get("/auth/signin?callbackUrl=/after/").content.decode()
+    page = elements(html)
+    assert page.by_id("webauth-passkey-signin") is not None
+    assert page.by_id("webauth-passkey-register") is not None
+    error = page.by_id("webauth-passkey-error")
+    assert error["role"] == "alert" and "hidden" in error
+    field = page.by_id("input-email-for-passkey")
+    assert field["autocomplete"] == "username webauthn"
+    (container,) = [a for _, a in page.elements if "data-webauth-passkeys" in a]
+    assert container["data-provider"] == "passkey"
+    assert container["data-base-url"] == "http://testserver/auth"
+    assert container["data-callback-url"] == "http://testserver/after/"
+    assert container["data-autofill"] == "true"
+    scripts = [a["src"] for t, a in page.elements if t == "script"]
+    assert scripts == ["/static/webauth/passkeys.js"]
+    # The password form is still there.
+    assert 'action="http://testserver/auth/callback/credentials"' in html
+
+
+def test_the_sign_in_page_without_the_switch(client, site):
+    site(experimental=False)
+    html = client.get("/auth/signin").content.decode()
+    assert "webauth-passkey" not in html and "passkeys.js" not in html
+
+
+def test_the_script_is_served_by_staticfiles():
+    from django.contrib.staticfiles import finders
+
+    path = finders.find("webauth/passkeys.js")
+    assert path is not None
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    for needle in (
+        "window.webauth.passkeys",
+        "parseRequestOptionsFromJSON",
+        "parseCreationOptionsFromJSON",
+        "toJSON",
+        "signalUnknownCredential",
+        'mediation: "conditional"',
+        "AbortController",
+        "X-Auth-Return-Redirect",
+    ):
+        assert needle in text
+
+
+def render(source, request):
+    return Template("{% load webauth %}" + source).render(Context({"request": request}))
+
+
+def request_for(client_user=None):
+    request = RequestFactory().get("/account/")
+    from django.contrib.auth.models import AnonymousUser
+
+    request.user = AnonymousUser()
+    request.COOKIES = {}
+    if client_user is not None:
+        client = Client()
+        value = force_sign_in(client, client_user)
+        request.COOKIES[SESSION] = value
+    return request
+
+
+def test_the_signin_tag(site):
+    html = render('{% webauth_passkey_signin callback_url="/next/" %}', request_for())
+    page = elements(html)
+    assert page.by_id("webauth-passkey-signin") is not None
+    assert page.by_id("webauth-passkey-register") is None
+    (container,) = [a for _, a in page.elements if "data-webauth-passkeys" in a]
+    assert container["data-callback-url"] == "http://testserver/next/"
+
+
+def test_the_register_tag(site, alice):
+    anonymous = elements(render("{% webauth_passkey_register %}", request_for()))
+    (container,) = [a for _, a in anonymous.elements if "data-webauth-passkeys" in a]
+    assert container["data-needs-email"] == "true"
+    assert anonymous.by_id("webauth-passkey-register") is not None
+    signed_in = elements(render("{% webauth_passkey_register %}", request_for(alice)))
+    (container,) = [a for _, a in signed_in.elements if "data-webauth-passkeys" in a]
+    assert container["data-needs-email"] == "false"
+
+
+def test_the_offer_tag_only_for_users_without_a_passkey(site, alice, passkey_user):
+    user, _ = passkey_user
+    assert render("{% webauth_passkey_offer %}", request_for()).strip() == ""
+    assert "webauth-passkey-register" in render("{% webauth_passkey_offer %}", request_for(alice))
+    assert render("{% webauth_passkey_offer %}", request_for(user)).strip() == ""
+
+
+def test_tags_without_an_enabled_provider(site):
+    site(experimental=False)
+    for tag in ("webauth_passkey_signin", "webauth_passkey_register", "webauth_passkey_offer"):
+        assert render(f"{{% {tag} %}}", request_for()).strip() == ""
+
+
+def test_a_tag_for_an_unknown_provider(site):
+    from django.template import TemplateSyntaxError
+
+    with pytest.raises(TemplateSyntaxError):
+        render('{% webauth_passkey_signin provider="nope" %}', request_for())

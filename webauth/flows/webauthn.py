@@ -1,0 +1,748 @@
+"""The WebAuthn flow: passkey registration and sign-in, with single-use challenges.
+
+Two routes, as Auth.js has them (protocol section 8):
+
+``GET /auth/webauthn-options/<id>`` (:func:`options`) decides between
+registration and authentication as Auth.js does (``action=register|authenticate``,
+``email`` for a new user), and answers ``{"action": ..., "options": {...}}``:
+the options py_webauthn generated, in the JSON form browsers parse
+(``PublicKeyCredential.parseCreationOptionsFromJSON``).
+
+``POST /auth/callback/<id>`` (:func:`callback`) takes ``action`` and ``data``
+(the browser's credential, ``credential.toJSON()``, as a JSON string), verifies
+it with py_webauthn, and signs in through :func:`~webauth.flows.signin.finish`
+with a :class:`WebAuthnAttempt`.
+
+Where webauth differs from Auth.js, and why:
+
+* **A challenge is used once, by the browser that asked.** Auth.js keeps the
+  challenge only in an encrypted cookie, so a captured assertion can be
+  replayed for the cookie's 15 minutes. Here the challenge (32 random bytes)
+  is stored through the adapter (``create_webauthn_challenge``), bound to the
+  ceremony and to a random *binding* value that only the asking browser's
+  challenge cookie holds. The callback reads the challenge from the response's
+  client data and consumes it (``use_webauthn_challenge``: one conditional
+  DELETE decides, so of any number of concurrent replays exactly one finds it)
+  **before** any signature is verified; a replay, a response for another
+  browser's challenge or another ceremony's, and a missing cookie all find
+  nothing.
+* **Passwordless means user verification**: the server refuses a response
+  whose authenticator did not verify the person (``require_user_verification``,
+  default on), and a :class:`~webauth.providers.Passkey` asks for a
+  discoverable credential.
+* **The signature counter is updated atomically** (``update_authenticator_counter``
+  refuses a counter that does not go up, 0/0 allowed for synced passkeys), so a
+  cloned authenticator cannot sign in between two reads.
+* **One opaque user handle per user** (``get_user_handle``), never the primary
+  key, so the browser keeps a user's passkeys together; an unknown credential
+  gets an answer the script passes to ``PublicKeyCredential.signalUnknownCredential``.
+* Failures land on the error page with ``WebAuthnVerificationError``; a JSON
+  client (``X-Auth-Return-Redirect`` or ``Accept: application/json``) gets
+  ``400 {"error": "WebAuthnVerificationError", "url": ...}`` instead.
+
+Nothing here logs a challenge, a binding or a credential.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import json
+import secrets
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, cast
+
+from webauthn import (
+    generate_authentication_options,
+    generate_registration_options,
+    verify_authentication_response,
+    verify_registration_response,
+)
+from webauthn.helpers import (
+    base64url_to_bytes,
+    bytes_to_base64url,
+    options_to_json_dict,
+    parse_authentication_credential_json,
+    parse_client_data_json,
+    parse_registration_credential_json,
+)
+from webauthn.helpers.structs import (
+    AuthenticatorSelectionCriteria,
+    AuthenticatorTransport,
+    CredentialDeviceType,
+    PublicKeyCredentialDescriptor,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+
+from .. import cookies as ck
+from .. import jwt as jose
+from .. import ratelimit
+from ..adapters.base import FLOW_METHODS, missing_methods
+from ..errors import (
+    AccountNotLinked,
+    AuthError,
+    ExperimentalFeatureNotEnabled,
+    MissingAdapter,
+    RateLimited,
+    WebAuthnVerificationError,
+)
+from ..events import emit
+from ..providers.email import normalize_email
+from ..providers.webauthn import RelyingParty, WebAuthn
+from ..responses import json_response, redirect
+from ..types import (
+    AdapterAccount,
+    AdapterAuthenticator,
+    AdapterUser,
+    WebAuthnChallenge,
+    as_account,
+    as_authenticator,
+    as_user,
+    as_webauthn_challenge,
+)
+from ..utils import aware
+from .accounts import create_and_link, current_user
+from .signin import Attempt, SignedIn, finish
+
+if TYPE_CHECKING:
+    from django.http import HttpResponse, HttpResponseBase
+
+    from ..adapters.base import AdapterCaller
+    from ..providers.base import Provider
+    from ..state import AuthState
+
+__all__ = [
+    "CHALLENGE_COOKIE",
+    "MAX_CREDENTIAL_LENGTH",
+    "WEBAUTHN_METHODS",
+    "UnknownCredential",
+    "WebAuthnAttempt",
+    "callback",
+    "options",
+    "require_enabled",
+]
+
+#: The adapter methods the flow calls.
+WEBAUTHN_METHODS: tuple[str, ...] = FLOW_METHODS["webauthn"]
+
+#: The challenge cookie's key in ``AuthState.cookies`` (``authjs.challenge``).
+CHALLENGE_COOKIE = "webauthn_challenge"
+
+#: The longest ``data`` (a credential as JSON) the callback reads. A registration
+#: with a full attestation certificate chain is a few kilobytes.
+MAX_CREDENTIAL_LENGTH = 64 * 1024
+
+_CEREMONIES = frozenset({"register", "authenticate"})
+# As SimpleWebAuthn names them, and so Auth.js stores them (py_webauthn says
+# "single_device" / "multi_device").
+_DEVICE_TYPES = {
+    CredentialDeviceType.SINGLE_DEVICE: "singleDevice",
+    CredentialDeviceType.MULTI_DEVICE: "multiDevice",
+}
+_CHALLENGE_BYTES = 32
+_USER_HANDLE_BYTES = 64
+
+
+class UnknownCredential(WebAuthnVerificationError):
+    """A sign-in with a credential the site does not know (its type stays Auth.js's).
+
+    ``rp_id`` and ``credential_id`` (base64url) go into the JSON answer, so that
+    the browser can forget the credential (``signalUnknownCredential``).
+    """
+
+    def __init__(self, message: str, *, rp_id: str, credential_id: str) -> None:
+        super().__init__(message)
+        self.rp_id = rp_id
+        self.credential_id = credential_id
+
+
+# -- shared pieces ----------------------------------------------------------------------------
+
+
+def require_enabled(state: AuthState) -> None:
+    """Raise ``ExperimentalFeatureNotEnabled`` unless ``experimental.enable_webauthn`` is on."""
+    if not state.config.experimental.get("enable_webauthn"):
+        raise ExperimentalFeatureNotEnabled(
+            "WebAuthn is an experimental feature. To enable it, set "
+            "WEBAUTH['experimental'] = {'enable_webauthn': True}"
+        )
+
+
+def _storage(state: AuthState) -> AdapterCaller:
+    """The adapter, or ``MissingAdapter`` (Auth.js: WebAuthn requires an adapter)."""
+    adapter = state.config.adapter
+    if adapter is None:
+        raise MissingAdapter("WebAuthn requires an adapter")
+    missing = missing_methods(adapter, WEBAUTHN_METHODS)
+    if missing:
+        raise MissingAdapter(
+            f"WebAuthn requires an adapter with {', '.join(missing)} "
+            f"({type(adapter).__name__} lacks them)"
+        )
+    return state.config.adapter_caller
+
+
+def _b64(value: bytes) -> str:
+    # How Auth.js stores credential ids and public keys: standard, padded base64.
+    return base64.b64encode(value).decode("ascii")
+
+
+def _unb64(value: str) -> bytes:
+    return base64.b64decode(value.encode("ascii"), validate=True)
+
+
+def _account(provider_id: str, credential_id: str, user_id: str) -> dict[str, Any]:
+    return {
+        "providerAccountId": credential_id,
+        "userId": user_id,
+        "type": "webauthn",
+        "provider": provider_id,
+    }
+
+
+def _wants_json(state: AuthState) -> bool:
+    meta = state.request.META
+    if "HTTP_X_AUTH_RETURN_REDIRECT" in meta:
+        return True
+    accept = meta.get("HTTP_ACCEPT", "")
+    return "application/json" in accept and "text/html" not in accept
+
+
+# -- the challenge cookie: which browser asked ----------------------------------------------------
+
+
+def _read_binding(state: AuthState, provider: WebAuthn) -> str | None:
+    """The binding value of the request's challenge cookie for *provider*, or ``None``."""
+    spec = state.cookies[CHALLENGE_COOKIE]
+    raw = state.request_cookies.get(spec.name)
+    if not raw:
+        return None
+    payload = jose.decode(token=ck.decode_value(raw), secret=state.config.secret, salt=spec.name)
+    if payload is None or payload.get("provider") != provider.id:
+        return None
+    binding = payload.get("binding")
+    return binding if isinstance(binding, str) and 32 <= len(binding) <= 128 else None
+
+
+def _write_binding(
+    state: AuthState, response: HttpResponseBase, provider: WebAuthn, binding: str
+) -> None:
+    spec = state.cookies[CHALLENGE_COOKIE]
+    value = jose.encode(
+        token={"binding": binding, "provider": provider.id},
+        secret=list(state.config.secret),
+        salt=spec.name,
+        max_age=spec.max_age or ck.CHECK_MAX_AGE,
+    )
+    ck.set_cookie(response, spec, value)
+
+
+def _clear_binding(state: AuthState, response: HttpResponseBase) -> None:
+    spec = state.cookies[CHALLENGE_COOKIE]
+    if spec.name in state.request_cookies:
+        ck.delete_cookie(response, spec)
+
+
+# -- GET /auth/webauthn-options/<id> --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _UserInfo:
+    """Who the options are for (Auth.js's ``getUserInfo``): a user, and whether it exists."""
+
+    user: AdapterUser
+    exists: bool
+
+
+def _user_info(
+    storage: AdapterCaller, signed_in: AdapterUser | None, params: Mapping[str, Any]
+) -> _UserInfo | None:
+    if signed_in is not None:
+        return _UserInfo(signed_in, exists=True)
+    try:
+        email = normalize_email(params.get("email"))
+    except ValueError:
+        return None
+    existing = as_user(storage("get_user_by_email", email))
+    if existing is not None:
+        return _UserInfo(existing, exists=True)
+    return _UserInfo(AdapterUser(id="", email=email), exists=False)
+
+
+def _decide(action: str | None, signed_in: bool, info: _UserInfo | None) -> str | None:
+    """Protocol 8.1: register, authenticate, or ``None`` (undecidable: "Invalid request")."""
+    if action == "authenticate":
+        return "authenticate"
+    if action == "register":
+        # A signed-in user adds a passkey; a visitor registers with a new address.
+        if info is not None and signed_in == info.exists:
+            return "register"
+        return None
+    if signed_in:
+        return None  # a signed-in user must say what they want
+    if info is None or info.exists:
+        return "authenticate"
+    return "register"
+
+
+def _descriptors(storage: AdapterCaller, user_id: str) -> list[PublicKeyCredentialDescriptor]:
+    """The user's credentials, for ``allowCredentials`` / ``excludeCredentials``."""
+    descriptors = []
+    for raw in storage("list_authenticators_by_user_id", user_id) or ():
+        record = as_authenticator(raw)
+        if record is None:
+            continue
+        transports = []
+        for name in (record.transports or "").split(","):
+            try:
+                transports.append(AuthenticatorTransport(name.strip()))
+            except ValueError:
+                continue  # a transport this version of WebAuthn does not know
+        try:
+            credential_id = _unb64(record.credential_id)
+        except (binascii.Error, ValueError):
+            continue
+        descriptors.append(
+            PublicKeyCredentialDescriptor(id=credential_id, transports=transports or None)
+        )
+    return descriptors
+
+
+def options(
+    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+) -> HttpResponse:
+    """Answer Auth.js's ``{"action", "options"}`` and store the challenge it carries.
+
+    ``400 {"error": "Invalid action"}`` for an ``action`` other than ``register``
+    or ``authenticate``; ``400 {"error": "Invalid request"}`` when the request
+    cannot be decided (a visitor asking to register an address that has an
+    account, a signed-in user without an action); ``429`` beyond
+    ``passkey_options``.
+    """
+    wa = cast(WebAuthn, provider)
+    require_enabled(state)
+    storage = _storage(state)
+    config = state.config
+    decision = ratelimit.hit(state.request, "passkey_options", config=config)
+    if not decision:
+        config.logger.error(RateLimited("Too many passkey options requests"))
+        return ratelimit.limited_response(decision)
+    action = params.get("action") or None
+    if action is not None and action not in _CEREMONIES:
+        return json_response({"error": "Invalid action"}, status=400, no_cache=True)
+    signed_in = current_user(state)
+    info = _user_info(storage, signed_in, params)
+    ceremony = _decide(action, signed_in is not None, info)
+    if ceremony is None or (ceremony == "register" and info is None):
+        return json_response({"error": "Invalid request"}, status=400, no_cache=True)
+
+    rp = wa.relying_party_for(state.origin)
+    challenge = secrets.token_bytes(_CHALLENGE_BYTES)
+    user_data: dict[str, Any] | None = None
+    if ceremony == "authenticate":
+        known = info.user if info is not None and info.exists else None
+        generated: Any = generate_authentication_options(
+            rp_id=rp.id,
+            challenge=challenge,
+            timeout=wa.timeout_ms,
+            allow_credentials=_descriptors(storage, known.id) if known is not None else None,
+            user_verification=UserVerificationRequirement(wa.user_verification),
+        )
+        answer = options_to_json_dict(generated)
+    else:
+        assert info is not None
+        user = info.user
+        handle = None
+        if signed_in is not None:
+            handle = storage("get_user_handle", signed_in.id, False)
+        if not isinstance(handle, str) or not handle:
+            handle = bytes_to_base64url(secrets.token_bytes(_USER_HANDLE_BYTES))
+        user_name = user.email or user.name or rp.name
+        generated = generate_registration_options(
+            rp_id=rp.id,
+            rp_name=rp.name,
+            user_name=user_name,
+            user_id=base64url_to_bytes(handle),
+            user_display_name=user.name or user_name,
+            challenge=challenge,
+            timeout=wa.timeout_ms,
+            authenticator_selection=AuthenticatorSelectionCriteria(
+                resident_key=ResidentKeyRequirement(wa.resident_key),
+                user_verification=UserVerificationRequirement(wa.user_verification),
+            ),
+            exclude_credentials=_descriptors(storage, signed_in.id) if signed_in else None,
+        )
+        answer = options_to_json_dict(generated)
+        # Ask the browser whether the credential is discoverable (credProps), as
+        # SimpleWebAuthn does for Auth.js: the callback refuses a "no" when the
+        # provider requires one.
+        answer["extensions"] = {"credProps": True}
+        user_data = {"handle": handle}
+        if signed_in is not None:
+            user_data["user_id"] = signed_in.id
+        else:
+            user_data["email"] = user.email
+
+    # The browser's binding: kept when it has one (several tabs may each have a
+    # ceremony under way), else a new one; only its hash is stored.
+    binding = _read_binding(state, wa) or secrets.token_urlsafe(32)
+    storage(
+        "create_webauthn_challenge",
+        WebAuthnChallenge(
+            challenge=bytes_to_base64url(challenge),
+            ceremony=ceremony,
+            binding=binding,
+            user_data=user_data,
+            expires=datetime.now(UTC) + timedelta(seconds=wa.timeout),
+        ),
+    )
+    response = json_response({"action": ceremony, "options": answer}, no_cache=True)
+    response["Cache-Control"] = "no-store"
+    _write_binding(state, response, wa, binding)
+    return response
+
+
+# -- POST /auth/callback/<id> --------------------------------------------------------------------
+
+
+def callback(
+    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+) -> HttpResponse:
+    """Verify the browser's credential and sign in (or register and sign in).
+
+    Every failure of verification answers ``WebAuthnVerificationError``
+    (:func:`_refused`); an attempt counts against ``passkey_failed`` and is
+    given back on success.
+    """
+    wa = cast(WebAuthn, provider)
+    require_enabled(state)
+    storage = _storage(state)
+    config = state.config
+    action = params.get("action")
+    if action not in _CEREMONIES:
+        # Auth.js: "Invalid action parameter" (a configuration error).
+        raise AuthError("Invalid action parameter")
+    decision = ratelimit.hit(state.request, "passkey_failed", config=config)
+    if not decision:
+        raise RateLimited("Too many passkey attempts", retry_after=decision.retry_after)
+    try:
+        attempt = _verify(state, storage, wa, action, params.get("data"), callback_url)
+    except WebAuthnVerificationError as exc:
+        return _refused(state, exc)
+    response = finish(state, attempt)
+    ratelimit.refund(decision)
+    _clear_binding(state, response)
+    return response
+
+
+def _refused(state: AuthState, exc: WebAuthnVerificationError) -> HttpResponse:
+    """The error page, or ``400`` JSON for the script and Auth.js's clients."""
+    state.config.logger.error(exc)
+    url = state.page_url("error", {"error": "WebAuthnVerificationError"})
+    response: HttpResponse
+    if _wants_json(state):
+        body: dict[str, Any] = {"error": "WebAuthnVerificationError", "url": url}
+        if isinstance(exc, UnknownCredential):
+            body["unknownCredential"] = {"rpId": exc.rp_id, "credentialId": exc.credential_id}
+        response = json_response(body, status=400, no_cache=True)
+    else:
+        response = redirect(url)
+    _clear_binding(state, response)
+    return response
+
+
+def _read_credential(action: str, data: Any) -> tuple[dict[str, Any], Any, Any]:
+    """The credential's JSON, py_webauthn's reading of it, and its client data."""
+    if not isinstance(data, str) or not data or len(data) > MAX_CREDENTIAL_LENGTH:
+        raise WebAuthnVerificationError("The request carries no credential")
+    try:
+        raw = json.loads(data)
+        if not isinstance(raw, dict):
+            raise ValueError("not a JSON object")
+        if action == "authenticate":
+            credential: Any = parse_authentication_credential_json(raw)
+        else:
+            credential = parse_registration_credential_json(raw)
+        client_data = parse_client_data_json(credential.response.client_data_json)
+    except Exception as exc:  # py_webauthn, json and base64 each raise their own
+        raise WebAuthnVerificationError(
+            "The credential could not be read", cause={"err": exc}
+        ) from exc
+    return raw, credential, client_data
+
+
+def _verify(
+    state: AuthState,
+    storage: AdapterCaller,
+    wa: WebAuthn,
+    action: str,
+    data: Any,
+    callback_url: str,
+) -> WebAuthnAttempt:
+    raw, credential, client_data = _read_credential(action, data)
+    binding = _read_binding(state, wa)
+    if binding is None:
+        raise WebAuthnVerificationError("No challenge cookie: the options were not asked here")
+    # Consumed before any signature is checked: whatever happens next, this
+    # challenge is spent, and a second use (a replay) finds nothing.
+    record = as_webauthn_challenge(
+        storage(
+            "use_webauthn_challenge", bytes_to_base64url(client_data.challenge), action, binding
+        )
+    )
+    if record is None or aware(record.expires) < datetime.now(UTC):
+        raise WebAuthnVerificationError(
+            "The challenge is unknown, used, expired, or was made for another browser"
+        )
+    rp = wa.relying_party_for(state.origin)
+    expected = base64url_to_bytes(record.challenge)
+    if action == "authenticate":
+        return _authenticate(state, storage, wa, rp, credential, expected, callback_url)
+    return _register(state, storage, wa, rp, raw, credential, record, expected, callback_url)
+
+
+def _authenticate(
+    state: AuthState,
+    storage: AdapterCaller,
+    wa: WebAuthn,
+    rp: RelyingParty,
+    credential: Any,
+    expected_challenge: bytes,
+    callback_url: str,
+) -> WebAuthnAttempt:
+    credential_id = _b64(credential.raw_id)
+    stored = as_authenticator(storage("get_authenticator", credential_id))
+    if stored is None:
+        raise UnknownCredential(
+            "The passkey is not registered here",
+            rp_id=rp.id,
+            credential_id=bytes_to_base64url(credential.raw_id),
+        )
+    try:
+        verified = verify_authentication_response(
+            credential=credential,
+            expected_challenge=expected_challenge,
+            expected_rp_id=rp.id,
+            expected_origin=list(rp.origins),
+            credential_public_key=_unb64(stored.credential_public_key),
+            credential_current_sign_count=int(stored.counter),
+            require_user_verification=wa.require_user_verification,
+        )
+    except Exception as exc:
+        raise WebAuthnVerificationError(
+            f"The passkey's assertion was refused: {exc}", cause={"err": exc}
+        ) from exc
+    # The adapter refuses a counter that did not go up (a cloned authenticator,
+    # or a concurrent use of the same count): one conditional UPDATE decides.
+    updated = storage("update_authenticator_counter", credential_id, verified.new_sign_count)
+    if updated is None:
+        raise WebAuthnVerificationError("The passkey's signature counter did not go up")
+    user = as_user(storage("get_user", stored.user_id))
+    if user is None:
+        raise WebAuthnVerificationError("The passkey's user no longer exists")
+    account = AdapterAccount(
+        user_id=user.id,
+        type="webauthn",
+        provider=wa.id,
+        provider_account_id=stored.provider_account_id or credential_id,
+    )
+    return WebAuthnAttempt(
+        provider_id=wa.id,
+        callback_url=callback_url,
+        account=account,
+        user=user,
+    )
+
+
+def _register(
+    state: AuthState,
+    storage: AdapterCaller,
+    wa: WebAuthn,
+    rp: RelyingParty,
+    raw: Mapping[str, Any],
+    credential: Any,
+    record: WebAuthnChallenge,
+    expected_challenge: bytes,
+    callback_url: str,
+) -> WebAuthnAttempt:
+    try:
+        verified = verify_registration_response(
+            credential=credential,
+            expected_challenge=expected_challenge,
+            expected_rp_id=rp.id,
+            expected_origin=list(rp.origins),
+            require_user_verification=wa.require_user_verification,
+        )
+    except Exception as exc:
+        raise WebAuthnVerificationError(
+            f"The passkey's registration was refused: {exc}", cause={"err": exc}
+        ) from exc
+    if wa.resident_key == "required" and _says_not_discoverable(raw):
+        raise WebAuthnVerificationError("The authenticator made no discoverable credential")
+
+    user_data = record.user_data if isinstance(record.user_data, Mapping) else {}
+    handle = user_data.get("handle")
+    if not isinstance(handle, str) or not handle:
+        raise WebAuthnVerificationError("The registration challenge carries no user handle")
+    signed_in = current_user(state)
+    owner_id = user_data.get("user_id")
+    email = user_data.get("email")
+    if owner_id is not None:
+        # Asked by a signed-in user: only that user, still signed in, may finish.
+        if signed_in is None or str(signed_in.id) != str(owner_id):
+            raise WebAuthnVerificationError("The passkey was asked for by another session")
+    elif not isinstance(email, str) or not email:
+        raise WebAuthnVerificationError("The registration challenge carries no address")
+    elif signed_in is not None:
+        raise WebAuthnVerificationError("A new account's passkey was asked for before sign-in")
+
+    credential_id = _b64(verified.credential_id)
+    if as_authenticator(storage("get_authenticator", credential_id)) is not None:
+        raise WebAuthnVerificationError("This passkey is already registered")
+    transports = credential.response.transports or []
+    authenticator = AdapterAuthenticator(
+        credential_id=credential_id,
+        user_id="",
+        provider_account_id=credential_id,
+        credential_public_key=_b64(verified.credential_public_key),
+        counter=int(verified.sign_count),
+        credential_backed_up=bool(verified.credential_backed_up),
+        credential_device_type=_DEVICE_TYPES[verified.credential_device_type],
+        transports=",".join(t.value for t in transports) or None,
+        name=wa.passkey_name(verified.aaguid, state.request.META.get("HTTP_USER_AGENT")),
+        aaguid=verified.aaguid,
+        backup_eligible=verified.credential_device_type == CredentialDeviceType.MULTI_DEVICE,
+    )
+    account = AdapterAccount(
+        user_id=signed_in.id if signed_in is not None else "",
+        type="webauthn",
+        provider=wa.id,
+        provider_account_id=credential_id,
+    )
+    return WebAuthnAttempt(
+        provider_id=wa.id,
+        callback_url=callback_url,
+        account=account,
+        user=signed_in,
+        authenticator=authenticator,
+        email=email if signed_in is None else None,
+        handle=handle,
+    )
+
+
+def _says_not_discoverable(raw: Mapping[str, Any]) -> bool:
+    # The browser's credProps answer (clientExtensionResults.credProps.rk): False
+    # means the authenticator stored no discoverable credential. Absent means the
+    # browser did not say; the options' residentKey "required" already asked.
+    results = raw.get("clientExtensionResults")
+    props = results.get("credProps") if isinstance(results, Mapping) else None
+    return isinstance(props, Mapping) and props.get("rk") is False
+
+
+# -- what a verified ceremony stores -------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class WebAuthnAttempt(Attempt):
+    """A verified passkey: a sign-in with a known credential, or a registration.
+
+    For a sign-in, *user* is the credential's user. For a registration,
+    *authenticator* is the credential to store, *user* the signed-in user it is
+    added to, or ``None`` for a new user with *email*; *handle* is the user
+    handle the browser was given.
+    """
+
+    provider_id: str
+    callback_url: str
+    account: AdapterAccount
+    user: AdapterUser | None = None
+    authenticator: AdapterAuthenticator | None = None
+    email: str | None = None
+    handle: str | None = None
+    #: Auth.js's stand-in for a new user, in the ``sign_in`` callback.
+    stand_in: AdapterUser | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.user is None:
+            self.stand_in = AdapterUser(id=str(uuid.uuid4()), email=self.email)
+
+    def sign_in_params(self) -> dict[str, Any]:
+        user = self.user or self.stand_in
+        assert user is not None
+        return {
+            "user": user,
+            "account": _account(self.provider_id, self.account.provider_account_id, user.id),
+        }
+
+    def store(self, state: AuthState) -> SignedIn:
+        """Apply protocol 8.2's linking rules, then store a registration's passkey.
+
+        A known credential signs its user in, unless the request is signed in as
+        someone else (``AccountNotLinked``). A registration is added to the
+        signed-in user; for a visitor, an address that has an account refuses
+        (``AccountNotLinked``), else a new user and its ``webauthn`` account are
+        created (both or neither), then the authenticator and the user handle.
+        A failure to store the authenticator takes back what was created.
+        """
+        config = state.config
+        storage = config.adapter_caller
+        signal: dict[str, Any] = {"sender": self.provider_id, "request": state.request}
+        signed_in = current_user(state)
+        if self.authenticator is None:
+            user = self.user
+            assert user is not None
+            if signed_in is not None and signed_in.id != user.id:
+                raise AccountNotLinked("The passkey belongs to another user")
+            return self._signed_in(user, is_new_user=False)
+
+        known = storage("get_account", self.account.provider_account_id, self.provider_id)
+        if known is not None:
+            raise AccountNotLinked("The passkey is already linked to a user")
+        is_new_user = False
+        if self.user is not None:
+            user = self.user
+            account = replace(self.account, user_id=user.id)
+            linked = as_account(storage("link_account", account)) or account
+            emit(config, "link_account", **signal, user=user, account=linked, profile=user)
+            undo: tuple[str, ...] = (
+                "unlink_account",
+                self.provider_id,
+                account.provider_account_id,
+            )
+        else:
+            if self.email and as_user(storage("get_user_by_email", self.email)) is not None:
+                raise AccountNotLinked(
+                    "Another account already exists with the same e-mail address"
+                )
+            user, linked = create_and_link(
+                storage, AdapterUser(id="", email=self.email), self.account
+            )
+            is_new_user = True
+            emit(config, "create_user", **signal, user=user)
+            emit(config, "link_account", **signal, user=user, account=linked, profile=user)
+            undo = ("delete_user", user.id)
+        try:
+            self.authenticator.user_id = user.id
+            storage("create_authenticator", self.authenticator)
+            storage("get_user_handle", user.id, True, self.handle)
+        except Exception:
+            if storage.has(undo[0]):
+                # The first error is the one to report; a failed clean-up is logged.
+                with contextlib.suppress(AuthError):
+                    storage(*undo)
+            raise
+        self.user = user
+        return self._signed_in(user, is_new_user=is_new_user)
+
+    def _signed_in(self, user: AdapterUser, *, is_new_user: bool) -> SignedIn:
+        return SignedIn(
+            user=user,
+            user_dict={"id": user.id, "name": user.name, "email": user.email, "image": user.image},
+            account=_account(self.provider_id, self.account.provider_account_id, user.id),
+            is_new_user=is_new_user,
+        )

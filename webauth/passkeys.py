@@ -1,0 +1,225 @@
+"""A signed-in user's passkeys: list them, rename one, remove one (never the last way in).
+
+For the project's "your passkeys" page, as :mod:`webauth.linked_accounts` is for
+linked accounts::
+
+    from webauth import passkeys
+
+    def my_passkeys(request):
+        return render(request, "passkeys.html", {"passkeys": passkeys.list_passkeys(request)})
+
+Each function acts for the user the request is signed in as
+(``request.user``) and raises :class:`~django.core.exceptions.PermissionDenied`
+without one; it cannot reach another user's passkeys. Credential ids are the
+stored ones (:attr:`UserPasskey.id`). Everything goes through the adapter
+(``list_authenticators_by_user_id``, ``rename_authenticator``,
+``delete_authenticator``); removing is refused with
+:class:`~webauth.errors.LastSignInMethod` when it would leave the user no way
+to sign in. Each function has an ``a``-prefixed twin for async views.
+
+:func:`passkeys_view` is a ready page (list, rename, remove, add) that a
+project routes itself; its forms are protected by Django's CSRF middleware.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
+
+from .access import session_required_response
+from .conf import get_config
+from .errors import LastSignInMethod
+from .types import AdapterAuthenticator, as_authenticator
+from .utils import user_id
+
+__all__ = [
+    "MAX_NAME_LENGTH",
+    "LastSignInMethod",
+    "UserPasskey",
+    "alist_passkeys",
+    "aremove_passkey",
+    "arename_passkey",
+    "list_passkeys",
+    "passkeys_view",
+    "remove_passkey",
+    "rename_passkey",
+]
+
+#: The longest passkey name kept (the ``Authenticator.name`` column).
+MAX_NAME_LENGTH = 100
+
+
+@dataclass(frozen=True, slots=True)
+class UserPasskey:
+    """One passkey of a user, as a "your passkeys" page shows it.
+
+    ``id`` is the credential id as stored (what :func:`rename_passkey` and
+    :func:`remove_passkey` take); ``synced`` whether the passkey may live on
+    several devices (backup eligible: a password manager's), ``backed_up``
+    whether it is backed up now; ``transports`` how the browser reaches it.
+    """
+
+    id: str
+    name: str
+    created_at: datetime | None
+    last_used_at: datetime | None
+    device_type: str
+    synced: bool
+    backed_up: bool
+    aaguid: str
+    transports: tuple[str, ...]
+
+
+def _entry(record: AdapterAuthenticator) -> UserPasskey:
+    return UserPasskey(
+        id=record.credential_id,
+        name=record.name or _("Passkey"),
+        created_at=record.created_at,
+        last_used_at=record.last_used_at,
+        device_type=record.credential_device_type,
+        synced=bool(record.backup_eligible) or record.credential_device_type == "multiDevice",
+        backed_up=bool(record.credential_backed_up),
+        aaguid=record.aaguid or "",
+        transports=tuple(t for t in (record.transports or "").split(",") if t),
+    )
+
+
+def _user_id(request: HttpRequest) -> str:
+    user = getattr(request, "user", None)
+    if user is None or not getattr(user, "is_authenticated", False):
+        raise PermissionDenied("Sign in to manage passkeys")
+    return user_id(user)
+
+
+def clean_name(name: Any) -> str:
+    """A passkey name as stored: one line, no control characters, at most 100 characters.
+
+    ``ValueError`` for a name that is empty once cleaned.
+    """
+    if not isinstance(name, str):
+        raise ValueError(_("Give the passkey a name."))
+    text = unicodedata.normalize("NFC", name)
+    text = "".join(c if c.isprintable() else " " for c in text)
+    text = " ".join(text.split())[:MAX_NAME_LENGTH].strip()
+    if not text:
+        raise ValueError(_("Give the passkey a name."))
+    return text
+
+
+def list_passkeys(request: HttpRequest) -> list[UserPasskey]:
+    """The signed-in user's passkeys, oldest first."""
+    uid = _user_id(request)
+    records = get_config().storage("list_authenticators_by_user_id", uid) or ()
+    entries = [_entry(r) for r in (as_authenticator(raw) for raw in records) if r is not None]
+    return entries
+
+
+def rename_passkey(request: HttpRequest, credential_id: str, name: str) -> UserPasskey | None:
+    """Rename one of the signed-in user's passkeys; ``None`` if the user has no such passkey.
+
+    ``ValueError`` for a name that is empty once cleaned (:func:`clean_name`).
+    """
+    uid = _user_id(request)
+    cleaned = clean_name(name)
+    if not isinstance(credential_id, str) or not credential_id:
+        return None
+    record = as_authenticator(
+        get_config().storage("rename_authenticator", uid, credential_id, cleaned)
+    )
+    return _entry(record) if record is not None else None
+
+
+def remove_passkey(request: HttpRequest, credential_id: str) -> bool:
+    """Remove one of the signed-in user's passkeys; ``False`` if the user has no such passkey.
+
+    Raises :class:`LastSignInMethod` when it is the user's only way to sign in.
+    """
+    uid = _user_id(request)
+    if not isinstance(credential_id, str) or not credential_id:
+        return False
+    removed = get_config().storage("delete_authenticator", uid, credential_id)
+    return removed is not None
+
+
+async def alist_passkeys(request: HttpRequest) -> list[UserPasskey]:
+    """Async :func:`list_passkeys`."""
+    return await sync_to_async(list_passkeys)(request)
+
+
+async def arename_passkey(
+    request: HttpRequest, credential_id: str, name: str
+) -> UserPasskey | None:
+    """Async :func:`rename_passkey`."""
+    return await sync_to_async(rename_passkey)(request, credential_id, name)
+
+
+async def aremove_passkey(request: HttpRequest, credential_id: str) -> bool:
+    """Async :func:`remove_passkey`."""
+    return await sync_to_async(remove_passkey)(request, credential_id)
+
+
+@require_http_methods(["GET", "POST"])
+def passkeys_view(request: HttpRequest) -> HttpResponseBase:
+    """A page listing the signed-in user's passkeys, with rename, remove and add.
+
+    Route it yourself, e.g. ``path("account/passkeys/", passkeys_view)``. A
+    visitor gets what ``auth_required`` gives (the sign-in page, or 401 JSON).
+    ``POST`` takes ``op`` (``rename`` or ``remove``), ``credential_id`` and
+    ``name`` (Django's CSRF middleware checks the form). With
+    ``django.contrib.messages`` the outcome is a message and the page is
+    reloaded (post/redirect/get); without it a refusal is shown on the page
+    (status 400). Template: ``webauth/passkeys.html`` (context: ``passkeys``,
+    ``error``).
+    """
+    if not getattr(request.user, "is_authenticated", False):
+        return session_required_response(request)
+    error = ""
+    if request.method == "POST":
+        done, note = _apply(request)
+        if hasattr(request, "_messages"):
+            messages.add_message(request, messages.SUCCESS if done else messages.ERROR, note)
+            return HttpResponseRedirect(request.get_full_path())
+        if done:
+            return HttpResponseRedirect(request.get_full_path())
+        error = note
+    response: HttpResponse = render(
+        request,
+        "webauth/passkeys.html",
+        {"passkeys": list_passkeys(request), "error": error},
+        status=400 if error else 200,
+    )
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _apply(request: HttpRequest) -> tuple[bool, str]:
+    """Rename or remove as the form asks: whether it was done, and what to tell the user."""
+    op = request.POST.get("op")
+    credential_id = request.POST.get("credential_id", "")
+    try:
+        if op == "rename":
+            if rename_passkey(request, credential_id, request.POST.get("name", "")):
+                return True, _("The passkey was renamed.")
+        elif op == "remove":
+            if remove_passkey(request, credential_id):
+                return True, _("The passkey was removed.")
+        else:
+            return False, _("Unknown action.")
+    except LastSignInMethod:
+        return False, _(
+            "This passkey is your only way to sign in. Add another way to sign in "
+            "before you remove it."
+        )
+    except ValueError as exc:
+        return False, str(exc)
+    return False, _("No such passkey.")
