@@ -250,12 +250,13 @@ def test_passkeys_through_the_example(env, tmp_path):
     The example names ``localhost`` as its relying party, so it runs (and is opened)
     on localhost, as ./scripts/example does.
     """
-    from .support.browser import VirtualAuthenticators, chromium
+    from .support.browser import AUTOFILL_FIELD, VirtualAuthenticators, chromium, watch_credentials
 
     with running_example(env, tmp_path, "localhost") as (base, _), chromium() as browser:
         assert manage("example_setup", env=env).returncode == 0
         context = browser.new_context(base_url=base)
         context.set_default_timeout(15_000)
+        watch_credentials(context, autofill="hold")  # a person who ignores autofill
         page = context.new_page()
         VirtualAuthenticators(page).add()
 
@@ -264,7 +265,7 @@ def test_passkeys_through_the_example(env, tmp_path):
 
         # A new account with a passkey, from the built-in sign-in page.
         page.goto("/auth/signin?callbackUrl=/passkeys/")
-        page.fill('input[autocomplete="username webauthn"]', "reader@example.com")
+        page.fill(AUTOFILL_FIELD, "reader@example.com")
         with page.expect_navigation(url="**/passkeys/"):
             page.click("#webauth-passkey-register")
         assert session()["user"]["email"] == "reader@example.com"
@@ -277,7 +278,7 @@ def test_passkeys_through_the_example(env, tmp_path):
         assert page.locator(".passkey-name").inner_text() == "My laptop"
         with page.expect_navigation():
             page.get_by_role("button", name="Remove").click()
-        assert "only way to sign in" in page.locator(".messages").inner_text()
+        assert "only way to sign in" in page.locator(".messages [role=alert]").inner_text()
         assert page.locator("#passkeys li.passkey").count() == 1
 
         # The demo user signs in with a password: the home page offers a passkey.
@@ -290,10 +291,11 @@ def test_passkeys_through_the_example(env, tmp_path):
         with page.expect_navigation():
             page.click("form[data-provider=credentials] button[type=submit]")
         assert session()["user"]["email"] == "demo@example.com"
-        offer = page.locator("#passkey-offer")
+        offer = page.locator("#passkey-offer #webauth-passkey-register")
         with page.expect_navigation():
-            offer.locator("#webauth-passkey-register").click()
-        assert page.locator("#passkey-offer").count() == 0  # accepted: no more offer
+            offer.click()
+        assert session()["user"]["email"] == "demo@example.com"
+        assert offer.count() == 0  # accepted: no more offer
         page.goto("/passkeys/")
         assert page.locator("#passkeys li.passkey").count() == 1
         context.close()

@@ -23,18 +23,22 @@ request through only once the field has the focus.
 """
 
 import base64
-import json
 import re
 
 import pytest
 from django.contrib.auth import get_user_model
 
-from webauth.models import Account, Authenticator
+from webauth.models import Account, Authenticator, WebAuthnUserHandle
 
-from .support.browser import VirtualAuthenticators, base64url, chromium
+from .support.browser import (
+    AUTOFILL_FIELD,
+    VirtualAuthenticators,
+    base64url,
+    chromium,
+    watch_credentials,
+)
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
-AUTOFILL_FIELD = 'input[autocomplete="username webauthn"]'
 SIGNIN_BUTTON = "#webauth-passkey-signin"
 REGISTER_BUTTON = "#webauth-passkey-register"
 
@@ -75,63 +79,11 @@ def site(settings, live_server):
     return live_server
 
 
-# What the page asked of navigator.credentials, reported to the test as it happens
-# (window state would not survive the navigations of a sign-in). AUTOFILL is
-# "hold" (the person never picks a suggestion: the request waits until aborted)
-# or "on-focus" (the person picks one once the field has the focus).
-WATCH_CREDENTIALS = """
-(() => {
-  const AUTOFILL = %s;
-  const report = (call) => window.reportCredentialCall(call);
-  const realGet = navigator.credentials.get.bind(navigator.credentials);
-  const realCreate = navigator.credentials.create.bind(navigator.credentials);
-  const aborted = (signal) => new Promise((_, reject) => {
-    if (!signal) return;
-    const stop = () => reject(signal.reason || new DOMException("aborted", "AbortError"));
-    if (signal.aborted) stop(); else signal.addEventListener("abort", stop, { once: true });
-  });
-  const fieldFocused = () => new Promise((resolve) => {
-    const isField = (el) => el && el.matches && el.matches('%s');
-    if (isField(document.activeElement)) return resolve();
-    document.addEventListener("focusin", function seen(event) {
-      if (isField(event.target)) {
-        document.removeEventListener("focusin", seen);
-        resolve();
-      }
-    });
-  });
-  const watch = (kind, mediation, promise) => {
-    report({ kind, mediation, event: "start" });
-    return promise.then(
-      (credential) => { report({ kind, mediation, event: "resolved" }); return credential; },
-      (error) => {
-        report({ kind, mediation, event: "rejected", error: error && error.name });
-        throw error;
-      },
-    );
-  };
-  navigator.credentials.get = (options = {}) => {
-    const mediation = options.mediation || "optional";
-    if (mediation !== "conditional" || AUTOFILL === "pass") {
-      return watch("get", mediation, realGet(options));
-    }
-    if (AUTOFILL === "hold") return watch("get", mediation, aborted(options.signal));
-    const picked = Promise.race([fieldFocused(), aborted(options.signal)]);
-    return watch("get", mediation, picked.then(() => realGet(options)));
-  };
-  navigator.credentials.create = (options = {}) => watch("create", "optional", realCreate(options));
-})();
-"""
-
-
 class Person:
     """One browser profile with its device (a platform authenticator) and its calls."""
 
     def __init__(self, context, autofill):
-        self.calls = []
-        # A Python function, not a bound builtin: Playwright tags the callable it gets.
-        context.expose_function("reportCredentialCall", lambda call: self.calls.append(call))
-        context.add_init_script(WATCH_CREDENTIALS % (json.dumps(autofill), AUTOFILL_FIELD))
+        self.calls = watch_credentials(context, autofill)
         self.page = context.new_page()
         self.authenticators = VirtualAuthenticators(self.page)
         self.platform = self.authenticators.add()
@@ -209,12 +161,12 @@ def wait_until(page, condition, what):
 
 
 def passkeys_on_the_page(page):
-    """The passkeys /passkeys/ lists: credential id -> name."""
+    """The passkeys /passkeys/ (webauth's ready page) lists: credential id -> name."""
     page.goto("/passkeys/")
-    items = page.locator("#passkeys li.passkey")
+    items = page.locator("li.webauth-passkey")
     return {
         items.nth(i).get_attribute("data-credential-id"): items.nth(i)
-        .locator(".passkey-name")
+        .locator(".webauth-passkey-name")
         .inner_text()
         for i in range(items.count())
     }
@@ -248,9 +200,11 @@ def test_register_sign_out_and_sign_in_with_the_button(person):
     assert passkey.name  # named from the AAGUID or the browser, never blank
     assert passkey.transports == "internal"
     assert Account.objects.filter(user=user, provider="passkey", type="webauthn").count() == 1
-    # The device stored the user's handle: opaque, not the primary key.
+    # The device keeps the user's handle: 64 random bytes stored for the user, not
+    # the primary key.
     handle = base64.b64decode(device_credential["userHandle"])
-    assert str(user.pk).encode() not in handle and len(handle) >= 32
+    assert len(handle) == 64
+    assert raw_id(WebAuthnUserHandle.objects.get(user=user).handle) == handle
     assert len(alice.calls_of("create", "optional", "resolved")) == 1
 
     sign_out(alice)
@@ -329,29 +283,32 @@ def test_add_a_second_passkey_and_remove_one(person):
     listed = passkeys_on_the_page(alice.page)
     assert len(listed) == 2 and first_id in listed
     [second_id] = set(listed) - {first_id}
-    assert raw_id(second_id) == raw_id(alice.authenticators.credential_ids(key)[0])
+    [on_the_key] = alice.authenticators.credentials(key)
+    [on_the_laptop] = alice.authenticators.credentials(alice.platform)
+    assert raw_id(second_id) == base64.b64decode(on_the_key["credentialId"])
+    assert on_the_key["userHandle"] == on_the_laptop["userHandle"]  # one handle per user
     user = get_user_model().objects.get(email="alice@example.com")
     assert len(stored_passkeys(user)) == 2
     assert get_user_model().objects.count() == 1  # added to alice, not a new user
 
     # Rename the key's passkey, then remove the laptop's.
-    item = alice.page.locator(f'li.passkey[data-credential-id="{second_id}"]')
-    item.get_by_label("New name").fill("Blue security key")
+    item = alice.page.locator(f'li.webauth-passkey[data-credential-id="{second_id}"]')
+    item.get_by_label("Name").fill("Blue security key")
     with alice.page.expect_navigation():
         item.get_by_role("button", name="Rename").click()
     assert passkeys_on_the_page(alice.page)[second_id] == "Blue security key"
 
-    item = alice.page.locator(f'li.passkey[data-credential-id="{first_id}"]')
+    item = alice.page.locator(f'li.webauth-passkey[data-credential-id="{first_id}"]')
     with alice.page.expect_navigation():
         item.get_by_role("button", name="Remove").click()
     assert list(passkeys_on_the_page(alice.page)) == [second_id]
     assert alice.session()["user"]["email"] == "alice@example.com"
 
     # The last one is her only way in: it stays.
-    item = alice.page.locator(f'li.passkey[data-credential-id="{second_id}"]')
+    item = alice.page.locator(f'li.webauth-passkey[data-credential-id="{second_id}"]')
     with alice.page.expect_navigation():
         item.get_by_role("button", name="Remove").click()
-    assert "only way to sign in" in alice.page.locator("#passkeys-message").inner_text()
+    assert "only way to sign in" in alert_of(alice.page)
     assert list(passkeys_on_the_page(alice.page)) == [second_id]
     assert len(stored_passkeys(user)) == 1
 
@@ -388,7 +345,12 @@ def test_add_a_second_passkey_and_remove_one(person):
 # -- what a browser refuses, and what the server refuses ---------------------------------------
 
 
-def test_a_device_that_does_not_verify_its_user_is_refused(person):
+def refusals(caplog):
+    """What webauth logged as refused verifications (the live server's thread included)."""
+    return [r.getMessage() for r in caplog.records if "WebAuthnVerificationError" in r.getMessage()]
+
+
+def test_a_device_that_does_not_verify_its_user_is_refused(person, caplog):
     """A passkey used without a fingerprint, face or PIN signs nobody in.
 
     The passkey moves to a second authenticator that cannot verify its user
@@ -428,6 +390,7 @@ def test_a_device_that_does_not_verify_its_user_is_refused(person):
     def weaken(route):
         response = route.fetch()
         body = response.json()
+        assert body["options"]["userVerification"] == "required"
         body["options"]["userVerification"] = "discouraged"
         route.fulfill(response=response, json=body)
 
@@ -437,6 +400,8 @@ def test_a_device_that_does_not_verify_its_user_is_refused(person):
         page.click(SIGNIN_BUTTON)
     assert response.value.status == 400
     assert response.value.json()["error"] == "WebAuthnVerificationError"
+    [refused] = refusals(caplog)
+    assert "user verification is required" in refused.lower(), refused
     assert alert_of(page)
     assert alice.session() is None
     passkey.refresh_from_db()
@@ -444,13 +409,20 @@ def test_a_device_that_does_not_verify_its_user_is_refused(person):
     assert page.url.endswith("/auth/signin?callbackUrl=/whoami/")
 
 
-def test_registration_without_user_verification_is_refused(person):
-    """A new passkey made without verifying the person creates no user."""
+def test_registration_without_user_verification_is_refused(person, caplog):
+    """A new passkey made without verifying the person creates no user.
+
+    Chromium will not make a discoverable credential on an authenticator that has
+    user verification and fails it, so this device has none at all (a sensor-less
+    authenticator, touched but never verifying anyone).
+    """
     bob = person()
     bob.authenticators.remove(bob.platform)
-    bob.platform = bob.authenticators.add(isUserVerified=False)
+    bob.platform = bob.authenticators.add(hasUserVerification=False, isUserVerified=False)
 
     def weaken(route):
+        if "action=register" not in route.request.url:
+            return route.continue_()  # autofill's request
         response = route.fetch()
         body = response.json()
         body["options"]["authenticatorSelection"]["userVerification"] = "discouraged"
@@ -464,6 +436,8 @@ def test_registration_without_user_verification_is_refused(person):
         page.click(REGISTER_BUTTON)
     assert response.value.status == 400
     assert response.value.json()["error"] == "WebAuthnVerificationError"
+    [refused] = refusals(caplog)
+    assert "user verification is required" in refused.lower(), refused
     assert alert_of(page)
     assert bob.session() is None
     assert not get_user_model().objects.filter(email="bob@example.com").exists()

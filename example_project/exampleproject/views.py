@@ -20,11 +20,7 @@ def home(request):
     return render(
         request,
         "exampleproject/home.html",
-        {
-            "session_json": json.dumps(session, indent=2) if session else None,
-            # Signed in without a passkey (by password, email or the IdP): offer one.
-            "offer_passkey": session is not None and not list_passkeys(request),
-        },
+        {"session_json": json.dumps(session, indent=2) if session else None},
     )
 
 
@@ -38,28 +34,30 @@ def private(request):
 def passkeys(request):
     """The signed-in user's passkeys: list, rename, remove, and add one.
 
-    Changes are POSTs, protected by Django's CSRF middleware like any form; each
-    one redirects back here (post/redirect/get). The "Add a passkey" button is
+    Built on webauth.passkeys (webauth also has a ready-made page,
+    webauth.passkeys.passkeys_view, to route as it is). Changes are POSTs,
+    protected by Django's CSRF middleware like any form, and each one redirects
+    back here (post/redirect/get). The "Create a passkey" button is
     {% webauth_passkey_register %} in the template.
     """
     if request.method == "POST":
         credential_id = request.POST.get("credential_id", "")
         if request.POST.get("action") == "remove":
             try:
-                removed = remove_passkey(request, credential_id)
+                if remove_passkey(request, credential_id):
+                    messages.success(request, "Passkey removed.")
             except LastSignInMethod:
                 messages.error(
                     request,
-                    "This passkey is your only way to sign in. Add another passkey (or "
-                    "link an account) before you remove it.",
+                    "This passkey is your only way to sign in. Add another passkey "
+                    "before you remove it.",
                 )
-            else:
-                if removed:
-                    messages.success(request, "Passkey removed.")
         else:
-            name = request.POST.get("name", "").strip()[:100]
-            if name and rename_passkey(request, credential_id, name):
-                messages.success(request, "Passkey renamed.")
+            try:
+                if rename_passkey(request, credential_id, request.POST.get("name", "")):
+                    messages.success(request, "Passkey renamed.")
+            except ValueError as error:  # an empty name
+                messages.error(request, str(error))
         return redirect("passkeys")
     return render(request, "exampleproject/passkeys.html", {"passkeys": list_passkeys(request)})
 

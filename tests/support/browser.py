@@ -5,6 +5,7 @@ skips when ``/usr/bin/chromium`` (or playwright) is absent, or fails when
 ``WEBAUTH_REQUIRE_BROWSER`` is set (as CI does).
 """
 
+import json
 import os
 from contextlib import contextmanager
 
@@ -117,3 +118,73 @@ class VirtualAuthenticators:
             "WebAuthn.removeCredential",
             {"authenticatorId": authenticator, "credentialId": credential_id},
         )
+
+
+#: The field where browsers offer passkeys (conditional mediation, "autofill").
+AUTOFILL_FIELD = 'input[autocomplete="username webauthn"]'
+
+# What the page asked of navigator.credentials, reported to the test as it happens
+# (window state would not survive the navigations of a sign-in). AUTOFILL is
+# "hold" (the person never picks a suggestion: the request waits until aborted)
+# or "on-focus" (the person picks one once the field has the focus).
+_WATCH_CREDENTIALS = """
+(() => {
+  const AUTOFILL = %s;
+  const report = (call) => window.reportCredentialCall(call);
+  const realGet = navigator.credentials.get.bind(navigator.credentials);
+  const realCreate = navigator.credentials.create.bind(navigator.credentials);
+  const aborted = (signal) => new Promise((_, reject) => {
+    if (!signal) return;
+    const stop = () => reject(signal.reason || new DOMException("aborted", "AbortError"));
+    if (signal.aborted) stop(); else signal.addEventListener("abort", stop, { once: true });
+  });
+  const fieldFocused = () => new Promise((resolve) => {
+    const isField = (el) => el && el.matches && el.matches('%s');
+    if (isField(document.activeElement)) return resolve();
+    document.addEventListener("focusin", function seen(event) {
+      if (isField(event.target)) {
+        document.removeEventListener("focusin", seen);
+        resolve();
+      }
+    });
+  });
+  const watch = (kind, mediation, promise) => {
+    report({ kind, mediation, event: "start" });
+    return promise.then(
+      (credential) => { report({ kind, mediation, event: "resolved" }); return credential; },
+      (error) => {
+        report({ kind, mediation, event: "rejected", error: error && error.name });
+        throw error;
+      },
+    );
+  };
+  navigator.credentials.get = (options = {}) => {
+    const mediation = options.mediation || "optional";
+    if (mediation !== "conditional" || AUTOFILL === "pass") {
+      return watch("get", mediation, realGet(options));
+    }
+    if (AUTOFILL === "hold") return watch("get", mediation, aborted(options.signal));
+    const picked = Promise.race([fieldFocused(), aborted(options.signal)]);
+    return watch("get", mediation, picked.then(() => realGet(options)));
+  };
+  navigator.credentials.create = (options = {}) => watch("create", "optional", realCreate(options));
+})();
+"""
+
+
+def watch_credentials(context, autofill="hold"):
+    """Report every ``navigator.credentials`` call of *context*'s pages; the list of reports.
+
+    Each report is ``{"kind": "get"|"create", "mediation", "event": "start"|
+    "resolved"|"rejected", "error"}``. The virtual authenticator answers autofill
+    requests at once, as if the person had picked a passkey before the page
+    finished loading; *autofill* says what the simulated person does instead:
+    ``"hold"`` never picks (the request waits until the page aborts it),
+    ``"on-focus"`` picks once the passkey field has the focus, ``"pass"`` leaves
+    Chromium's behaviour alone.
+    """
+    calls = []
+    # A Python function, not a bound builtin: Playwright tags the callable it gets.
+    context.expose_function("reportCredentialCall", lambda call: calls.append(call))
+    context.add_init_script(_WATCH_CREDENTIALS % (json.dumps(autofill), AUTOFILL_FIELD))
+    return calls

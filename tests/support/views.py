@@ -209,48 +209,6 @@ def fake_userinfo(request):
 
 # -- passkeys (test_passkeys_browser) --------------------------------------------------------
 
-PASSKEYS_PAGE = """{% load webauth %}<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Your passkeys</title></head>
-<body><main>
-<h1>Your passkeys</h1>
-{% if message %}<p id="passkeys-message" role="alert">{{ message }}</p>{% endif %}
-<ul id="passkeys">
-{% for passkey in passkeys %}
-  <li class="passkey" data-credential-id="{{ passkey.credential_id }}">
-    <span class="passkey-name">{{ passkey.name }}</span>
-    <form method="post">{% csrf_token %}
-      <input type="hidden" name="credential_id" value="{{ passkey.credential_id }}">
-      <label>New name <input name="name" value="{{ passkey.name }}"></label>
-      <button name="action" value="rename">Rename</button>
-      <button name="action" value="remove">Remove</button>
-    </form>
-  </li>
-{% endfor %}
-</ul>
-{% webauth_passkey_register callback_url="/passkeys/" %}
-</main></body></html>"""
-
-
-@auth_required
-def passkeys(request):
-    """A project's own passkeys page, built on webauth.passkeys and the register tag."""
-    from webauth.errors import LastSignInMethod
-    from webauth.passkeys import list_passkeys, remove_passkey, rename_passkey
-
-    message = ""
-    if request.method == "POST":
-        credential_id = request.POST.get("credential_id", "")
-        if request.POST.get("action") == "remove":
-            try:
-                remove_passkey(request, credential_id)
-            except LastSignInMethod:
-                message = "This passkey is your only way to sign in: it stays."
-        else:
-            rename_passkey(request, credential_id, request.POST.get("name", ""))
-    template = engines["django"].from_string(PASSKEYS_PAGE)
-    context = {"passkeys": list_passkeys(request), "message": message}
-    return HttpResponse(template.render(context, request))
-
 
 def passkey_signin(request):
     """A project's own sign-in page: autofill and the button from one tag."""
