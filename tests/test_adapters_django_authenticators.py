@@ -9,6 +9,8 @@ index on ``credential_id`` itself would confuse ids that differ only in case.
 import base64
 import hashlib
 import secrets
+from datetime import timedelta
+from functools import partial
 from io import StringIO
 
 import pytest
@@ -17,10 +19,20 @@ from django.core.management import call_command
 from django.db import IntegrityError, connection
 from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
+from django.utils import timezone
 
 from webauth.adapters.django import DjangoAdapter
-from webauth.models import Authenticator, credential_id_hash
+from webauth.errors import LastSignInMethod
+from webauth.models import (
+    Authenticator,
+    WebAuthnChallenge,
+    WebAuthnUserHandle,
+    credential_id_hash,
+    token_hash,
+)
+from webauth.testing.extensions import race
 from webauth.types import AdapterAuthenticator
+from webauth.types import WebAuthnChallenge as ChallengeRecord
 
 pytestmark = pytest.mark.django_db
 adapter = DjangoAdapter()
@@ -181,6 +193,206 @@ def test_system_checks_with_database_tags_are_clean():
     out = StringIO()
     call_command("check", "--database", "default", "--fail-level", "WARNING", stdout=out)
     assert "no issues" in out.getvalue()
+
+
+# -- passkey storage of issue 12 ------------------------------------------------------------
+
+
+def challenge(ceremony="authenticate", binding="binding", minutes=5):
+    record = ChallengeRecord(
+        challenge=secrets.token_urlsafe(32),
+        ceremony=ceremony,
+        binding=binding,
+        user_data={"email": "n@example.com"} if ceremony == "register" else None,
+        expires=timezone.now() + timedelta(minutes=minutes),
+    )
+    adapter.create_webauthn_challenge(record)
+    return record
+
+
+def test_challenge_and_binding_are_stored_hashed():
+    record = challenge("register", binding="browser-binding")
+    row = WebAuthnChallenge.objects.get()
+    assert row.challenge_hash == token_hash(record.challenge)
+    assert row.binding_hash == token_hash("browser-binding")
+    assert (row.ceremony, row.user_data) == ("register", {"email": "n@example.com"})
+    stored = " ".join(str(v) for v in WebAuthnChallenge.objects.values_list().get())
+    assert record.challenge not in stored and "browser-binding" not in stored
+
+
+def test_an_unknown_ceremony_is_not_stored():
+    with pytest.raises(ValueError, match="ceremony"):
+        challenge("login")
+    assert not WebAuthnChallenge.objects.exists()
+
+
+def test_using_a_challenge_is_a_lookup_and_a_delete(django_assert_num_queries):
+    record = challenge()
+    with django_assert_num_queries(2) as queries:
+        assert adapter.use_webauthn_challenge(record.challenge, "authenticate", "binding")
+    assert "challenge_hash" in queries.captured_queries[0]["sql"]
+    assert queries.captured_queries[1]["sql"].lstrip().upper().startswith("DELETE")
+    # Refused uses cost the lookup only and delete nothing.
+    other = challenge()
+    with django_assert_num_queries(1):
+        assert adapter.use_webauthn_challenge(other.challenge, "authenticate", "wrong") is None
+    assert WebAuthnChallenge.objects.count() == 1
+
+
+def test_challenge_uses_with_odd_arguments_are_refused():
+    record = challenge()
+    assert adapter.use_webauthn_challenge(None, "authenticate", "binding") is None
+    assert adapter.use_webauthn_challenge(record.challenge, "authenticate", None) is None
+    assert adapter.use_webauthn_challenge(record.challenge, None, "binding") is None
+    assert adapter.use_webauthn_challenge(record.challenge, "authenticate", "binding")
+
+
+def test_counter_update_is_one_conditional_update(user, django_assert_num_queries):
+    credential_id = long_id()
+    passkey(user, credential_id, counter=3)
+    with django_assert_num_queries(2) as queries:
+        assert adapter.update_authenticator_counter(credential_id, 3) is None
+    update = queries.captured_queries[1]["sql"]
+    assert update.lstrip().upper().startswith("UPDATE") and "counter" in update.split("WHERE")[1]
+    row = Authenticator.objects.get()
+    assert row.counter == 3 and row.last_used_at is None
+    assert adapter.update_authenticator_counter(credential_id, 4).counter == 4
+
+
+def test_new_fields_are_stored_and_cut_to_their_columns(user):
+    record = adapter.create_authenticator(
+        AdapterAuthenticator(
+            credential_id="cred-fields",
+            user_id=str(user.pk),
+            provider_account_id="cred-fields",
+            credential_public_key="pk",
+            counter=0,
+            credential_backed_up=True,
+            credential_device_type="multiDevice",
+            name="n" * 150,
+            aaguid="ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4",
+            backup_eligible=True,
+        )
+    )
+    row = Authenticator.objects.get()
+    assert row.name == "n" * 100 and record.name == "n" * 100
+    assert row.aaguid == "ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4" and row.backup_eligible
+    renamed = adapter.rename_authenticator(str(user.pk), "cred-fields", "r" * 150)
+    assert renamed.name == "r" * 100
+    assert Authenticator.objects.get().name == "r" * 100
+
+
+def test_rename_and_delete_compare_the_credential_id_exactly(user):
+    passkey(user, "abc-id")
+    passkey(user, "other-id")
+    assert adapter.rename_authenticator(str(user.pk), "ABC-ID", "x") is None
+    assert adapter.delete_authenticator(str(user.pk), "ABC-ID") is None
+    assert adapter.delete_authenticator(str(user.pk), "abc-id ") is None
+    assert Authenticator.objects.count() == 2
+    assert adapter.delete_authenticator("not-a-user-id", "abc-id") is None
+
+
+def test_user_handle_is_one_row_per_user(user):
+    handle = adapter.get_user_handle(str(user.pk))
+    row = WebAuthnUserHandle.objects.get()
+    assert row.user_id == user.pk and row.handle == handle and len(handle) == 86
+    with pytest.raises(IntegrityError):
+        WebAuthnUserHandle.objects.create(user=user, handle="another")
+
+
+def test_user_handle_lookups(user, django_assert_num_queries):
+    handle = adapter.get_user_handle(str(user.pk))
+    with django_assert_num_queries(1):
+        assert adapter.get_user_by_handle(handle).instance == user
+    with django_assert_num_queries(1):
+        assert adapter.get_user_handle(str(user.pk), False) == handle
+    assert adapter.get_user_handle("not-a-user-id") is None
+    assert adapter.get_user_by_handle(None) is None
+    with pytest.raises(ValueError, match="86"):
+        adapter.get_user_handle(str(user.pk), True, "h" * 87)
+
+
+def test_a_users_handle_goes_with_the_user(user):
+    adapter.get_user_handle(str(user.pk))
+    user.delete()
+    assert not WebAuthnUserHandle.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_unlinks_and_passkey_removals_leave_a_way_in():
+    # An OAuth account, a passkey with its account: removing either at once
+    # (50 callers, half each way) leaves the other.
+    for round_no in range(3):
+        owner = get_user_model().objects.create_user(f"racer-{round_no}")
+        adapter.link_account(
+            {
+                "user_id": str(owner.pk),
+                "type": "oauth",
+                "provider": "github",
+                "provider_account_id": f"gh-{round_no}",
+            }
+        )
+        credential_id = f"cred-race-{round_no}"
+        passkey(owner, credential_id)
+        adapter.link_account(
+            {
+                "user_id": str(owner.pk),
+                "type": "webauthn",
+                "provider": "passkey",
+                "provider_account_id": credential_id,
+            }
+        )
+
+        def attempt(fn):
+            try:
+                return "removed" if fn() is not None else "gone"
+            except LastSignInMethod:
+                return "refused"
+
+        unlink = partial(
+            attempt, partial(adapter.unlink_user_account, str(owner.pk), "github", None)
+        )
+        remove = partial(
+            attempt, partial(adapter.delete_authenticator, str(owner.pk), credential_id)
+        )
+        results = race([unlink if n % 2 else remove for n in range(50)])
+        assert results.count("removed") == 1, f"round {round_no}: {results}"
+        assert adapter.count_sign_in_methods(str(owner.pk)) == 1
+
+
+BEFORE_PASSKEYS = [("webauth", "0005_verificationtoken_code_hash_attempts")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_0006_keeps_existing_passkeys_and_reverses():
+    try:
+        old_apps = migrate(BEFORE_PASSKEYS)
+        old_user = old_apps.get_model(*get_user_model()._meta.label.split(".")).objects.create(
+            **{get_user_model().USERNAME_FIELD: "before-0006"}
+        )
+        old_apps.get_model("webauth", "Authenticator").objects.create(
+            user_id=old_user.pk,
+            credential_id="old-cred",
+            credential_id_hash=credential_id_hash("old-cred"),
+            provider_account_id="old-cred",
+            credential_public_key="k",
+            credential_device_type="multiDevice",
+            credential_backed_up=True,
+            counter=9,
+        )
+        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes("webauth"))
+        found = adapter.get_authenticator("old-cred")
+        assert (found.name, found.aaguid, found.backup_eligible) == (None, None, False)
+        assert found.counter == 9 and found.credential_backed_up
+        assert adapter.get_user_handle(str(old_user.pk), False) is None
+        old_apps = migrate(BEFORE_PASSKEYS)
+        fields = {f.name for f in old_apps.get_model("webauth", "Authenticator")._meta.fields}
+        assert not {"name", "aaguid", "backup_eligible"} & fields
+        assert old_apps.get_model("webauth", "Authenticator").objects.get().counter == 9
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM webauth_authenticator")
+        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes("webauth"))
 
 
 # -- the migration that added credential_id_hash ----------------------------------------

@@ -105,3 +105,60 @@ def test_accounts_cannot_be_deleted_past_the_unlink_rule(admin_client, data):
     assert response.status_code == 403
     changelist = admin_client.get(reverse("admin:webauth_account_changelist"))
     assert b"delete_selected" not in changelist.content
+
+
+def test_passkeys_list_names_dates_and_sync_state(admin_client, data):
+    passkey = data["passkey"]
+    Authenticator.objects.filter(pk=passkey.pk).update(
+        name="Pixel phone", credential_backed_up=True, backup_eligible=True
+    )
+    response = admin_client.get(reverse("admin:webauth_authenticator_changelist"))
+    assert response.status_code == 200
+    for column in ("name", "created_at", "last_used_at", "credential_device_type"):
+        assert f"column-{column}" in response.content.decode()
+    assert b"Pixel phone" in response.content
+    found = admin_client.get(reverse("admin:webauth_authenticator_changelist"), {"q": "Pixel"})
+    assert found.context["cl"].result_count == 1
+
+
+def test_removing_passkeys_keeps_a_users_last_way_in(admin_client, data):
+    lone = get_user_model().objects.create_user("only-passkey")
+    last = Authenticator.objects.create(
+        user=lone,
+        credential_id="cred-last",
+        provider_account_id="cred-last",
+        credential_public_key="pk",
+        credential_device_type="multiDevice",
+        name="Last one",
+    )
+    Account.objects.create(
+        user=lone, type="webauthn", provider="passkey", provider_account_id="cred-last"
+    )
+    response = admin_client.post(
+        reverse("admin:webauth_authenticator_changelist"),
+        {"action": "remove", "_selected_action": [data["passkey"].pk, last.pk]},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert not Authenticator.objects.filter(pk=data["passkey"].pk).exists()
+    assert Authenticator.objects.filter(pk=last.pk).exists()
+    assert Account.objects.filter(user=lone).exists()
+    assert b"1 passkey removed." in response.content
+    assert b"Kept Last one: the only way those users can sign in." in response.content
+
+
+def test_passkeys_cannot_be_deleted_past_the_remove_rule(admin_client, data):
+    passkey = data["passkey"]
+    response = admin_client.get(reverse("admin:webauth_authenticator_delete", args=[passkey.pk]))
+    assert response.status_code == 403
+    changelist = admin_client.get(reverse("admin:webauth_authenticator_changelist"))
+    assert b"delete_selected" not in changelist.content
+
+
+def test_challenges_and_user_handles_are_not_in_the_admin():
+    from django.contrib import admin
+
+    from webauth.models import WebAuthnChallenge, WebAuthnUserHandle
+
+    assert not admin.site.is_registered(WebAuthnChallenge)
+    assert not admin.site.is_registered(WebAuthnUserHandle)

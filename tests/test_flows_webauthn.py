@@ -517,8 +517,11 @@ def test_wrong_rp_id(site, client, passkey_user):
     assert Authenticator.objects.count() == 1
 
 
-def test_a_replayed_assertion(site, passkey_user):
-    _user, authenticator = passkey_user
+@pytest.mark.parametrize("step", [1, 0], ids=["counting", "synced 0/0"])
+def test_a_replayed_assertion(site, client, step):
+    # With a synced passkey (its counter always 0) only the challenge stops a replay.
+    authenticator = SoftAuthenticator(counter_step=step)
+    assert register(client, authenticator).status_code == 200
     browser = Client()
     options = options_of(browser, action="authenticate")
     data = authenticator.get(options, origin=ORIGIN)
@@ -527,7 +530,7 @@ def test_a_replayed_assertion(site, passkey_user):
     options_of(browser, action="authenticate")  # a new challenge cookie, the same binding
     assert_refused(answer(browser, "authenticate", data))
     assert_refused(answer(Client(), "authenticate", data))
-    assert Authenticator.objects.get().counter == 1
+    assert Authenticator.objects.get().counter == step
 
 
 def test_a_replay_within_the_challenge_lifetime_with_the_cookie(site, passkey_user):
@@ -665,6 +668,20 @@ def test_garbage_inside_a_well_formed_credential(site, passkey_user):
     data = authenticator.get(options, origin=ORIGIN)
     data["response"]["authenticatorData"] = b64url(b"\x01" * 10)
     assert_refused(answer(browser, "authenticate", data))
+
+
+def test_a_json_body_with_the_credential_as_an_object(site, passkey_user):
+    _user, authenticator = passkey_user
+    browser = Client()
+    options = options_of(browser, action="authenticate")
+    body = {"action": "authenticate", "data": authenticator.get(options, origin=ORIGIN)}
+    response = browser.post(
+        "/auth/callback/passkey",
+        json.dumps(body),
+        content_type="application/json",
+        headers=JSON_HEADERS,
+    )
+    assert response.status_code == 200 and signed_in_as(response) == "new@example.com"
 
 
 def test_no_data_at_all(site, client):

@@ -1319,3 +1319,129 @@ def test_email_codes_with_hostile_values(client, email_site, alice, code):
     assert_safe(response)
     assert response.status_code == 400 and not sets_session(response)
     assert _grants() == 1
+
+
+# -- passkeys: the options route and the callback -------------------------------------------------
+
+CHALLENGE = "authjs.challenge"
+
+
+@pytest.fixture
+def passkey_site(settings):
+    """A Passkey provider beside credentials, on DjangoAdapter with JWT sessions."""
+    from webauth.providers import Passkey
+
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": "webauth.adapters.django.DjangoAdapter",
+        "session": {"strategy": "jwt"},
+        "experimental": {"enable_webauthn": True},
+        "providers": ["webauth.providers.DjangoCredentials", Passkey()],
+        "rate_limits": False,  # a case may ask for many options
+    }
+
+
+@pytest.fixture
+def passkey(client, passkey_site):
+    """A registered passkey (its user is new@example.com) and the authenticator holding it."""
+    from .support.authenticator import SoftAuthenticator
+
+    authenticator = SoftAuthenticator()
+    options = client.get("/auth/webauthn-options/passkey?action=register&email=new@example.com")
+    data = authenticator.create(options.json()["options"], origin="http://testserver")
+    response = client.post(
+        "/auth/callback/passkey", {"action": "register", "data": json.dumps(data)}
+    )
+    assert response.status_code == 302
+    client.cookies.clear()
+    return authenticator
+
+
+def _assertion(client, authenticator):
+    options = client.get("/auth/webauthn-options/passkey?action=authenticate").json()["options"]
+    return json.dumps(authenticator.get(options, origin="http://testserver"))
+
+
+@pytest.mark.parametrize("payload", REDIRECTS, ids=_id)
+@pytest.mark.parametrize("as_json", [False, True])
+def test_passkey_callback_url_never_leaves_the_site(client, passkey, payload, as_json):
+    body = {"action": "authenticate", "data": _assertion(client, passkey), "callbackUrl": payload}
+    headers = {"X-Auth-Return-Redirect": "1"} if as_json else {}
+    response = client.post("/auth/callback/passkey", body, headers=headers)
+    assert_safe(response)
+    assert sets_session(response)  # a good passkey signs in; only the landing is changed
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"action": ["register", "authenticate"]},
+        {"action": "register\x00"},
+        {"action": "a" * 100_000},
+        {"email": "a" * 100_000, "action": "register"},
+        {"email": "\u202enew@example.com", "action": "register"},
+        {"email": "x@y", "action": "register"},
+        {"email": ["a@example.com", "b@example.com"]},
+        {"callbackUrl": "//evil.example"},
+        {"email": "' OR 1=1 --", "action": "register"},
+    ],
+    ids=lambda q: _id(repr(q)),
+)
+def test_passkey_options_with_hostile_queries(client, passkey_site, query):
+    response = client.get("/auth/webauthn-options/passkey", query)
+    assert_safe(response)
+    assert response.status_code in (200, 400)
+    assert rows() == (0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    "cookie",
+    [
+        "junk",
+        "x" * 50_000,
+        "%E0%A4%A",
+        lambda: jose.encode(
+            token={"binding": "b" * 43, "provider": "passkey"},
+            secret="other-" + "y" * 30,
+            salt=CHALLENGE,
+        ),
+        lambda: jose.encode(
+            token={"binding": "b" * 43, "provider": "passkey"}, secret=SECRET, salt=SESSION
+        ),
+        lambda: jose.encode(
+            token={"binding": ["b" * 43], "provider": "passkey"}, secret=SECRET, salt=CHALLENGE
+        ),
+        lambda: jose.encode(
+            token={"binding": "b" * 43, "provider": "webauthn"}, secret=SECRET, salt=CHALLENGE
+        ),
+        lambda: jose.encode(
+            token={"binding": "", "provider": "passkey"}, secret=SECRET, salt=CHALLENGE
+        ),
+    ],
+    ids=lambda c: _id(c if isinstance(c, str) else "jwe"),
+)
+def test_passkey_callback_with_hostile_challenge_cookies(client, passkey, cookie):
+    data = _assertion(client, passkey)
+    client.cookies[CHALLENGE] = cookie() if callable(cookie) else cookie
+    response = client.post(
+        "/auth/callback/passkey",
+        {"action": "authenticate", "data": data},
+        headers={"X-Auth-Return-Redirect": "1"},
+    )
+    assert_safe(response)
+    assert response.status_code == 400 and not sets_session(response)
+    # Options asked with the cookie still work (a bad cookie is no cookie).
+    assert client.get("/auth/webauthn-options/passkey").status_code == 200
+
+
+@pytest.mark.parametrize("host", HOSTS, ids=_id)
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("get", "/auth/webauthn-options/passkey"), ("post", "/auth/callback/passkey")],
+)
+def test_passkey_routes_with_foreign_hosts(client, passkey_site, method, path, host):
+    data = {"action": "authenticate", "data": "{}", "callbackUrl": "/x"} if method == "post" else {}
+    response = getattr(client, method)(path, data, HTTP_HOST=host)
+    assert_safe(response)
+    assert not sets_session(response)
+    assert rows() == (0, 0, 0)

@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from webauth.models import Session, VerificationToken, token_hash
+from webauth.models import Session, VerificationToken, WebAuthnChallenge, token_hash
 from webauth.purge import purge_expired
 
 pytestmark = pytest.mark.django_db
@@ -188,3 +188,19 @@ def test_empty_table_runs_no_delete():
         result = purge_expired(Session)
     assert (result.deleted, result.batches) == (0, 0)
     assert delete_statements(queries.captured_queries) == []
+
+
+def test_expired_webauthn_challenges_are_purged(db):
+    now = timezone.now()
+    for n, expires in enumerate([now - timedelta(minutes=1)] * 3 + [now + timedelta(minutes=5)]):
+        WebAuthnChallenge.objects.create(
+            challenge_hash=token_hash(f"c{n}"),
+            ceremony="authenticate",
+            binding_hash=token_hash("b"),
+            expires=expires,
+        )
+    assert "webauth_webauthnchallenge: 3 expired rows would be deleted" in purge("--dry-run")
+    assert "webauth_webauthnchallenge: deleted 3 expired rows" in purge()
+    assert list(WebAuthnChallenge.objects.values_list("challenge_hash", flat=True)) == [
+        token_hash("c3")
+    ]

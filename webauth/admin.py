@@ -1,4 +1,10 @@
-"""Admin pages for webauth's tables: revoke sessions, unlink accounts, remove passkeys."""
+"""Admin pages for webauth's tables: revoke sessions, unlink accounts, remove passkeys.
+
+:class:`PasskeyInline` lists a user's passkeys on the user's admin page: webauth's
+own user admin has it, and a project's ``UserAdmin`` can add it to ``inlines``.
+WebAuthn challenges and user handles are not shown: a challenge lives minutes and
+means nothing to a person, a handle is an opaque random string.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from .conf import get_config
 from .linked_accounts import LastSignInMethod, unlink
 from .models import Account, Authenticator, Session, User, VerificationToken
 
@@ -96,27 +103,35 @@ class AccountAdmin(admin.ModelAdmin):
             )
 
 
+#: What a passkey's row shows: the name, when it was made and last used, and
+#: whether it is synced (a multi-device credential, backed up).
+PASSKEY_COLUMNS = (
+    "name",
+    "created_at",
+    "last_used_at",
+    "credential_device_type",
+    "credential_backed_up",
+)
+
+
 @admin.register(Authenticator)
 class AuthenticatorAdmin(admin.ModelAdmin):
-    """Registered passkeys."""
+    """Registered passkeys: shown read-only, removed through the adapter's rule."""
 
-    list_display = (
-        "user",
-        "credential_device_type",
-        "credential_backed_up",
-        "counter",
-        "created_at",
-        "last_used_at",
-    )
-    list_filter = ("credential_device_type", "credential_backed_up")
-    search_fields = ("credential_id", "user__pk")
+    list_display = ("user", *PASSKEY_COLUMNS, "backup_eligible", "counter")
+    list_filter = ("credential_device_type", "credential_backed_up", "backup_eligible")
+    search_fields = ("credential_id", "name", "user__pk")
     list_select_related = ("user",)
+    ordering = ("user", "-created_at")
     readonly_fields = (
         "user",
+        "name",
         "credential_id",
         "provider_account_id",
         "credential_public_key",
         "counter",
+        "aaguid",
+        "backup_eligible",
         "credential_backed_up",
         "credential_device_type",
         "transports",
@@ -128,15 +143,51 @@ class AuthenticatorAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Deleting would bypass the "never the last way to sign in" rule of remove.
+        return False
+
     @admin.action(description=_("Remove the selected passkeys"))
     def remove(self, request: HttpRequest, queryset: QuerySet[Authenticator]) -> None:
-        count, _unused = queryset.delete()
+        storage = get_config().storage
+        count, kept = 0, []
+        for passkey in queryset:
+            try:
+                if storage("delete_authenticator", str(passkey.user_id), passkey.credential_id):
+                    count += 1
+            except LastSignInMethod:
+                kept.append(passkey.name or str(passkey))
         self.message_user(
             request,
             ngettext("%(count)d passkey removed.", "%(count)d passkeys removed.", count)
             % {"count": count},
             messages.SUCCESS,
         )
+        if kept:
+            self.message_user(
+                request,
+                _("Kept %(passkeys)s: the only way those users can sign in.")
+                % {"passkeys": ", ".join(kept)},
+                messages.WARNING,
+            )
+
+
+class PasskeyInline(admin.TabularInline):
+    """A user's passkeys on the user's admin page (read-only; remove them from the
+    passkeys list, which keeps a user's last way to sign in)."""
+
+    model = Authenticator
+    fields = PASSKEY_COLUMNS
+    readonly_fields = PASSKEY_COLUMNS
+    ordering = ("-created_at",)
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    verbose_name = _("passkey")
+    verbose_name_plural = _("passkeys")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(VerificationToken)
@@ -182,6 +233,7 @@ if settings.AUTH_USER_MODEL == "webauth.User":
 
         add_form = UserCreationForm
         form = UserChangeForm
+        inlines = (PasskeyInline,)
 
         ordering = ("email",)
         list_display = ("email", "name", "is_staff", "is_active", "date_joined")
@@ -198,3 +250,7 @@ if settings.AUTH_USER_MODEL == "webauth.User":
         add_fieldsets = (
             (None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),
         )
+
+        def get_inlines(self, request: HttpRequest, obj: Any = None) -> Any:
+            # A user being added has no passkeys (and the add form posts no formset).
+            return self.inlines if obj is not None else ()

@@ -79,3 +79,24 @@ def test_admin_lists_and_adds_webauth_users(admin_client):
     assert user.check_password("a-long-enough-pass-123")
     change = admin_client.get(reverse("admin:webauth_user_change", args=[user.pk]))
     assert change.status_code == 200
+
+
+def test_admin_user_page_lists_the_users_passkeys(admin_client):
+    from django.urls import reverse
+
+    from webauth.models import Authenticator
+
+    user = get_user_model().objects.create_user("keys@example.com")
+    Authenticator.objects.create(
+        user=user,
+        credential_id="cred-inline",
+        provider_account_id="cred-inline",
+        credential_public_key="pk",
+        credential_device_type="multiDevice",
+        credential_backed_up=True,
+        name="Laptop keychain",
+    )
+    change = admin_client.get(reverse("admin:webauth_user_change", args=[user.pk]))
+    assert change.status_code == 200
+    assert b"Laptop keychain" in change.content
+    assert b"webauth_authenticators-TOTAL_FORMS" in change.content

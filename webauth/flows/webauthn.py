@@ -457,7 +457,13 @@ def _refused(state: AuthState, exc: WebAuthnVerificationError) -> HttpResponse:
 
 
 def _read_credential(action: str, data: Any) -> tuple[dict[str, Any], Any, Any]:
-    """The credential's JSON, py_webauthn's reading of it, and its client data."""
+    """The credential's JSON, py_webauthn's reading of it, and its client data.
+
+    ``data`` is a JSON string, as Auth.js's client sends it; a JSON body may
+    also carry the object itself.
+    """
+    if isinstance(data, Mapping):
+        data = json.dumps(data)
     if not isinstance(data, str) or not data or len(data) > MAX_CREDENTIAL_LENGTH:
         raise WebAuthnVerificationError("The request carries no credential")
     try:
