@@ -158,8 +158,16 @@ _WATCH_CREDENTIALS = """
       },
     );
   };
+  // A hostile script on the page (or an extension) that weakens what the site asked
+  // for before the device sees it: set window.weakenUserVerification = true.
+  const weaken = (publicKey, selection) => {
+    if (!window.weakenUserVerification || !publicKey) return;
+    const target = selection ? publicKey.authenticatorSelection : publicKey;
+    if (target) target.userVerification = "discouraged";
+  };
   navigator.credentials.get = (options = {}) => {
     const mediation = options.mediation || "optional";
+    if (mediation !== "conditional") weaken(options.publicKey, false);
     if (mediation !== "conditional" || AUTOFILL === "pass") {
       return watch("get", mediation, realGet(options));
     }
@@ -167,7 +175,10 @@ _WATCH_CREDENTIALS = """
     const picked = Promise.race([fieldFocused(), aborted(options.signal)]);
     return watch("get", mediation, picked.then(() => realGet(options)));
   };
-  navigator.credentials.create = (options = {}) => watch("create", "optional", realCreate(options));
+  navigator.credentials.create = (options = {}) => {
+    weaken(options.publicKey, true);
+    return watch("create", "optional", realCreate(options));
+  };
 })();
 """
 
@@ -181,7 +192,8 @@ def watch_credentials(context, autofill="hold"):
     finished loading; *autofill* says what the simulated person does instead:
     ``"hold"`` never picks (the request waits until the page aborts it),
     ``"on-focus"`` picks once the passkey field has the focus, ``"pass"`` leaves
-    Chromium's behaviour alone.
+    Chromium's behaviour alone. A page where ``window.weakenUserVerification``
+    is true asks the device for no user verification, whatever the site asked.
     """
     calls = []
     # A Python function, not a bound builtin: Playwright tags the callable it gets.
