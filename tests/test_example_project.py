@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urljoin
@@ -63,8 +64,12 @@ def test_github_button_appears_with_its_environment_variables(env):
         code,
         env={**env, "AUTH_GITHUB_ID": "x", "AUTH_GITHUB_SECRET": "y"},
     )
-    assert plain.stdout.strip() == "['credentials', 'email', 'example-idp']", plain.stderr
-    assert with_github.stdout.strip() == "['credentials', 'email', 'example-idp', 'github']"
+    assert plain.stdout.strip() == "['credentials', 'email', 'example-idp', 'passkey']", (
+        plain.stderr
+    )
+    assert (
+        with_github.stdout.strip() == "['credentials', 'email', 'example-idp', 'github', 'passkey']"
+    )
 
 
 def test_outbox_is_routed_only_with_debug(env):
@@ -123,8 +128,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def example_server(env, tmp_path):
+@contextmanager
+def running_example(env, tmp_path, host):
     """The example project as ./scripts/example runs it: runserver with its autoreloader.
 
     The reloader runs the site in a child process that it restarts on changes; the
@@ -134,14 +139,14 @@ def example_server(env, tmp_path):
     port = free_port()
     log = open(tmp_path / "runserver.log", "w")  # noqa: SIM115 (closed below)
     server = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}"],
+        [sys.executable, "manage.py", "runserver", f"{host}:{port}"],
         cwd=EXAMPLE,
         env={**env, "PORT": str(port)},
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group: the reloader's child goes too
     )
-    base = f"http://127.0.0.1:{port}"
+    base = f"http://{host}:{port}"
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -157,6 +162,12 @@ def example_server(env, tmp_path):
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
         log.close()
+
+
+@pytest.fixture
+def example_server(env, tmp_path):
+    with running_example(env, tmp_path, "127.0.0.1") as running:
+        yield running
 
 
 def ask_for_email(browser, base, address, callback):
@@ -227,3 +238,64 @@ def test_email_sign_in_through_the_example(example_server):
     # The console backend printed both messages where the server runs.
     printed = log.read_text()
     assert printed.count("Subject: Sign in to 127.0.0.1:") == 2
+
+
+# -- passkeys on the running example ------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_passkeys_through_the_example(env, tmp_path):
+    """A passkey account on the example, its Passkeys page, and the offer after a password.
+
+    The example names ``localhost`` as its relying party, so it runs (and is opened)
+    on localhost, as ./scripts/example does.
+    """
+    from .support.browser import AUTOFILL_FIELD, VirtualAuthenticators, chromium, watch_credentials
+
+    with running_example(env, tmp_path, "localhost") as (base, _), chromium() as browser:
+        assert manage("example_setup", env=env).returncode == 0
+        context = browser.new_context(base_url=base)
+        context.set_default_timeout(15_000)
+        watch_credentials(context, autofill="hold")  # a person who ignores autofill
+        page = context.new_page()
+        VirtualAuthenticators(page).add()
+
+        def session():
+            return page.evaluate("() => fetch('/auth/session').then((r) => r.json())")
+
+        # A new account with a passkey, from the built-in sign-in page.
+        page.goto("/auth/signin?callbackUrl=/passkeys/")
+        page.fill(AUTOFILL_FIELD, "reader@example.com")
+        with page.expect_navigation(url="**/passkeys/"):
+            page.click("#webauth-passkey-register")
+        assert session()["user"]["email"] == "reader@example.com"
+        assert page.locator("#passkeys li.passkey").count() == 1
+
+        # Renamed on the Passkeys page; the only one cannot be removed.
+        page.get_by_label("Name").fill("My laptop")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Rename").click()
+        assert page.locator(".passkey-name").inner_text() == "My laptop"
+        with page.expect_navigation():
+            page.get_by_role("button", name="Remove").click()
+        assert "only way to sign in" in page.locator(".messages [role=alert]").inner_text()
+        assert page.locator("#passkeys li.passkey").count() == 1
+
+        # The demo user signs in with a password: the home page offers a passkey.
+        page.goto("/auth/signout")
+        with page.expect_navigation():
+            page.click("#submitButton")
+        page.goto("/auth/signin?callbackUrl=/")
+        page.fill("#input-username-for-credentials", "demo")
+        page.fill("#input-password-for-credentials", "demo-password")
+        with page.expect_navigation():
+            page.click("form[data-provider=credentials] button[type=submit]")
+        assert session()["user"]["email"] == "demo@example.com"
+        offer = page.locator("#passkey-offer #webauth-passkey-register")
+        with page.expect_navigation():
+            offer.click()
+        assert session()["user"]["email"] == "demo@example.com"
+        assert offer.count() == 0  # accepted: no more offer
+        page.goto("/passkeys/")
+        assert page.locator("#passkeys li.passkey").count() == 1
+        context.close()

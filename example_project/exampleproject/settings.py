@@ -86,11 +86,11 @@ EMAIL_BACKEND = "exampleproject.mail.EmailBackend"
 EXAMPLE_OUTBOX = os.environ.get("EXAMPLE_OUTBOX", BASE_DIR / "outbox.json")
 DEFAULT_FROM_EMAIL = "webauth example <no-reply@localhost>"
 
-# webauth: email sign-in (a link and a code), credentials sign-in for the demo
-# user, the bundled Example IdP, and GitHub / Google whenever their client ids are
-# in the environment (AUTH_GITHUB_ID + AUTH_GITHUB_SECRET, AUTH_GOOGLE_ID +
+# webauth: passkeys, email sign-in (a link and a code), credentials sign-in for the
+# demo user, the bundled Example IdP, and GitHub / Google whenever their client ids
+# are in the environment (AUTH_GITHUB_ID + AUTH_GITHUB_SECRET, AUTH_GOOGLE_ID +
 # AUTH_GOOGLE_SECRET).
-from webauth.providers import Email  # noqa: E402
+from webauth.providers import Email, Passkey  # noqa: E402
 from webauth.providers.oauth import OIDC  # noqa: E402
 
 WEBAUTH = {
@@ -107,7 +107,22 @@ WEBAUTH = {
         # Off by default (Auth.js has no such limit); see docs/sessions.md.
         "absolute_max_age": 30 * 24 * 3600,
     },
+    # Passkeys sit behind Auth.js's experimental switch; webauth logs
+    # "[auth][warn][experimental-webauthn]" at start-up. docs/passkeys.md says what
+    # "experimental" means here.
+    "experimental": {"enable_webauthn": True},
     "providers": [
+        # A passkey is bound to its relying-party id, a domain name: "localhost" here
+        # (browsers allow WebAuthn on http://localhost, never on 127.0.0.1). Open the
+        # site at http://localhost:<PORT>/ to use passkeys. A deployment names its own
+        # domain and public origins (docs/passkeys.md, "The relying party").
+        Passkey(
+            relying_party={
+                "id": "localhost",
+                "name": "webauth example",
+                "origins": [f"http://localhost:{PORT}"],
+            }
+        ),
         # Links and codes expire after 15 minutes (Auth.js's default is 24 hours): a
         # short window suits a link that signs in, and a person who asked for it
         # reads it within minutes. docs/email.md explains the trade-off.

@@ -8,6 +8,7 @@ from . import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("private/", views.private, name="private"),
+    path("passkeys/", views.passkeys, name="passkeys"),
     path("api/me/", views.api_me, name="api-me"),
     path("admin/", admin.site.urls),
     # webauth: /auth/signin, /auth/signout, /auth/session, /auth/csrf, /auth/callback/...

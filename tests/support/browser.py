@@ -5,6 +5,7 @@ skips when ``/usr/bin/chromium`` (or playwright) is absent, or fails when
 ``WEBAUTH_REQUIRE_BROWSER`` is set (as CI does).
 """
 
+import json
 import os
 from contextlib import contextmanager
 
@@ -44,3 +45,158 @@ def chromium():
             yield browser
         finally:
             browser.close()
+
+
+# -- passkeys: Chromium's virtual authenticators ------------------------------------------------
+
+# A platform authenticator as a phone or laptop has one: a discoverable credential
+# (resident key) and user verification (a fingerprint or PIN) that succeeds. With
+# automatic presence simulation, every request is answered at once, as if the person
+# touched the sensor: the tests never wait for a prompt.
+PLATFORM_AUTHENTICATOR = {
+    "protocol": "ctap2",
+    "transport": "internal",
+    "hasResidentKey": True,
+    "hasUserVerification": True,
+    "isUserVerified": True,
+    "automaticPresenceSimulation": True,
+}
+
+
+def base64url(standard):
+    """A CDP credential id (standard base64, padded) as WebAuthn's JSON writes it."""
+    return standard.replace("+", "-").replace("/", "_").rstrip("=")
+
+
+class VirtualAuthenticators:
+    """Chromium's WebAuthn testing domain (over CDP) for one page.
+
+    Software authenticators that answer the page's ``navigator.credentials`` calls
+    with real attestations and assertions: the server verifies them as it would a
+    phone's. Chromium allows one ``internal`` (platform) authenticator per page, so
+    a second device is a security key (``transport="usb"``).
+    """
+
+    def __init__(self, page):
+        self.cdp = page.context.new_cdp_session(page)
+        self.cdp.send("WebAuthn.enable", {"enableUI": False})
+        # Credentials the page asked the browser to forget (the Signal API):
+        # [{"authenticatorId": ..., "credentialId": <standard base64>}].
+        self.deleted = []
+        # A Python function, not a bound builtin: Playwright tags the callable it gets.
+        self.cdp.on("WebAuthn.credentialDeleted", lambda event: self.deleted.append(event))
+
+    def add(self, **options):
+        """A new authenticator (PLATFORM_AUTHENTICATOR with *options* changed): its id."""
+        answer = self.cdp.send(
+            "WebAuthn.addVirtualAuthenticator",
+            {"options": {**PLATFORM_AUTHENTICATOR, **options}},
+        )
+        return answer["authenticatorId"]
+
+    def remove(self, authenticator):
+        self.cdp.send("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator})
+
+    def credentials(self, authenticator):
+        """The credentials *authenticator* holds (id in standard base64, signCount, ...)."""
+        answer = self.cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})
+        return answer["credentials"]
+
+    def credential_ids(self, authenticator):
+        """The base64url ids of the credentials *authenticator* holds."""
+        return [base64url(c["credentialId"]) for c in self.credentials(authenticator)]
+
+    def add_credential(self, authenticator, credential):
+        """Put a credential (as ``credentials()`` returned it) into *authenticator*."""
+        self.cdp.send(
+            "WebAuthn.addCredential", {"authenticatorId": authenticator, "credential": credential}
+        )
+
+    def remove_credential(self, authenticator, credential_id):
+        """Make *authenticator* forget a credential (standard base64 id, as CDP gives it)."""
+        self.cdp.send(
+            "WebAuthn.removeCredential",
+            {"authenticatorId": authenticator, "credentialId": credential_id},
+        )
+
+
+#: The field where browsers offer passkeys (conditional mediation, "autofill").
+AUTOFILL_FIELD = 'input[autocomplete="username webauthn"]'
+
+# What the page asked of navigator.credentials, reported to the test as it happens
+# (window state would not survive the navigations of a sign-in). AUTOFILL is
+# "hold" (the person never picks a suggestion: the request waits until aborted)
+# or "on-focus" (the person picks one once the field has the focus).
+_WATCH_CREDENTIALS = """
+(() => {
+  const AUTOFILL = %s;
+  const report = (call) => window.reportCredentialCall(call);
+  const realGet = navigator.credentials.get.bind(navigator.credentials);
+  const realCreate = navigator.credentials.create.bind(navigator.credentials);
+  const aborted = (signal) => new Promise((_, reject) => {
+    if (!signal) return;
+    const stop = () => reject(signal.reason || new DOMException("aborted", "AbortError"));
+    if (signal.aborted) stop(); else signal.addEventListener("abort", stop, { once: true });
+  });
+  const fieldFocused = () => new Promise((resolve) => {
+    const isField = (el) => el && el.matches && el.matches('%s');
+    if (isField(document.activeElement)) return resolve();
+    document.addEventListener("focusin", function seen(event) {
+      if (isField(event.target)) {
+        document.removeEventListener("focusin", seen);
+        resolve();
+      }
+    });
+  });
+  const watch = (kind, mediation, promise) => {
+    report({ kind, mediation, event: "start" });
+    return promise.then(
+      (credential) => { report({ kind, mediation, event: "resolved" }); return credential; },
+      (error) => {
+        report({ kind, mediation, event: "rejected", error: error && error.name });
+        throw error;
+      },
+    );
+  };
+  // A hostile script on the page (or an extension) that weakens what the site asked
+  // for before the device sees it: set window.weakenUserVerification = true.
+  const weaken = (publicKey, selection) => {
+    if (!window.weakenUserVerification || !publicKey) return;
+    const target = selection ? publicKey.authenticatorSelection : publicKey;
+    if (target) target.userVerification = "discouraged";
+  };
+  navigator.credentials.get = (options = {}) => {
+    const mediation = options.mediation || "optional";
+    if (mediation !== "conditional") weaken(options.publicKey, false);
+    if (mediation !== "conditional" || AUTOFILL === "pass") {
+      return watch("get", mediation, realGet(options));
+    }
+    if (AUTOFILL === "hold") return watch("get", mediation, aborted(options.signal));
+    const picked = Promise.race([fieldFocused(), aborted(options.signal)]);
+    return watch("get", mediation, picked.then(() => realGet(options)));
+  };
+  navigator.credentials.create = (options = {}) => {
+    weaken(options.publicKey, true);
+    return watch("create", "optional", realCreate(options));
+  };
+})();
+"""
+
+
+def watch_credentials(context, autofill="hold"):
+    """Report every ``navigator.credentials`` call of *context*'s pages; the list of reports.
+
+    Each report is ``{"kind": "get"|"create", "mediation", "event": "start"|
+    "resolved"|"rejected", "error"}``. The virtual authenticator answers autofill
+    requests at once, as if the person had picked a passkey before the page
+    finished loading; *autofill* says what the simulated person does instead:
+    ``"hold"`` never picks (the request waits until the page aborts it),
+    ``"on-focus"`` picks once the passkey field has the focus, ``"pass"`` leaves
+    Chromium's behaviour alone. A page where ``window.weakenUserVerification``
+    is true asks the device for no user verification, whatever the site asked.
+    """
+    calls = []
+    # A Python function, not a bound builtin: Playwright tags the callable it gets.
+    context.expose_function("reportCredentialCall", lambda call: calls.append(call))
+    context.add_init_script(_WATCH_CREDENTIALS % (json.dumps(autofill), AUTOFILL_FIELD))
+    return calls

@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from webauth.passkeys import passkeys_view
+
 from . import views
 
 urlpatterns = [
@@ -29,4 +31,6 @@ urlpatterns = [
     path("contrib-login/", views.contrib_login, name="contrib-login"),
     path("session-async/", views.session_async, name="session-async"),
     path("private-cbv-async/", views.PrivateAsyncView.as_view(), name="private-cbv-async"),
+    path("passkeys/", passkeys_view, name="passkeys"),
+    path("passkey-signin/", views.passkey_signin, name="passkey-signin"),
 ]

@@ -205,3 +205,17 @@ def fake_userinfo(request):
     if request.headers.get("Authorization") != "Bearer pk-access":
         return JsonResponse({"error": "invalid_token"}, status=401)
     return JsonResponse({"sub": "pk-user-1", "email": "pk@example.com", "name": "Pat Key"})
+
+
+# -- passkeys (test_passkeys_browser) --------------------------------------------------------
+
+
+def passkey_signin(request):
+    """A project's own sign-in page: autofill and the button from one tag."""
+    template = engines["django"].from_string(
+        '{% load webauth %}<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        "<title>Sign in</title></head><body><main><h1>Sign in to the project</h1>"
+        '<div id="project-signin">{% webauth_passkey_signin callback_url="/whoami/" %}</div>'
+        "</main></body></html>"
+    )
+    return HttpResponse(template.render({}, request))
