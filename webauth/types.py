@@ -22,12 +22,14 @@ __all__ = [
     "AdapterUser",
     "LinkedAccount",
     "UserSession",
+    "UserSessionCheck",
     "VerificationToken",
     "as_account",
     "as_authenticator",
     "as_session",
     "as_session_and_user",
     "as_user",
+    "as_user_session_check",
     "as_verification_token",
 ]
 
@@ -52,6 +54,8 @@ _WIRE_NAMES = {
     "credential_public_key": "credentialPublicKey",
     "credential_backed_up": "credentialBackedUp",
     "credential_device_type": "credentialDeviceType",
+    "is_active": "isActive",
+    "password_hash": "passwordHash",
 }
 _PY_NAMES = {wire: py for py, wire in _WIRE_NAMES.items()}
 
@@ -186,6 +190,21 @@ class LinkedAccount:
     created_at: datetime | None
 
 
+@dataclass(slots=True)
+class UserSessionCheck:
+    """What checking a session against its user needs, and no more (a webauth addition).
+
+    Returned by the adapter's ``get_user_session_check``: ``is_active`` (``True``
+    for a user model without the field) and ``password_hash``, the stored
+    password hash (``AbstractBaseUser.password``) from which Django's session
+    auth hash is made; ``None`` when the user has none.
+    """
+
+    id: str
+    is_active: bool
+    password_hash: str | None
+
+
 R = TypeVar("R")
 
 
@@ -234,6 +253,11 @@ def as_verification_token(value: Any) -> VerificationToken | None:
 def as_authenticator(value: Any) -> AdapterAuthenticator | None:
     """An :class:`AdapterAuthenticator` from a record or mapping."""
     return _coerce(AdapterAuthenticator, value)
+
+
+def as_user_session_check(value: Any) -> UserSessionCheck | None:
+    """A :class:`UserSessionCheck` from a record or mapping."""
+    return _coerce(UserSessionCheck, value)
 
 
 def as_session_and_user(value: Any) -> tuple[AdapterSession, AdapterUser] | None:
