@@ -163,25 +163,33 @@ def _rules(config: Config, action: str) -> tuple[RateRule, ...]:
 
 
 def _counters(
-    request: HttpRequest, config: Config, action: str, key: str | None, now: float
-) -> Iterable[Counter]:
-    """(rule, cache key, seconds left in its window) for each rule that applies."""
+    request: HttpRequest, config: Config, hits: Iterable[tuple[str, str | None]], now: float
+) -> tuple[list[Counter], list[int]]:
+    """(rule, cache key, seconds left in its window) for each rule that applies, in order.
+
+    With where each ``(action, key)`` of *hits* ends in that list.
+    """
+    counters: list[Counter] = []
+    ends: list[int] = []
     ip: str | None = None
-    for index, rule in enumerate(_rules(config, action)):
-        if rule.scope != "ip" and key is None:
-            continue  # a rule per key, for a request that has none (an empty identifier)
-        if rule.scope != "key" and ip is None:
-            ip = client_key(request, config)
-        if rule.scope == "ip":
-            subject = f"ip\0{ip}"
-        elif rule.scope == "key":
-            subject = f"key\0{normalize_key(key or '')}"
-        else:
-            subject = f"ip+key\0{ip}\0{normalize_key(key or '')}"
-        window = int(now // rule.period)
-        left = max(1, math.ceil((window + 1) * rule.period - now))
-        digest = hashlib.sha256(subject.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        yield rule, f"{_PREFIX}:{action}:{index}:{window}:{digest}", left
+    for action, key in hits:
+        for index, rule in enumerate(_rules(config, action)):
+            if rule.scope != "ip" and key is None:
+                continue  # a rule per key, for a request that has none (an empty identifier)
+            if rule.scope != "key" and ip is None:
+                ip = client_key(request, config)
+            if rule.scope == "ip":
+                subject = f"ip\0{ip}"
+            elif rule.scope == "key":
+                subject = f"key\0{normalize_key(key or '')}"
+            else:
+                subject = f"ip+key\0{ip}\0{normalize_key(key or '')}"
+            window = int(now // rule.period)
+            left = max(1, math.ceil((window + 1) * rule.period - now))
+            digest = hashlib.sha256(subject.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+            counters.append((rule, f"{_PREFIX}:{action}:{index}:{window}:{digest}", left))
+        ends.append(len(counters))
+    return counters, ends
 
 
 def _take(cache: Any, name: str, timeout: int) -> int:
@@ -230,11 +238,7 @@ def hit_many(
     alias = config.rate_limits.cache
     now = time.time()
     try:
-        counters: list[Counter] = []
-        ends: list[int] = []  # where each action's counters end in counters
-        for action, key in hits:
-            counters += _counters(request, config, action, key, now)
-            ends.append(len(counters))
+        counters, ends = _counters(request, config, hits, now)
         if not counters:
             return tuple(Decision(True, action, cache_alias=alias) for action, _ in hits)
         cache = caches[alias]
@@ -316,7 +320,10 @@ def _redis_client(cache: Any) -> Any:
 def _take_all_redis(
     cache: Any, client: Any, counters: list[Counter]
 ) -> tuple[int | None, tuple[str, ...]]:
-    names = [cache.make_and_validate_key(name) for _, name, _ in counters]
+    # make_key, not make_and_validate_key: the validation only warns about keys
+    # memcached would refuse (a Python loop over each character), and these are
+    # Redis keys, ASCII and short by construction.
+    names = [cache.make_key(name) for _, name, _ in counters]
     args: list[int] = []
     for rule, _, left in counters:
         args += [rule.limit, left + _EXPIRY_MARGIN]
@@ -339,7 +346,7 @@ def check(
     now = time.time()
     try:
         cache = caches[alias]
-        found = list(_counters(request, config, action, key, now))
+        found, _ = _counters(request, config, ((action, key),), now)
         values = cache.get_many([name for _, name, _ in found])
     except ValueError:
         raise
@@ -360,7 +367,7 @@ def refund(decision: Decision) -> None:
         cache = caches[decision.cache_alias]
         client = _redis_client(cache)
         if client is not None:
-            names = [cache.make_and_validate_key(name) for name in decision.counted]
+            names = [cache.make_key(name) for name in decision.counted]
             client.eval(_REFUND_SCRIPT, len(names), *names)
             return
         for name in decision.counted:
