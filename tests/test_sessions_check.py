@@ -390,3 +390,32 @@ def test_sqlite_lookups_are_sent_with_a_named_parameter(alice):
     else:
         assert "%s" in lookup.sql
     assert lookup.fetch(alice.pk) == alice
+
+
+@pytest.mark.skipif(
+    connection.vendor != "sqlite",
+    reason="the named placeholder is SQLite's; psycopg and MySQLdb refuse a % in a name anyway",
+)
+@pytest.mark.django_db(transaction=True)
+@isolate_apps("tests")
+def test_a_percent_sign_in_a_table_name_keeps_the_usual_placeholder(user_model):
+    class Odd(AbstractBaseUser):
+        name = models.CharField(max_length=20, unique=True)
+        USERNAME_FIELD = "name"
+
+        class Meta:
+            app_label = "tests"
+            db_table = "odd%users"
+
+    model = user_model(Odd)
+    try:
+        user = model(name="o")
+        user.set_password("pw-odd-1")
+        user.save()
+        lookup = _compiled._user_lookup("default", "tests.Odd")
+        assert "%(v)s" not in lookup.sql
+        assert lookup.fetch(user.pk) == user
+        assert _compiled.user_check_by_pk(str(user.pk)) == (True, user.password)
+    finally:
+        with connection.schema_editor() as editor:
+            editor.delete_model(model)

@@ -11,7 +11,6 @@ of a ``values_list()`` query, which makes no model instance at all.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -30,8 +29,7 @@ PLACEHOLDER = "__webauth_placeholder__"
 # regular expression, on every execution and over the whole statement: for the
 # wide statements compiled here that costs more than SQLite's own work. A
 # statement in "pyformat" style ("%(v)s", parameters in a dict) is converted
-# with one "%" formatting instead. Both styles read "%%" as a literal "%".
-_FORMAT_PLACEHOLDER = re.compile(r"(?<!%)%s")
+# with one "%" formatting instead.
 _NAMED = "v"
 
 
@@ -55,13 +53,11 @@ class CompiledLookup:
             raise ValueError("the queryset must have exactly one parameter")
         self.alias = alias
         self.compiler = compiler
-        self._named = False
-        if (
-            compiler.connection.vendor == "sqlite"
-            and len(_FORMAT_PLACEHOLDER.findall(self.sql)) == 1
-        ):
-            self.sql = _FORMAT_PLACEHOLDER.sub(f"%({_NAMED})s", self.sql)
-            self._named = True
+        # Only a statement whose one "%" is its placeholder: a "%" in a quoted name
+        # would mean something else to "%" formatting.
+        self._named = compiler.connection.vendor == "sqlite" and self.sql.count("%") == 1
+        if self._named:
+            self.sql = self.sql.replace("%s", f"%({_NAMED})s")
         expressions = [column[0] for column in compiler.select]
         self.converters = compiler.get_converters(expressions)
         # What Django's apply_converters does per row, without its generator.
