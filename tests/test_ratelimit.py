@@ -237,6 +237,105 @@ def test_key_rules_are_skipped_without_a_key():
         assert ratelimit.hit(req(), "mine", None, config=config)
 
 
+def test_hit_many_counts_as_hit_after_hit_stopping_at_the_first_refusal(cache_alias):
+    from django.core.cache import caches
+
+    config = config_with(
+        rate_limits={"first": "2/m/ip", "second": "1/m/ip", "third": "5/m/key"},
+        rate_limit_cache=cache_alias,
+    )
+    hits = (("first", None), ("second", None), ("third", "alice"))
+    cache = caches[cache_alias]
+    with freeze_time("2026-01-01 12:00:10"):
+        one = ratelimit.hit_many(req(), hits, config=config)
+        two = ratelimit.hit_many(req(), hits, config=config)
+        three = ratelimit.hit_many(req(), hits, config=config)
+        names = [one[0].counted[0], one[1].counted[0], one[2].counted[0]]
+        counts = cache.get_many(names)
+    assert [bool(d) for d in one] == [True, True, True]
+    assert [d.action for d in one] == ["first", "second", "third"]
+    assert [len(d.counted) for d in one] == [1, 1, 1]
+    # "second" refuses: "third" is not counted, and is refused with second's rule.
+    assert [bool(d) for d in two] == [True, False, False]
+    assert two[1].rule == two[2].rule == RateRule(1, 60, "ip") and two[2].retry_after == 50
+    assert two[2].counted == ()
+    # "first" refuses: nothing after it is counted.
+    assert [bool(d) for d in three] == [False, False, False]
+    assert three[0].counted == one[0].counted and three[1].counted == three[2].counted == ()
+    assert [int(counts[name]) for name in names] == [3, 2, 1]
+
+
+def test_hit_many_refunds_each_decision_on_its_own(cache_alias):
+    config = config_with(
+        rate_limits={"tries": "100/m/ip", "fails": "1/m/key"}, rate_limit_cache=cache_alias
+    )
+    for _ in range(5):
+        tries, fails = ratelimit.hit_many(req(), (("tries", None), ("fails", "k")), config=config)
+        assert tries and fails
+        ratelimit.refund(fails)
+    tries, fails = ratelimit.hit_many(req(), (("tries", None), ("fails", "k")), config=config)
+    assert fails and not ratelimit.hit(req(), "fails", "k", config=config)
+
+
+def test_hit_many_checks_every_action_before_counting(cache_alias):
+    config = config_with(rate_limits={"mine": "1/m/ip"}, rate_limit_cache=cache_alias)
+    with pytest.raises(ValueError, match="'nope'"):
+        ratelimit.hit_many(req(), (("mine", None), ("nope", None)), config=config)
+    assert ratelimit.hit(req(), "mine", config=config)  # nothing was counted
+
+
+def test_hit_many_with_nothing_to_count():
+    config = config_with(rate_limits={"mine": "1/m/key"})
+    assert ratelimit.hit_many(req(), (), config=config) == ()
+    decisions = ratelimit.hit_many(req(), (("mine", None), ("mine", None)), config=config)
+    assert [(bool(d), d.counted) for d in decisions] == [(True, ()), (True, ())]
+
+
+class CountingClient:
+    """The limiter's Redis client, counting its round trips."""
+
+    def __init__(self, client):
+        self.client = client
+        self.calls = 0
+
+    def eval(self, *args):
+        self.calls += 1
+        return self.client.eval(*args)
+
+
+@pytest.fixture
+def redis_round_trips(settings, monkeypatch):
+    redis_or_skip()
+    settings.CACHES = {**settings.CACHES, "limits": fresh_redis_cache()}
+    settings.WEBAUTH = {**BASE, "rate_limit_cache": "limits"}
+    real = ratelimit._redis_client
+    clients: dict[int, CountingClient] = {}
+
+    def counting(cache):
+        client = real(cache)
+        if client is None:
+            return None
+        return clients.setdefault(id(client), CountingClient(client))
+
+    monkeypatch.setattr(ratelimit, "_redis_client", counting)
+
+    def trips():
+        return sum(c.calls for c in clients.values())
+
+    return trips
+
+
+@pytest.mark.django_db
+def test_a_credentials_sign_in_costs_one_round_trip_and_a_refund(
+    client_factory, alice, redis_round_trips
+):
+    response = post_credentials(client_factory(), username="alice", password="correct horse")
+    assert "authjs.session-token" in response.cookies
+    assert redis_round_trips() == 2  # signin + signin_failed, then the refund
+    assert wrong(client_factory())["Location"] == FAILED
+    assert redis_round_trips() == 3  # a failure keeps its count: no refund
+
+
 def test_unknown_action_is_a_programming_error():
     with pytest.raises(ValueError, match="'nope' is not a rate-limit action"):
         ratelimit.hit(req(), "nope", config=config_with())

@@ -19,7 +19,9 @@ class WebauthConfig(AppConfig):
         from .conf import reset_config
         from .middleware import end_on_django_logout
         from .state import forget_validated_hosts
+        from .utils import forget_user_model
 
         setting_changed.connect(reset_config, dispatch_uid="webauth.reset_config")
+        setting_changed.connect(forget_user_model, dispatch_uid="webauth.user_model")
         setting_changed.connect(forget_validated_hosts, dispatch_uid="webauth.validated_hosts")
         user_logged_out.connect(end_on_django_logout, dispatch_uid="webauth.django_logout")

@@ -29,6 +29,10 @@ Use from a flow or a project's view::
     if code_is_right:
         ratelimit.refund(decision)
 
+    # Several actions at once (one round trip on Redis), as the credentials flow
+    # counts its attempt and its failure:
+    attempt, failure = ratelimit.hit_many(request, [("signin", None), ("signin_failed", key)])
+
 Why it is atomic: each rule is a counter per fixed window, created with
 ``cache.add`` (only one process can create it) and raised with ``cache.incr``,
 which is one atomic operation on Redis and Memcached (and under a lock in
@@ -36,8 +40,9 @@ which is one atomic operation on Redis and Memcached (and under a lock in
 request's place in the window, so out of any number of concurrent requests
 exactly ``limit`` see a place within the limit; nothing is read, compared and
 written back. On Django's ``RedisCache`` the same happens in one round trip for
-all the counters of a request: a short script (``INCR``, and ``EXPIRE`` for a
-counter it created) that Redis runs atomically. ``DatabaseCache`` and
+all the counters of a request (of every action :func:`hit_many` counts): a short
+script (``INCR``, and ``EXPIRE`` for a counter it created) that Redis runs
+atomically. ``DatabaseCache`` and
 ``FileBasedCache`` do read-modify-write in ``incr`` and are not atomic;
 ``DummyCache`` stores nothing (system checks ``webauth.E009``, ``W006``, ``W007``).
 
@@ -52,7 +57,7 @@ import contextlib
 import hashlib
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +75,7 @@ __all__ = [
     "check",
     "client_key",
     "hit",
+    "hit_many",
     "limited_response",
     "normalize_key",
     "refund",
@@ -159,25 +165,33 @@ def _rules(config: Config, action: str) -> tuple[RateRule, ...]:
 
 
 def _counters(
-    request: HttpRequest, config: Config, action: str, key: str | None, now: float
-) -> Iterable[Counter]:
-    """(rule, cache key, seconds left in its window) for each rule that applies."""
+    request: HttpRequest, config: Config, hits: Iterable[tuple[str, str | None]], now: float
+) -> tuple[list[Counter], list[int]]:
+    """(rule, cache key, seconds left in its window) for each rule that applies, in order.
+
+    With where each ``(action, key)`` of *hits* ends in that list.
+    """
+    counters: list[Counter] = []
+    ends: list[int] = []
     ip: str | None = None
-    for index, rule in enumerate(_rules(config, action)):
-        if rule.scope != "ip" and key is None:
-            continue  # a rule per key, for a request that has none (an empty identifier)
-        if rule.scope != "key" and ip is None:
-            ip = client_key(request, config)
-        if rule.scope == "ip":
-            subject = f"ip\0{ip}"
-        elif rule.scope == "key":
-            subject = f"key\0{normalize_key(key or '')}"
-        else:
-            subject = f"ip+key\0{ip}\0{normalize_key(key or '')}"
-        window = int(now // rule.period)
-        left = max(1, math.ceil((window + 1) * rule.period - now))
-        digest = hashlib.sha256(subject.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        yield rule, f"{_PREFIX}:{action}:{index}:{window}:{digest}", left
+    for action, key in hits:
+        for index, rule in enumerate(_rules(config, action)):
+            if rule.scope != "ip" and key is None:
+                continue  # a rule per key, for a request that has none (an empty identifier)
+            if rule.scope != "key" and ip is None:
+                ip = client_key(request, config)
+            if rule.scope == "ip":
+                subject = f"ip\0{ip}"
+            elif rule.scope == "key":
+                subject = f"key\0{normalize_key(key or '')}"
+            else:
+                subject = f"ip+key\0{ip}\0{normalize_key(key or '')}"
+            window = int(now // rule.period)
+            left = max(1, math.ceil((window + 1) * rule.period - now))
+            digest = hashlib.sha256(subject.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+            counters.append((rule, f"{_PREFIX}:{action}:{index}:{window}:{digest}", left))
+        ends.append(len(counters))
+    return counters, ends
 
 
 def _take(cache: Any, name: str, timeout: int) -> int:
@@ -204,13 +218,31 @@ def hit(
     per, such as the identifier typed into a sign-in form; without one those
     rules are skipped. Raises ``ValueError`` for an action that is not configured.
     """
+    return hit_many(request, ((action, key),), config=config)[0]
+
+
+def hit_many(
+    request: HttpRequest,
+    hits: Sequence[tuple[str, str | None]],
+    *,
+    config: Config | None = None,
+) -> tuple[Decision, ...]:
+    """Count several ``(action, key)`` for *request* at once: one :class:`Decision` each.
+
+    The same as calling :func:`hit` for each in turn and stopping at the first
+    refusal, in one atomic step (one round trip on Django's ``RedisCache``):
+    the rules of all the actions are taken in order and counting stops at the
+    first that refuses. The actions after a refused one are counted nothing
+    and refused too, with the refusing rule and its ``retry_after``. Raises
+    ``ValueError``, before counting anything, for an action that is not configured.
+    """
     config = config or get_config()
     alias = config.rate_limits.cache
     now = time.time()
     try:
-        counters = list(_counters(request, config, action, key, now))
+        counters, ends = _counters(request, config, hits, now)
         if not counters:
-            return Decision(True, action, cache_alias=alias)
+            return tuple(Decision(True, action, cache_alias=alias) for action, _ in hits)
         cache = caches[alias]
         client = _redis_client(cache)
         if client is not None:
@@ -221,12 +253,20 @@ def hit(
         raise
     except Exception:
         # The cache is down or misconfigured: log it, and let the request through.
-        _log.exception("webauth: rate limit %r could not be counted in cache %r", action, alias)
-        return Decision(True, action, cache_alias=alias)
-    if refused is not None:
-        rule, _, left = counters[refused]
-        return Decision(False, action, left, rule, counted, alias)
-    return Decision(True, action, 0, None, counted, alias)
+        names = ", ".join(repr(action) for action, _ in hits)
+        _log.exception("webauth: rate limit %s could not be counted in cache %r", names, alias)
+        return tuple(Decision(True, action, cache_alias=alias) for action, _ in hits)
+    decisions = []
+    start = 0
+    for (action, _), end in zip(hits, ends, strict=True):
+        mine = counted[start:end]
+        if refused is None or refused >= end:
+            decisions.append(Decision(True, action, 0, None, mine, alias))
+        else:
+            rule, _, left = counters[refused]
+            decisions.append(Decision(False, action, left, rule, mine, alias))
+        start = end
+    return tuple(decisions)
 
 
 def _take_all(cache: Any, counters: list[Counter]) -> tuple[int | None, tuple[str, ...]]:
@@ -282,7 +322,10 @@ def _redis_client(cache: Any) -> Any:
 def _take_all_redis(
     cache: Any, client: Any, counters: list[Counter]
 ) -> tuple[int | None, tuple[str, ...]]:
-    names = [cache.make_and_validate_key(name) for _, name, _ in counters]
+    # make_key, not make_and_validate_key: the validation only warns about keys
+    # memcached would refuse (a Python loop over each character), and these are
+    # Redis keys, ASCII and short by construction.
+    names = [cache.make_key(name) for _, name, _ in counters]
     args: list[int] = []
     for rule, _, left in counters:
         args += [rule.limit, left + _EXPIRY_MARGIN]
@@ -305,7 +348,7 @@ def check(
     now = time.time()
     try:
         cache = caches[alias]
-        found = list(_counters(request, config, action, key, now))
+        found, _ = _counters(request, config, ((action, key),), now)
         values = cache.get_many([name for _, name, _ in found])
     except ValueError:
         raise
@@ -326,7 +369,7 @@ def refund(decision: Decision) -> None:
         cache = caches[decision.cache_alias]
         client = _redis_client(cache)
         if client is not None:
-            names = [cache.make_and_validate_key(name) for name in decision.counted]
+            names = [cache.make_key(name) for name in decision.counted]
             client.eval(_REFUND_SCRIPT, len(names), *names)
             return
         for name in decision.counted:

@@ -7,6 +7,7 @@ session token and the session lives in the adapter's storage.
 
 from __future__ import annotations
 
+import hmac
 import secrets
 import time
 from collections.abc import Mapping
@@ -23,8 +24,15 @@ from django.utils.crypto import constant_time_compare
 from . import jwt as jose
 from .callbacks import run_jwt, run_session
 from .errors import AuthError, JWTSessionError, SessionTokenError
-from .types import AdapterSession, AdapterUser, as_session, as_session_and_user, as_user
-from .utils import aware, call
+from .types import (
+    AdapterSession,
+    AdapterUser,
+    as_session,
+    as_session_and_user,
+    as_user,
+    as_user_session_check,
+)
+from .utils import aware, call, user_model
 
 if TYPE_CHECKING:
     from .conf import Config
@@ -32,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTH_HASH_CLAIM",
     "AUTH_TIME_CLAIM",
+    "SESSION_CHECK_METHOD",
     "SessionResult",
     "auth_hash_matches",
     "binding_claims",
@@ -90,11 +99,116 @@ def _instance(user: Any) -> Any:
     return user.instance if isinstance(user, AdapterUser) else user
 
 
-# Django's own get_session_auth_hash depends only on the password hash and
-# SECRET_KEY: its results are remembered per pair (an HMAC per request is
-# measurable on the session route). An overridden method is always called.
+#: The adapter method that checks a session's user without loading it (optional).
+SESSION_CHECK_METHOD = "get_user_session_check"
+
+
+@lru_cache(maxsize=32)
+def _check_answers_for_get_user(cls: type) -> bool:
+    """Whether *cls*'s ``get_user_session_check`` is defined where its ``get_user`` is, or below.
+
+    A subclass that overrides ``get_user`` (to hide soft-deleted users, say) but
+    inherits the check would have the session route skip its rule.
+    """
+
+    def definer(name: str) -> type | None:
+        return next((k for k in cls.__mro__ if name in k.__dict__), None)
+
+    check, get_user = definer(SESSION_CHECK_METHOD), definer("get_user")
+    if check is None or get_user is None or not issubclass(check, get_user):
+        return False
+    return callable(check.__dict__[SESSION_CHECK_METHOD])
+
+
+def _session_check_usable(config: Config) -> bool:
+    """Whether a session's user may be checked with the adapter's ``get_user_session_check``.
+
+    When the adapter has one that answers for its ``get_user``, and ``AUTH_USER_MODEL``
+    has Django's own session auth hash (made from the password hash alone).
+    """
+    adapter = config.storage.adapter
+    own = getattr(adapter, "__dict__", None)
+    if own and (SESSION_CHECK_METHOD in own or "get_user" in own):  # set on the object itself
+        if not callable(own.get(SESSION_CHECK_METHOD)) or "get_user" not in own:
+            return False
+    elif not _check_answers_for_get_user(adapter.__class__):
+        return False
+    return _keeps_djangos_hash(user_model())
+
+
+def _session_check(config: Config, user_id: str, auth_hash: Any) -> str | None:
+    """Why the session of *user_id* bound to *auth_hash* must end, or ``None`` (no user loaded).
+
+    Raises :class:`~webauth.errors.AuthError` when the adapter fails (logged).
+    """
+    found = as_user_session_check(config.storage(SESSION_CHECK_METHOD, user_id))
+    if found is None:
+        return "user not found"
+    if not found.is_active:
+        return "user inactive"
+    if not _password_hash_matches(found.password_hash, auth_hash):
+        return "password changed"
+    return None
+
+
+# -- the session auth hash ----------------------------------------------------------------
+# Django's own session auth hash depends only on the password hash and the key:
+# its values are remembered per pair (an HMAC per request is measurable on the
+# session route), for SECRET_KEY and each of SECRET_KEY_FALLBACKS. Only while
+# the user model keeps both of Django's methods: an overridden one may read
+# other fields (a "log out everywhere" counter), so it is always called.
 _DEFAULT_AUTH_HASH = AbstractBaseUser.get_session_auth_hash
+# Private in Django (and unknown to its type stubs), but what its fallback keys use.
+_DEFAULT_KEYED_AUTH_HASH = getattr(AbstractBaseUser, "_get_session_auth_hash")  # noqa: B009
 _auth_hashes: dict[tuple[str, str], str] = {}
+
+
+class _PasswordOnly:
+    """All that Django's ``_get_session_auth_hash`` reads of a user."""
+
+    __slots__ = ("password",)
+
+    def __init__(self, password: str) -> None:
+        self.password = password
+
+
+def _keeps_djangos_hash(cls: type) -> bool:
+    """Whether users of *cls* have Django's own session auth hash (an HMAC of the password)."""
+    return (
+        getattr(cls, "get_session_auth_hash", None) is _DEFAULT_AUTH_HASH
+        and getattr(cls, "_get_session_auth_hash", None) is _DEFAULT_KEYED_AUTH_HASH
+    )
+
+
+def _djangos_hash(password: str, secret: str) -> str:
+    """Django's session auth hash for the password hash *password* under *secret*, remembered."""
+    key = (password, secret)
+    cached = _auth_hashes.get(key)
+    if cached is None:
+        if len(_auth_hashes) >= 1024:
+            _auth_hashes.clear()
+        # Django's own code, given the one attribute it reads.
+        cached = _auth_hashes[key] = _DEFAULT_KEYED_AUTH_HASH(_PasswordOnly(password), secret)
+    return cached
+
+
+def _same_hash(value: str, expected: str) -> bool:
+    # Constant time. An auth hash is hex: a value that is not ASCII is no match
+    # (compare_digest refuses to compare such a str).
+    return value.isascii() and hmac.compare_digest(value, expected)
+
+
+def _password_hash_matches(password: Any, value: Any) -> bool:
+    """Whether *value* is Django's session auth hash of the password hash *password*
+    under ``SECRET_KEY`` or one of ``SECRET_KEY_FALLBACKS`` (constant time)."""
+    if not isinstance(value, str) or not isinstance(password, str):
+        return False
+    if _same_hash(value, _djangos_hash(password, settings.SECRET_KEY)):
+        return True
+    for secret in getattr(settings, "SECRET_KEY_FALLBACKS", ()):
+        if _same_hash(value, _djangos_hash(password, secret)):
+            return True
+    return False
 
 
 def session_auth_hash(user: Any) -> str | None:
@@ -102,20 +216,15 @@ def session_auth_hash(user: Any) -> str | None:
     password hash), or ``None`` for a user without one (not a Django user)."""
     instance = _instance(user)
     # __class__, not type(): request.user is a lazy object standing in for the user.
-    method = getattr(instance.__class__, "get_session_auth_hash", None)
+    cls = instance.__class__
+    method = getattr(cls, "get_session_auth_hash", None)
     if not callable(method):
         return None
     password = getattr(instance, "password", None)
-    if method is not _DEFAULT_AUTH_HASH or not isinstance(password, str):
-        value = method(instance)
-        return value if isinstance(value, str) and value else None
-    key = (password, settings.SECRET_KEY)
-    cached = _auth_hashes.get(key)
-    if cached is None:
-        if len(_auth_hashes) >= 1024:
-            _auth_hashes.clear()
-        cached = _auth_hashes[key] = method(instance)
-    return cached
+    if isinstance(password, str) and _keeps_djangos_hash(cls):
+        return _djangos_hash(password, settings.SECRET_KEY)
+    value = method(instance)
+    return value if isinstance(value, str) and value else None
 
 
 def auth_hash_matches(user: Any, value: Any) -> bool:
@@ -126,12 +235,16 @@ def auth_hash_matches(user: Any, value: Any) -> bool:
     """
     if not isinstance(value, str):
         return False
+    instance = _instance(user)
+    password = getattr(instance, "password", None)
+    if isinstance(password, str) and _keeps_djangos_hash(instance.__class__):
+        return _password_hash_matches(password, value)
     current = session_auth_hash(user)
     if current is None:
         return False
     if constant_time_compare(value, current):
         return True
-    with_secret = getattr(_instance(user), "_get_session_auth_hash", None)
+    with_secret = getattr(instance, "_get_session_auth_hash", None)
     if callable(with_secret):
         for secret in getattr(settings, "SECRET_KEY_FALLBACKS", ()):
             if constant_time_compare(value, with_secret(secret=secret)):
@@ -174,6 +287,15 @@ def _deadline(config: Config, signed_in: float | None) -> float | None:
     return signed_in + limit
 
 
+def _token_deadline(config: Config, token: Mapping[str, Any]) -> float | None:
+    """When the session of *token* must end (``absolute_max_age`` after its sign-in), if ever."""
+    limit = config.session.absolute_max_age
+    if limit is None:
+        return None
+    signed_in = _auth_time(token)
+    return None if signed_in is None else signed_in + limit
+
+
 def jwt_lifetime(config: Config, token: Mapping[str, Any], now: float) -> tuple[int, float]:
     """``(the JWT's max_age, the cookie's expiry)`` for issuing *token* at *now*.
 
@@ -182,7 +304,7 @@ def jwt_lifetime(config: Config, token: Mapping[str, Any], now: float) -> tuple[
     """
     max_age = config.jwt.max_age
     expires_ts = now + config.session.max_age
-    deadline = _deadline(config, _auth_time(token))
+    deadline = _token_deadline(config, token)
     if deadline is not None:
         max_age = max(0, min(max_age, int(deadline - now)))
         expires_ts = min(expires_ts, deadline)
@@ -194,7 +316,7 @@ def reissue_jwt(config: Config, token: Mapping[str, Any], salt: str) -> tuple[st
     now = time.time()
     max_age, expires_ts = jwt_lifetime(config, token, now)
     value = encode_token(config, token, salt, max_age)
-    return value, datetime.fromtimestamp(int(expires_ts), UTC)
+    return value, _cookie_expiry(int(expires_ts))
 
 
 def encode_token(config: Config, token: Mapping[str, Any], salt: str, max_age: int) -> str:
@@ -221,6 +343,12 @@ def iso_expires(ts: float) -> str:
     if micros == 1_000_000:
         seconds, micros = seconds + 1, 0
     return f"{_iso_second(seconds)}.{micros // 1000:03d}Z"
+
+
+@lru_cache(maxsize=4)
+def _cookie_expiry(seconds: int) -> datetime:
+    # A session cookie's expiry (immutable): sessions read in the same second share it.
+    return datetime.fromtimestamp(seconds, UTC)
 
 
 @lru_cache(maxsize=4)
@@ -273,10 +401,17 @@ def read_jwt_session(
     trigger: str | None = None,
     new_session: Any = _UNSET,
     reissue: bool = True,
+    known_user: AdapterUser | None = None,
+    load_user: bool = True,
 ) -> SessionResult:
     """Read a JWT session as ``GET /auth/session`` does (``POST`` with ``trigger="update"``).
 
     With ``reissue`` the token is re-encoded with a new expiry (sliding session).
+    A session bound to a Django user is checked against it: *known_user*, the
+    adapter's user this request already loaded, when it is the token's (no
+    query); else the user is loaded for ``request.user`` to reuse (``result.user``),
+    or, without ``load_user``, checked with the adapter's lean
+    ``get_user_session_check`` when it has one.
     """
     if not raw:
         return SessionResult()
@@ -285,23 +420,33 @@ def read_jwt_session(
         if payload is None:
             raise JWTSessionError("Invalid JWT")
         now = time.time()
-        deadline = _deadline(config, _auth_time(payload))
+        deadline = _token_deadline(config, payload)
         if deadline is not None and now >= deadline:
             _ends(config, "absolute_max_age", _sub(payload))
             return SessionResult(clear=True)
         # A session bound to a Django user (it carries the auth hash) lives only
         # while that user exists, is active and has the same password: one query
-        # by primary key, the one request.user would make (it reuses this user).
-        user = _bound_user(config, payload) if AUTH_HASH_CLAIM in payload else None
+        # by primary key, the one request.user would make (it reuses this user),
+        # or none when this request has loaded the user already.
+        user = (
+            _bound_user(config, payload, known=known_user, load=load_user)
+            if AUTH_HASH_CLAIM in payload
+            else None
+        )
         if user is False:
             return SessionResult(clear=True)
-        own = {k: payload[k] for k in _OWN_CLAIMS if k in payload}
-        if config.session.absolute_max_age is not None and AUTH_TIME_CLAIM not in own:
-            own[AUTH_TIME_CLAIM] = int(now)  # a token from before the limit: its clock starts now
+        # A token from before absolute_max_age was set: its clock starts now.
+        start_clock = config.session.absolute_max_age is not None and AUTH_TIME_CLAIM not in payload
         callbacks = config.callbacks
         if callbacks.jwt is None:
             token = payload  # the default jwt callback returns the token as it is
+            if start_clock:
+                token[AUTH_TIME_CLAIM] = int(now)
         else:
+            # webauth's claims are not the callback's to drop or change.
+            own = {k: payload[k] for k in _OWN_CLAIMS if k in payload}
+            if start_clock:
+                own[AUTH_TIME_CLAIM] = int(now)
             params: dict[str, Any] = {"token": payload, "session": None}
             if trigger == "update":
                 params.update(
@@ -311,7 +456,7 @@ def read_jwt_session(
             if returned is None:
                 return SessionResult(clear=True)
             token = dict(returned)
-        token.update(own)  # webauth's claims are not the callback's to drop or change
+            token.update(own)
         jwt_max_age, expires_ts = jwt_lifetime(config, token, now)
         session = default_session(token, iso_expires(expires_ts))
         if callbacks.session is not None:
@@ -321,13 +466,15 @@ def read_jwt_session(
                     trigger="update", new_session=None if new_session is _UNSET else new_session
                 )
             session = run_session(config, **s_params)
-        result = SessionResult(session=session, token=token, user_id=_sub(token))
-        if isinstance(user, AdapterUser) and user.id == result.user_id:
-            result.user = user
-        if reissue:
-            result.cookie = encode_token(config, token, salt, jwt_max_age)
-            result.expires = datetime.fromtimestamp(int(expires_ts), UTC)
-        return result
+        user_id = _sub(token)
+        return SessionResult(
+            session=session,
+            token=token,
+            user_id=user_id,
+            cookie=encode_token(config, token, salt, jwt_max_age) if reissue else None,
+            expires=_cookie_expiry(int(expires_ts)) if reissue else None,
+            user=user if isinstance(user, AdapterUser) and user.id == user_id else None,
+        )
     except SynchronousOnlyOperation:
         raise  # read from async code: a usage error, not an invalid token to delete
     except _UserUnavailable:
@@ -338,11 +485,35 @@ def read_jwt_session(
         return SessionResult(clear=True)
 
 
-def _bound_user(config: Config, token: Mapping[str, Any]) -> AdapterUser | bool:
-    """The user of a bound token if it may still use the session, else ``False``."""
+def _bound_user(
+    config: Config,
+    token: Mapping[str, Any],
+    *,
+    known: AdapterUser | None = None,
+    load: bool = True,
+) -> AdapterUser | bool:
+    """Whether the user of a bound token may still use the session.
+
+    ``False`` if not. Else the user: *known* when it is the token's (loaded
+    already: no query), else loaded through the adapter; or, without *load*,
+    ``True`` after the adapter's lean ``get_user_session_check`` when it can
+    answer (nothing loaded for ``request.user``).
+    """
     sub = _sub(token)
+    user: AdapterUser | None
     try:
-        user = find_user(config, sub) if sub is not None else None
+        if sub is None:
+            user = None
+        elif known is not None and known.id == sub and known.instance is not None:
+            user = known
+        elif not load and _session_check_usable(config):
+            reason = _session_check(config, sub, token.get(AUTH_HASH_CLAIM))
+            if reason is None:
+                return True
+            _ends(config, reason, sub)
+            return False
+        else:
+            user = find_user(config, sub)
     except AuthError as exc:
         raise _UserUnavailable from exc
     except SynchronousOnlyOperation as exc:
@@ -396,7 +567,7 @@ def new_jwt_session(
         token=token,
         user_id=_sub(token),
         cookie=encode_token(config, token, salt, jwt_max_age),
-        expires=datetime.fromtimestamp(int(expires_ts), UTC),
+        expires=_cookie_expiry(int(expires_ts)),
     )
 
 
@@ -414,7 +585,7 @@ def rebind_jwt(config: Config, raw: str | None, salt: str, user: Any) -> str | N
         return None
     payload[AUTH_HASH_CLAIM] = new_hash
     now = time.time()
-    deadline = _deadline(config, _auth_time(payload))
+    deadline = _token_deadline(config, payload)
     if deadline is not None and now >= deadline:
         return None
     jwt_max_age, _ = jwt_lifetime(config, payload, now)
@@ -429,6 +600,8 @@ def read_session(
     trigger: str | None = None,
     new_session: Any = _UNSET,
     reissue: bool = True,
+    known_user: AdapterUser | None = None,
+    load_user: bool = True,
 ) -> SessionResult:
     """Read a session cookie's value (*raw*) with the configured strategy.
 
@@ -436,11 +609,20 @@ def read_session(
     ``reissue`` the cookie is made again with a new expiry, as ``GET
     /auth/session`` does; without it the database strategy still extends the
     stored session (and says so in ``extended``), as ordinary pages do.
+    ``known_user`` and ``load_user`` say how a JWT's user is checked
+    (:func:`read_jwt_session`); a database session comes with its user.
     """
     if config.session.strategy == "database":
         return read_database_session(config, raw, trigger=trigger, new_session=new_session)
     return read_jwt_session(
-        config, raw, salt, trigger=trigger, new_session=new_session, reissue=reissue
+        config,
+        raw,
+        salt,
+        trigger=trigger,
+        new_session=new_session,
+        reissue=reissue,
+        known_user=known_user,
+        load_user=load_user,
     )
 
 
@@ -654,7 +836,7 @@ def current_user(config: Config, raw: str | None, salt: str) -> AdapterUser | No
     token = decode_token(config, raw, salt)
     if not token or not token.get("sub"):
         return None
-    deadline = _deadline(config, _auth_time(token))
+    deadline = _token_deadline(config, token)
     if deadline is not None and time.time() >= deadline:
         return None
     if AUTH_HASH_CLAIM in token:

@@ -30,7 +30,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.utils.functional import cached_property  # unlike functools' (3.11), no lock
 
 from . import cookies as ck
-from .callbacks import run_redirect
+from .callbacks import default_redirect, run_redirect
 from .conf import Config, get_config
 from .csrf import CsrfState, read_csrf_cookie, token_matches
 from .errors import AuthError, InvalidCallbackUrl, UntrustedHost
@@ -42,6 +42,7 @@ from .sessions import (
     reissue_jwt,
     session_auth_hash,
 )
+from .types import AdapterUser
 from .utils import remember_short
 
 __all__ = [
@@ -196,6 +197,21 @@ def _usable_redirect(value: str) -> bool:
     return _usable_callback_url(value)
 
 
+@remember_short(1024)  # the same cookie and origin on every request of a browser
+def _callback_url_from_cookie(raw: str, origin: str) -> tuple[str | None, str | None]:
+    """``(callback_url_cookie, callback_url)`` of a request that asks for no URL.
+
+    What :attr:`AuthState.callback_url` works out, under the default redirect
+    callback (a pure function), from the cookie's raw value (``""`` without
+    one) and the origin; the URL is ``None`` when the general path must decide
+    (it logs what the callback returned).
+    """
+    value = ck.decode_value(raw) if raw else None
+    cookie = value if value is not None and _usable_callback_url(value) else None
+    url = default_redirect(url=cookie or origin, base_url=origin)
+    return cookie, url if _usable_redirect(url) else None
+
+
 def _active(user: Any) -> Any:
     # Like ModelBackend: an inactive user is not signed in.
     return user if getattr(user, "is_active", True) else None
@@ -338,6 +354,17 @@ class AuthState:
         """The session as ``GET /auth/session`` shows it, or ``None``."""
         return self.session_result.session
 
+    @property
+    def loaded_user(self) -> AdapterUser | None:
+        """The adapter's user of the session if this request has loaded it already, else ``None``.
+
+        Loads nothing: it is there when ``request.user`` or ``request.auth_session``
+        has read the session (and its user passed the checks), so that the session
+        route checks that user again without a query.
+        """
+        result: SessionResult | None = self.__dict__.get("session_result")
+        return result.user if result is not None else None
+
     @cached_property
     def session_user(self) -> Any:
         """The user of the session (``AUTH_USER_MODEL``), or ``None``; loaded once."""
@@ -450,6 +477,19 @@ class AuthState:
         An unusable body or query value becomes the origin (not the next source:
         the client asked for something, and an older cookie is not what it asked).
         """
+        request = self.request
+        if (
+            request.method != "POST"
+            and not request.META.get("QUERY_STRING")
+            and self.config.callbacks.redirect is None
+        ):
+            # What almost every request is: it asks for no URL, so the answer depends
+            # on the cookie and the origin alone, worked out once per pair.
+            raw = self.request_cookies.get(self.cookies["callback_url"].name) or ""
+            cookie, url = _callback_url_from_cookie(raw, self.origin)
+            self.__dict__.setdefault("callback_url_cookie", cookie)
+            if url is not None:
+                return url
         candidate = self.body.get("callbackUrl")
         if not isinstance(candidate, str) or not candidate:
             candidate = self.query.get("callbackUrl") or self.callback_url_cookie or self.origin

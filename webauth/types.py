@@ -22,6 +22,7 @@ __all__ = [
     "AdapterUser",
     "LinkedAccount",
     "UserSession",
+    "UserSessionCheck",
     "VerificationToken",
     "WebAuthnChallenge",
     "as_account",
@@ -29,6 +30,7 @@ __all__ = [
     "as_session",
     "as_session_and_user",
     "as_user",
+    "as_user_session_check",
     "as_verification_token",
     "as_webauthn_challenge",
 ]
@@ -54,6 +56,8 @@ _WIRE_NAMES = {
     "credential_public_key": "credentialPublicKey",
     "credential_backed_up": "credentialBackedUp",
     "credential_device_type": "credentialDeviceType",
+    "is_active": "isActive",
+    "password_hash": "passwordHash",
 }
 _PY_NAMES = {wire: py for py, wire in _WIRE_NAMES.items()}
 
@@ -232,6 +236,21 @@ class LinkedAccount:
     created_at: datetime | None
 
 
+@dataclass(slots=True)
+class UserSessionCheck:
+    """What checking a session against its user needs, and no more (a webauth addition).
+
+    Returned by the adapter's ``get_user_session_check``: ``is_active`` (``True``
+    for a user model without the field) and ``password_hash``, the stored
+    password hash (``AbstractBaseUser.password``) from which Django's session
+    auth hash is made; ``None`` when the user has none.
+    """
+
+    id: str
+    is_active: bool
+    password_hash: str | None
+
+
 R = TypeVar("R")
 
 
@@ -285,6 +304,11 @@ def as_authenticator(value: Any) -> AdapterAuthenticator | None:
 def as_webauthn_challenge(value: Any) -> WebAuthnChallenge | None:
     """A :class:`WebAuthnChallenge` from a record or mapping."""
     return _coerce(WebAuthnChallenge, value)
+
+
+def as_user_session_check(value: Any) -> UserSessionCheck | None:
+    """A :class:`UserSessionCheck` from a record or mapping."""
+    return _coerce(UserSessionCheck, value)
 
 
 def as_session_and_user(value: Any) -> tuple[AdapterSession, AdapterUser] | None:

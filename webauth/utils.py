@@ -13,16 +13,19 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from asgiref.sync import async_to_sync
+from django.contrib.auth import get_user_model
 from django.utils.module_loading import import_string
 
 __all__ = [
     "aware",
     "call",
+    "forget_user_model",
     "is_async",
     "is_awaitable",
     "remember_short",
     "resolve",
     "user_id",
+    "user_model",
     "user_to_dict",
 ]
 
@@ -74,6 +77,12 @@ def is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn)
 
 
+# Types whose instances are never awaitable, as is_awaitable found them: adapter
+# methods return the same few record types on every request, and asking a type
+# for a missing __await__ raises (and discards) an AttributeError each time.
+_never_awaitable: set[type] = set()
+
+
 def is_awaitable(value: Any) -> bool:
     """``inspect.isawaitable`` without the ABC machinery for the usual non-awaitable result.
 
@@ -81,11 +90,40 @@ def is_awaitable(value: Any) -> bool:
     ``collections.abc.Awaitable`` recognises by its method); the one other kind
     is a generator-based coroutine (``types.coroutine``).
     """
-    if hasattr(type(value), "__await__"):
+    cls = type(value)
+    if cls in _never_awaitable:
+        return False
+    if hasattr(cls, "__await__"):
         return True
-    return isinstance(value, types.GeneratorType) and bool(
-        value.gi_code.co_flags & inspect.CO_ITERABLE_COROUTINE
-    )
+    if isinstance(value, types.GeneratorType):
+        return bool(value.gi_code.co_flags & inspect.CO_ITERABLE_COROUTINE)
+    if len(_never_awaitable) < 256:  # bounded, whatever classes a project makes
+        _never_awaitable.add(cls)
+    return False
+
+
+_user_model: Any = None
+
+
+def user_model() -> Any:
+    """``get_user_model()``, remembered until a setting changes (:func:`forget_user_model`).
+
+    Django looks ``AUTH_USER_MODEL`` up in the app registry on each call, and the
+    session route asks for it twice per request; Django's own ``ModelBackend``
+    keeps the model from import on.
+    """
+    global _user_model
+    model = _user_model
+    if model is None:
+        model = _user_model = get_user_model()
+    return model
+
+
+def forget_user_model(*, setting: str | None = None, **kwargs: Any) -> None:
+    """``setting_changed`` receiver: ``AUTH_USER_MODEL`` or the apps changed."""
+    global _user_model
+    if setting in (None, "AUTH_USER_MODEL", "INSTALLED_APPS"):
+        _user_model = None
 
 
 def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -12,6 +12,9 @@ import itertools
 import threading
 from datetime import UTC, datetime
 
+from asgiref.sync import sync_to_async
+
+from webauth.adapters.django import DjangoAdapter
 from webauth.errors import LastSignInMethod
 from webauth.models import new_user_handle
 from webauth.types import (
@@ -359,3 +362,18 @@ class MemoryAdapter:
         for token in doomed:
             del self.sessions[token]
         return len(doomed)
+
+    async def get_user_session_check(self, user_id):
+        user = self.users.get(str(user_id))
+        if user is None:
+            return None
+        if user.instance is None:
+            # These users stand for AUTH_USER_MODEL's of the same key (webauth finds
+            # request.user there): whether they are active, and their passwords, are Django's.
+            return await sync_to_async(DjangoAdapter().get_user_session_check)(user.id)
+        # A mapping with Auth.js-style names, as a JavaScript-minded adapter might return.
+        return {
+            "id": user.id,
+            "isActive": bool(getattr(user.instance, "is_active", True)),
+            "passwordHash": getattr(user.instance, "password", None),
+        }

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from .. import ratelimit
 from ..events import emit
 from ..responses import json_response
-from ..sessions import read_session
+from ..sessions import read_database_session, read_jwt_session
 
 if TYPE_CHECKING:
     from django.http import HttpResponse
@@ -37,12 +37,21 @@ def session(state: AuthState, provider_id: str | None) -> HttpResponse:
     config = state.config
     raw = state.session_token
     salt = state.cookies["session_token"].name
-    if is_update:
-        result = read_session(
-            config, raw, salt, trigger="update", new_session=state.body.get("data")
-        )
+    trigger, data = ("update", state.body.get("data")) if is_update else (None, None)
+    if config.session.strategy == "database":  # the session comes with its user
+        result = read_database_session(config, raw, trigger=trigger, new_session=data)
     else:
-        result = read_session(config, raw, salt)
+        # Its user is checked without being loaded for request.user (the adapter's
+        # get_user_session_check), unless this request has loaded it already.
+        result = read_jwt_session(
+            config,
+            raw,
+            salt,
+            trigger=trigger,
+            new_session=data,
+            known_user=state.loaded_user,
+            load_user=False,
+        )
     response = json_response(result.session, no_cache=not is_update)
     state.write_session(response, result)
     if result.session is not None:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         AdapterUser,
         LinkedAccount,
         UserSession,
+        UserSessionCheck,
         VerificationToken,
         WebAuthnChallenge,
     )
@@ -93,6 +94,7 @@ EXTENSION_METHODS: tuple[str, ...] = (
     "get_user_by_handle",
     "rename_authenticator",
     "delete_authenticator",
+    "get_user_session_check",
 )
 
 #: The methods each flow or helper calls, so a system check (or the helper) can
@@ -377,6 +379,25 @@ class Adapter(Protocol):
         user's last way to sign in (``count_sign_in_methods``); the check and the
         removal are atomic, so two concurrent removals cannot leave the user
         with no way in.
+        """
+
+    def get_user_session_check(self, user_id: str) -> UserSessionCheck | None:
+        """What checking a JWT session against its user needs: ``None`` when there is no
+        such user, else whether it is active and its stored password hash.
+
+        ``GET``/``POST /auth/session`` calls it instead of :meth:`get_user` when
+        nothing in the request has loaded the user yet: a session of a Django user
+        ends when the user is gone, inactive or has another password, and this
+        answers that without loading the whole user (``DjangoAdapter`` reads three
+        columns and makes no model instance). It must find exactly the users
+        :meth:`get_user` finds. Without it, or when the adapter's class overrides
+        ``get_user`` below the class that defines this method (a subclass adding a
+        filter of its own), webauth checks through ``get_user``. Only used while
+        ``AUTH_USER_MODEL`` keeps Django's own session auth hash (the HMAC of the
+        password hash): a model that overrides ``get_session_auth_hash`` is always
+        checked through ``get_user``. For an adapter whose users carry no model
+        instance (webauth finds ``request.user`` in ``AUTH_USER_MODEL`` by the
+        same key), the answer is about that ``AUTH_USER_MODEL`` user.
         """
 
 

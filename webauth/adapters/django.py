@@ -57,6 +57,7 @@ from ..types import (
     AdapterUser,
     LinkedAccount,
     UserSession,
+    UserSessionCheck,
     as_account,
     as_authenticator,
     as_session,
@@ -67,7 +68,7 @@ from ..types import (
 from ..types import VerificationToken as VerificationTokenRecord
 from ..types import WebAuthnChallenge as WebAuthnChallengeRecord
 from ..utils import aware
-from ._compiled import PLACEHOLDER, CompiledLookup, user_by_pk
+from ._compiled import PLACEHOLDER, CompiledLookup, user_by_pk, user_check_by_pk
 from .base import TokenRefresher
 
 __all__ = ["DjangoAdapter"]
@@ -321,6 +322,21 @@ class DjangoAdapter:
         """The user with this primary key."""
         obj = user_by_pk(id, self.using)  # compiled once: JWT sessions call this per request
         return self.to_record(obj) if obj is not None else None
+
+    def get_user_session_check(self, user_id: str) -> UserSessionCheck | None:
+        """Whether the user exists and is active, and its password hash: for ``GET /auth/session``.
+
+        One query of those columns (compiled once, no model instance), where
+        :meth:`get_user` reads every column and builds the instance ``request.user``
+        needs; the same manager and key rules, so both find the same users.
+        """
+        found = user_check_by_pk(user_id, self.using)
+        if found is None:
+            return None
+        is_active, password = found
+        return UserSessionCheck(
+            str(user_id), is_active, password if isinstance(password, str) else None
+        )
 
     def get_user_by_email(self, email: str) -> AdapterUser | None:
         """The user with this email (case-insensitive)."""

@@ -13,7 +13,9 @@ Both go through the rate limits (:mod:`webauth.ratelimit`) before ``authorize``
 runs: ``signin`` counts every attempt per address; ``signin_failed`` counts
 failures per address, per identifier and per both. A failure is counted before
 the password is checked and given back when it turns out right, so that
-concurrent guesses cannot slip past the limit between check and count.
+concurrent guesses cannot slip past the limit between check and count. Both are
+counted in one step (:func:`webauth.ratelimit.hit_many`): on Redis a refused or
+failed sign-in costs one round trip, a successful one two (the refund).
 
 Timing: the limits count per identifier whether or not such a user exists, and
 refuse before ``authorize`` runs, so neither the answer nor its time says which
@@ -143,11 +145,13 @@ def callback(
     """
     credentials_provider = cast(Credentials, provider)
     request, config = state.request, state.config
-    attempt = ratelimit.hit(request, "signin", config=config)
+    # The attempt and its failure are counted together (one round trip on Redis).
+    key = identifier(credentials_provider, params)
+    attempt, failure = ratelimit.hit_many(
+        request, (("signin", None), ("signin_failed", key)), config=config
+    )
     if not attempt:
         raise RateLimited("Too many sign-in attempts", retry_after=attempt.retry_after)
-    key = identifier(credentials_provider, params)
-    failure = ratelimit.hit(request, "signin_failed", key, config=config)
     if not failure:
         raise RateLimited("Too many failed sign-in attempts", retry_after=failure.retry_after)
     # A refusal (CredentialsSignin) or an error leaves the failure counted.

@@ -23,8 +23,9 @@ sign-in (``update_account``), :func:`webauth.get_access_token`
 ``use_verification_token``) and passkeys (``create_webauthn_challenge``,
 ``use_webauthn_challenge``, ``get_user_handle``, ``get_user_by_handle``,
 ``rename_authenticator``, ``delete_authenticator``, and the stricter
-``update_authenticator_counter`` that refuses a counter that does not go up).
-The suite calls them as webauth does, so sync and
+``update_authenticator_counter`` that refuses a counter that does not go up);
+and the session route's check of a JWT's user without loading it
+(``get_user_session_check``). The suite calls them as webauth does, so sync and
 ``async def`` methods both pass. The tests marked ``django_db(transaction=True)``
 race threads against one record (each thread with its own database connection).
 """
@@ -41,6 +42,7 @@ from functools import partial
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import connections
 
 from ..errors import LastSignInMethod
@@ -48,11 +50,13 @@ from ..types import (
     AdapterAccount,
     AdapterAuthenticator,
     AdapterUser,
+    UserSessionCheck,
     VerificationToken,
     WebAuthnChallenge,
     as_account,
     as_authenticator,
     as_user,
+    as_user_session_check,
     as_verification_token,
     as_webauthn_challenge,
 )
@@ -850,3 +854,58 @@ class AdapterExtensionsSuite(AdapterHelpers):
             left = list(self.run(adapter, "list_authenticators_by_user_id", user.id))
             assert len(left) == 1
             assert self.run(adapter, "count_sign_in_methods", user.id) == 1
+
+    # -- checking a session's user ------------------------------------------------------------
+    def session_check(self, adapter: Any, user_id: str) -> UserSessionCheck | None:
+        """``get_user_session_check(user_id)`` as webauth reads it."""
+        return as_user_session_check(self.run(adapter, "get_user_session_check", user_id))
+
+    def test_get_user_session_check_of_unknown_user_is_none(self, adapter: Any) -> None:
+        assert self.session_check(adapter, "999999999") is None
+
+    def test_get_user_session_check_of_deleted_user_is_none(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        assert self.run(adapter, "get_user", user.id) is not None
+        self.run(adapter, "delete_user", user.id)
+        assert self.session_check(adapter, user.id) is None
+
+    def instance_behind(self, adapter: Any, user: AdapterUser) -> Any:
+        """The ``AUTH_USER_MODEL`` instance behind *user*: the one its record carries, else
+        the one of the same key (where webauth finds ``request.user``), else ``None``."""
+        stored = as_user(self.run(adapter, "get_user", user.id))
+        assert stored is not None
+        if stored.instance is not None:
+            return stored.instance
+        return get_user_model()._default_manager.filter(pk=user.id).first()
+
+    def test_get_user_session_check_agrees_with_get_user(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        instance = self.instance_behind(adapter, user)
+        check = self.session_check(adapter, user.id)
+        if instance is None:  # no Django user behind it: nothing a session could be bound to
+            assert check is None
+            return
+        assert check is not None and check.id == user.id
+        assert check.is_active is bool(getattr(instance, "is_active", True))
+        assert check.password_hash == instance.password
+
+    def test_get_user_session_check_follows_deactivation_and_password_changes(
+        self, adapter: Any
+    ) -> None:
+        # The changes a project makes to its users, through the model instance.
+        user = self.new_user(adapter)
+        instance = self.instance_behind(adapter, user)
+        if instance is None:
+            assert self.session_check(adapter, user.id) is None
+            return
+        before = self.session_check(adapter, user.id)
+        assert before is not None and before.password_hash == instance.password
+        instance.set_password("a-new-password-for-the-suite")
+        has_field = "is_active" in {f.attname for f in instance._meta.concrete_fields}
+        if has_field:
+            instance.is_active = False
+        instance.save()
+        after = self.session_check(adapter, user.id)
+        assert after is not None and after.id == user.id
+        assert after.password_hash == instance.password != before.password_hash
+        assert after.is_active is not has_field
