@@ -56,8 +56,8 @@ from django.utils.translation import ngettext
 from .. import cookies as ck
 from .. import jwt as jose
 from .. import ratelimit
-from ..adapters.base import FLOW_METHODS, missing_methods
-from ..errors import AuthError, EmailSignInError, MissingAdapter, RateLimited, Verification
+from ..adapters.base import FLOW_METHODS
+from ..errors import AuthError, EmailSignInError, RateLimited, Verification
 from ..events import emit
 from ..providers.email import Email
 from ..responses import redirect
@@ -70,7 +70,7 @@ from ..types import (
 )
 from ..utils import aware, call
 from .accounts import create_and_link
-from .signin import Attempt, SignedIn, check_sign_in, finish
+from .signin import Attempt, SignedIn, check_sign_in, finish, require_storage
 
 if TYPE_CHECKING:
     from django.http import HttpResponseBase
@@ -190,16 +190,7 @@ def _clear_pending(state: AuthState, response: HttpResponseBase) -> None:
 
 def _storage(state: AuthState) -> AdapterCaller:
     """The adapter, or ``MissingAdapter`` (Auth.js: "Email login requires an adapter")."""
-    adapter = state.config.adapter
-    if adapter is None:
-        raise MissingAdapter("Email login requires an adapter")
-    missing = missing_methods(adapter, EMAIL_METHODS)
-    if missing:
-        raise MissingAdapter(
-            f"Email login requires an adapter with {', '.join(missing)} "
-            f"({type(adapter).__name__} lacks them)"
-        )
-    return state.config.adapter_caller
+    return require_storage(state, "Email login", EMAIL_METHODS)
 
 
 def _account(provider_id: str, identifier: str, user_id: str) -> dict[str, Any]:

@@ -82,12 +82,11 @@ from webauthn.helpers.structs import (
 from .. import cookies as ck
 from .. import jwt as jose
 from .. import ratelimit
-from ..adapters.base import FLOW_METHODS, missing_methods
+from ..adapters.base import FLOW_METHODS
 from ..errors import (
     AccountNotLinked,
     AuthError,
     ExperimentalFeatureNotEnabled,
-    MissingAdapter,
     RateLimited,
     WebAuthnVerificationError,
 )
@@ -107,7 +106,7 @@ from ..types import (
 )
 from ..utils import aware
 from .accounts import create_and_link, current_user
-from .signin import Attempt, SignedIn, finish
+from .signin import Attempt, SignedIn, finish, require_storage
 
 if TYPE_CHECKING:
     from django.http import HttpResponse, HttpResponseBase
@@ -174,17 +173,8 @@ def require_enabled(state: AuthState) -> None:
 
 
 def _storage(state: AuthState) -> AdapterCaller:
-    """The adapter, or ``MissingAdapter`` (Auth.js: WebAuthn requires an adapter)."""
-    adapter = state.config.adapter
-    if adapter is None:
-        raise MissingAdapter("WebAuthn requires an adapter")
-    missing = missing_methods(adapter, WEBAUTHN_METHODS)
-    if missing:
-        raise MissingAdapter(
-            f"WebAuthn requires an adapter with {', '.join(missing)} "
-            f"({type(adapter).__name__} lacks them)"
-        )
-    return state.config.adapter_caller
+    """The adapter, or ``MissingAdapter`` (Auth.js: "WebAuthn requires an adapter")."""
+    return require_storage(state, "WebAuthn", WEBAUTHN_METHODS)
 
 
 def _b64(value: bytes) -> str:

@@ -277,22 +277,22 @@
   }
 
   // -- the API ---------------------------------------------------------------------------
-  function signIn(opts) {
+  // One ceremony from the button or the register form: options, the browser's
+  // prompt, the answer posted back. Autofill resumes after a failure that the
+  // person did not cause by starting another ceremony.
+  function ceremony(opts, action, prompt) {
     var s = settings(opts);
     clearError(s);
     if (!supported()) {
       return Promise.resolve(failed(s, new PasskeyError("unsupported")));
     }
     var signal = newSignal();
-    return fetchOptions(s, "authenticate", s.email)
+    return fetchOptions(s, action, s.email)
       .then(function (body) {
-        return navigator.credentials.get({
-          publicKey: requestOptions(body.options),
-          signal: signal
-        });
+        return prompt(body.options, signal);
       })
       .then(function (credential) {
-        return post(s, "authenticate", credential);
+        return post(s, action, credential);
       })
       .then(function (data) {
         return succeeded(s, data);
@@ -306,33 +306,19 @@
       });
   }
 
+  function signIn(opts) {
+    return ceremony(opts, "authenticate", function (options, signal) {
+      return navigator.credentials.get({ publicKey: requestOptions(options), signal: signal });
+    });
+  }
+
   function register(opts) {
-    var s = settings(opts);
-    clearError(s);
-    if (!supported()) {
-      return Promise.resolve(failed(s, new PasskeyError("unsupported")));
-    }
-    var signal = newSignal();
-    return fetchOptions(s, "register", s.email)
-      .then(function (body) {
-        return navigator.credentials.create({
-          publicKey: creationOptions(body.options),
-          signal: signal
-        });
-      })
-      .then(function (credential) {
-        return post(s, "register", credential);
-      })
-      .then(function (data) {
-        return succeeded(s, data);
-      })
-      .catch(function (error) {
-        var result = failed(s, error);
-        if (result.error !== "aborted") {
-          resumeAutofill();
-        }
-        return result;
+    return ceremony(opts, "register", function (options, signal) {
+      return navigator.credentials.create({
+        publicKey: creationOptions(options),
+        signal: signal
       });
+    });
   }
 
   function autofill(opts) {
