@@ -352,6 +352,41 @@ def test_dangerous_email_linking_links_to_the_existing_user(client, idp, rp):
     assert Account.objects.get().user == existing
 
 
+def test_dangerous_email_linking_proves_an_unproven_address(client, idp, rp):
+    # A stranger registered a passkey under the address (issue 12); the provider
+    # vouches for it, so the stranger's passkey and account go, the new one stays.
+    from webauth.adapters.django import DjangoAdapter
+    from webauth.models import Authenticator, UnprovenEmail
+    from webauth.types import AdapterAccount, AdapterAuthenticator
+
+    existing = get_user_model().objects.create_user("made-by-passkey", email="ida@idp.example")
+    adapter = DjangoAdapter()
+    adapter.create_authenticator(
+        AdapterAuthenticator(
+            credential_id="cred-1",
+            user_id=str(existing.pk),
+            provider_account_id="cred-1",
+            credential_public_key="pQECAyYgASFYIA",
+            counter=0,
+            credential_backed_up=False,
+            credential_device_type="singleDevice",
+        )
+    )
+    adapter.link_account(
+        AdapterAccount(
+            user_id=str(existing.pk),
+            type="webauthn",
+            provider="passkey",
+            provider_account_id="cred-1",
+        )
+    )
+    adapter.mark_email_unproven(str(existing.pk))
+    rp(allow_dangerous_email_account_linking=True)
+    assert sign_in(client, idp)["Location"] == "http://testserver/after/"
+    assert list(Account.objects.values_list("user", "type")) == [(existing.pk, "oidc")]
+    assert not Authenticator.objects.exists() and not UnprovenEmail.objects.exists()
+
+
 def test_signed_in_user_links_a_new_provider(client, idp, rp):
     from webauth.test import force_sign_in
 

@@ -627,6 +627,38 @@ def test_counter_regression(site, passkey_user, count):
     assert Authenticator.objects.get().counter == 5
 
 
+def test_a_user_handle_that_is_not_the_owners_is_refused(site, passkey_user):
+    # The credential's own signature is good, but the handle it carries names
+    # another user: a passkey record moved (or was copied) between users.
+    _user, authenticator = passkey_user
+    (credential,) = authenticator.credentials.values()
+    credential.user_handle = b"\x01" * 64
+    assert_refused(sign_in(Client(), authenticator))
+    assert Authenticator.objects.get().counter == 0
+    credential.user_handle = unb64url(WebAuthnUserHandle.objects.get().handle)
+    assert sign_in(Client(), authenticator).status_code == 200
+
+
+def test_a_passkey_without_a_stored_handle_signs_in(site, passkey_user):
+    # A passkey stored before handles existed (or by an Auth.js app sharing the
+    # database) has no handle to compare: the signature decides.
+    _user, authenticator = passkey_user
+    WebAuthnUserHandle.objects.all().delete()
+    assert sign_in(Client(), authenticator).status_code == 200
+
+
+def test_the_backup_state_follows_the_assertions(site, client):
+    authenticator = SoftAuthenticator(backed_up=False)
+    assert register(client, authenticator).status_code == 200
+    assert Authenticator.objects.get().credential_backed_up is False
+    authenticator.backed_up = True  # the password manager started syncing it
+    assert sign_in(Client(), authenticator).status_code == 200
+    assert Authenticator.objects.get().credential_backed_up is True
+    authenticator.backed_up = False
+    assert sign_in(Client(), authenticator).status_code == 200
+    assert Authenticator.objects.get().credential_backed_up is False
+
+
 def test_counter_refused_by_the_adapter(site, passkey_user, monkeypatch):
     # py_webauthn saw a higher counter, but another request stored a higher one
     # meanwhile: the adapter's conditional update refuses, and so does the flow.

@@ -34,6 +34,7 @@ __all__ = [
     "Account",
     "Authenticator",
     "Session",
+    "UnprovenEmail",
     "User",
     "UserManager",
     "VerificationToken",
@@ -300,6 +301,33 @@ class WebAuthnUserHandle(models.Model):
 
     def __str__(self) -> str:
         return f"user handle of user {self.user_id}"
+
+
+class UnprovenEmail(models.Model):
+    """A user whose address nobody has proven yet: made by a passkey registration.
+
+    A visitor may register a passkey under any address (as with Auth.js); the
+    user made then is marked here. The first time someone proves the address
+    (an email sign-in, or a provider trusted to link by email) the mark is
+    taken away, and with it every way in added before: the passkeys, other
+    linked accounts, a password and the sessions of whoever typed the address
+    (the "pre-account hijacking" defence).
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="webauth_unproven_email",
+        verbose_name=_("user"),
+    )
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("unproven address")
+        verbose_name_plural = _("unproven addresses")
+
+    def __str__(self) -> str:
+        return f"unproven address of user {self.user_id}"
 
 
 class WebAuthnChallenge(models.Model):

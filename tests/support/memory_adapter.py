@@ -52,6 +52,7 @@ class MemoryAdapter:
         # Passkeys: challenges, user handles, counters and removals, one caller at a time.
         self.challenges: dict[str, object] = {}
         self.handles: dict[str, str] = {}  # user id -> handle
+        self.unproven: set[str] = set()  # users made by a passkey registration
         self._passkeys = threading.Lock()
 
     async def create_user(self, user):
@@ -239,6 +240,31 @@ class MemoryAdapter:
             if user_id not in self.handles and create:
                 self.handles[user_id] = handle or new_user_handle()
             return self.handles.get(user_id)
+
+    async def update_authenticator_backup_state(self, credential_id, backed_up):
+        with self._passkeys:
+            record = self.authenticators.get(credential_id)
+            if record is not None:
+                record.credential_backed_up = bool(backed_up)
+
+    async def mark_email_unproven(self, user_id):
+        with self._passkeys:
+            self.unproven.add(user_id)
+
+    async def prove_email(self, user_id, keep_provider, keep_provider_account_id):
+        with self._passkeys:
+            if user_id not in self.unproven:
+                return False
+            self.unproven.discard(user_id)
+            for key, record in list(self.authenticators.items()):
+                if record.user_id == user_id:
+                    del self.authenticators[key]
+            for key, account in list(self.accounts.items()):
+                if account.user_id == user_id and key != (keep_provider, keep_provider_account_id):
+                    del self.accounts[key]
+            for key in [k for k, s in self.sessions.items() if s.user_id == user_id]:
+                del self.sessions[key]
+            return True
 
     async def get_user_by_handle(self, handle):
         owner = next((u for u, h in self.handles.items() if h == handle), None)

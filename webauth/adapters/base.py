@@ -92,8 +92,11 @@ EXTENSION_METHODS: tuple[str, ...] = (
     "use_webauthn_challenge",
     "get_user_handle",
     "get_user_by_handle",
+    "mark_email_unproven",
+    "prove_email",
     "rename_authenticator",
     "delete_authenticator",
+    "update_authenticator_backup_state",
     "get_user_session_check",
 )
 
@@ -143,6 +146,9 @@ FLOW_METHODS: dict[str, tuple[str, ...]] = {
         "get_user_by_email",
         "create_user",
         "link_account",
+        # A new user's address is unproven until its owner signs in by email.
+        "mark_email_unproven",
+        "prove_email",
     ),
     # A signed-in user's passkeys: list, rename, remove (never the last way in).
     "passkeys": (
@@ -366,6 +372,28 @@ class Adapter(Protocol):
 
     def get_user_by_handle(self, handle: str) -> AdapterUser | None:
         """The user with this WebAuthn user handle (compared exactly), or ``None``."""
+
+    def update_authenticator_backup_state(self, credential_id: str, backed_up: bool) -> None:
+        """Store whether the passkey is backed up now (its assertion's BS flag)."""
+
+    def mark_email_unproven(self, user_id: str) -> None:
+        """Mark the user's address as unproven (a passkey registration just made the user).
+
+        Anyone may register a passkey under any address; until the owner proves
+        the address, whatever was added to the user may belong to a stranger.
+        """
+
+    def prove_email(self, user_id: str, keep_provider: str, keep_provider_account_id: str) -> bool:
+        """The user's address has just been proven: take the unproven mark away.
+
+        Return ``False`` when the user carries no mark (nothing else changes).
+        Otherwise remove, together with the mark and atomically: the user's
+        passkeys, every linked account except the one identified by
+        *keep_provider* and *keep_provider_account_id* (compared exactly; the
+        account the address was just proven with, if any), a usable password,
+        and the user's sessions; then return ``True``. Of concurrent callers at
+        most one gets ``True``.
+        """
 
     def rename_authenticator(
         self, user_id: str, credential_id: str, name: str

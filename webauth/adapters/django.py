@@ -42,6 +42,7 @@ from ..models import (
     Account,
     Authenticator,
     Session,
+    UnprovenEmail,
     VerificationToken,
     WebAuthnChallenge,
     WebAuthnUserHandle,
@@ -1162,6 +1163,53 @@ class DjangoAdapter:
                 raise
             return found
         return new
+
+    def update_authenticator_backup_state(self, credential_id: str, backed_up: bool) -> None:
+        """Store the passkey's current backup state (one ``UPDATE``)."""
+        obj = self._authenticator(credential_id)
+        if obj is not None:
+            Authenticator.objects.using(self._write_db(Authenticator)).filter(pk=obj.pk).update(
+                credential_backed_up=bool(backed_up)
+            )
+
+    # -- addresses nobody has proven yet -----------------------------------------
+    def mark_email_unproven(self, user_id: str) -> None:
+        """Mark a user made by a passkey registration: its address is unproven."""
+        alias = self._write_db(UnprovenEmail)
+        with transaction.atomic(using=alias):
+            UnprovenEmail.objects.using(alias).get_or_create(user_id=user_id)
+
+    def prove_email(self, user_id: str, keep_provider: str, keep_provider_account_id: str) -> bool:
+        """Take the unproven mark away; ``True`` when there was one (then the ways in went).
+
+        The mark's ``DELETE`` decides: of concurrent callers exactly one removes
+        the row. That caller, in the same transaction, removes the user's
+        passkeys, every linked account except the one given (the account the
+        owner just proved the address with, when there is one), a usable password
+        (a new unusable one changes the session auth hash, which ends the JWT
+        sessions) and the database sessions. Without a mark, one indexed
+        ``DELETE`` that removes nothing.
+        """
+        alias = self._write_db(UnprovenEmail)
+        with transaction.atomic(using=alias):
+            if not UnprovenEmail.objects.using(alias).filter(user_id=user_id).delete()[0]:
+                return False
+            Authenticator.objects.using(alias).filter(user_id=user_id).delete()
+            accounts = Account.objects.using(alias).filter(user_id=user_id)
+            kept = [
+                pk
+                for pk, provider, account_id in accounts.values_list(
+                    "pk", "provider", "provider_account_id"
+                )
+                if provider == keep_provider and account_id == keep_provider_account_id
+            ]
+            accounts.exclude(pk__in=kept).delete()
+            Session.objects.using(alias).filter(user_id=user_id).delete()
+            user = self._users().filter(pk=user_id).first()
+            if user is not None and callable(getattr(user, "set_unusable_password", None)):
+                user.set_unusable_password()
+                user.save(update_fields=["password"])
+        return True
 
     def get_user_by_handle(self, handle: str) -> AdapterUser | None:
         """The user with this handle (one joined query; the handle compared exactly)."""

@@ -7,6 +7,10 @@
   (``OAuthAccountNotLinked``) unless the provider sets
   ``allow_dangerous_email_account_linking``; else a new user is created and the
   account linked to it, both or neither.
+* A user a passkey registration made under an address nobody had proven
+  (``mark_email_unproven``) loses every earlier way in when the address is
+  proven, by an email sign-in or by linking through a provider trusted with
+  ``allow_dangerous_email_account_linking`` (:func:`prove_address`).
 
 Everything goes through the adapter.
 """
@@ -26,7 +30,18 @@ if TYPE_CHECKING:
     from ..adapters.base import AdapterCaller
     from ..state import AuthState
 
-__all__ = ["LINKING_METHODS", "LoginResult", "create_and_link", "current_user", "login_or_register"]
+__all__ = [
+    "LINKING_METHODS",
+    "UNPROVEN_EMAIL_PROVEN",
+    "LoginResult",
+    "create_and_link",
+    "current_user",
+    "login_or_register",
+    "prove_address",
+]
+
+#: The warning logged when proving an address removed a stranger's ways in.
+UNPROVEN_EMAIL_PROVEN = "unproven-email-proven"
 
 #: The adapter methods these rules need.
 LINKING_METHODS = ("get_user_by_account", "get_user_by_email", "create_user", "link_account")
@@ -104,6 +119,8 @@ def login_or_register(
         account.user_id = existing.id
         linked = as_account(caller("link_account", account)) or account
         emit(config, "link_account", **signal, user=existing, account=linked, profile=user_data)
+        # The provider vouches for the address: it is proven now.
+        prove_address(state, existing, linked.provider, linked.provider_account_id)
         return LoginResult(user=existing, account=linked, is_new_user=False)
 
     new_user = AdapterUser(
@@ -147,3 +164,27 @@ def create_and_link(
     if created is None or linked is None:
         raise TypeError("the adapter did not return the created user and account")
     return created, linked
+
+
+def prove_address(
+    state: AuthState, user: AdapterUser, provider: str, provider_account_id: str
+) -> bool:
+    """The owner of *user*'s address has just proven it; ``True`` if that removed ways in.
+
+    Anyone can register a passkey under any address, which makes a user whose
+    address nobody has proven (the adapter's ``mark_email_unproven``). Until
+    its owner proves it, everything on that user may be a stranger's: when the
+    owner signs in by email (or links a provider that is trusted to vouch for
+    the address), the adapter's ``prove_email`` removes, in one step, the
+    passkeys, every other linked account, a password and the sessions, and
+    keeps the account identified by *provider* and *provider_account_id* (the
+    one just proven with, when it is stored). A warning is logged then. An
+    adapter without ``prove_email`` has no such users: nothing happens.
+    """
+    caller = state.config.adapter_caller
+    if not caller.has("prove_email"):
+        return False
+    if not caller("prove_email", user.id, provider, provider_account_id):
+        return False
+    state.config.logger.warn(UNPROVEN_EMAIL_PROVEN)
+    return True

@@ -65,11 +65,12 @@ from ..types import (
     AdapterAccount,
     AdapterUser,
     VerificationToken,
+    as_account,
     as_user,
     as_verification_token,
 )
 from ..utils import aware, call
-from .accounts import create_and_link
+from .accounts import create_and_link, prove_address
 from .signin import Attempt, SignedIn, check_sign_in, finish, require_storage
 
 if TYPE_CHECKING:
@@ -549,6 +550,18 @@ class EmailAttempt(Attempt):
         is_new_user = False
         if self.existing is not None:
             user = self.existing
+            if prove_address(state, user, self.provider_id, self.identifier):
+                # A passkey registration made this user under the address, and
+                # what it brought is gone: the address is now the way in.
+                account = AdapterAccount(
+                    user_id=user.id,
+                    type="email",
+                    provider=self.provider_id,
+                    provider_account_id=self.identifier,
+                )
+                if storage("get_account", self.identifier, self.provider_id) is None:
+                    linked = as_account(storage("link_account", account)) or account
+                    emit(config, "link_account", **signal, user=user, account=linked, profile=user)
             if user.email_verified is None:
                 # The spec: the date of the first successful sign-in (Auth.js
                 # overwrites it at every sign-in).

@@ -48,6 +48,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import hmac
 import json
 import secrets
 import uuid
@@ -533,11 +534,27 @@ def _authenticate(
         raise WebAuthnVerificationError(
             f"The passkey's assertion was refused: {exc}", cause={"err": exc}
         ) from exc
+    # A discoverable credential names its user: it must be the passkey's owner
+    # (a handle stored for another user means a credential moved between users).
+    presented = credential.response.user_handle
+    if presented:
+        stored_handle = storage("get_user_handle", stored.user_id, False)
+        if isinstance(stored_handle, str) and not hmac.compare_digest(
+            base64url_to_bytes(stored_handle), bytes(presented)
+        ):
+            raise WebAuthnVerificationError("The passkey's user handle is not its owner's")
     # The adapter refuses a counter that did not go up (a cloned authenticator,
     # or a concurrent use of the same count): one conditional UPDATE decides.
     updated = storage("update_authenticator_counter", credential_id, verified.new_sign_count)
     if updated is None:
         raise WebAuthnVerificationError("The passkey's signature counter did not go up")
+    backed_up = bool(verified.credential_backed_up)
+    if backed_up != bool(stored.credential_backed_up) and storage.has(
+        "update_authenticator_backup_state"
+    ):
+        # Backup state may change over a passkey's life (a password manager
+        # starts syncing it); the list of passkeys shows the current one.
+        storage("update_authenticator_backup_state", credential_id, backed_up)
     user = as_user(storage("get_user", stored.user_id))
     if user is None:
         raise WebAuthnVerificationError("The passkey's user no longer exists")
@@ -726,6 +743,11 @@ class WebAuthnAttempt(Attempt):
             self.authenticator.user_id = user.id
             storage("create_authenticator", self.authenticator)
             storage("get_user_handle", user.id, True, self.handle)
+            if is_new_user:
+                # Nobody has proven the address typed for this user; its owner's
+                # first email sign-in removes whatever was added before
+                # (flows.accounts.prove_address).
+                storage("mark_email_unproven", user.id)
         except Exception:
             if storage.has(undo[0]):
                 # The first error is the one to report; a failed clean-up is logged.

@@ -855,6 +855,64 @@ class AdapterExtensionsSuite(AdapterHelpers):
             assert len(left) == 1
             assert self.run(adapter, "count_sign_in_methods", user.id) == 1
 
+    def test_update_authenticator_backup_state(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        passkey = self.new_authenticator(adapter, user, backup_eligible=True)
+        other = self.new_authenticator(adapter, user, backup_eligible=True)
+        self.run(adapter, "update_authenticator_backup_state", passkey.credential_id, True)
+        found = as_authenticator(self.run(adapter, "get_authenticator", passkey.credential_id))
+        assert found is not None and found.credential_backed_up is True
+        untouched = as_authenticator(self.run(adapter, "get_authenticator", other.credential_id))
+        assert untouched is not None and untouched.credential_backed_up is False
+        self.run(adapter, "update_authenticator_backup_state", passkey.credential_id, False)
+        found = as_authenticator(self.run(adapter, "get_authenticator", passkey.credential_id))
+        assert found is not None and found.credential_backed_up is False
+        # An unknown credential changes nothing and raises nothing.
+        self.run(adapter, "update_authenticator_backup_state", "no-such-credential", True)
+
+    # -- addresses nobody has proven: mark_email_unproven, prove_email ---------------------------
+    def test_proving_an_unmarked_user_changes_nothing(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        passkey = self.pair(adapter, user)
+        account = self.link(adapter, user, "github")
+        session = self.new_session(adapter, user)
+        assert self.run(adapter, "prove_email", user.id, "email", user.email) is False
+        assert self.run(adapter, "get_authenticator", passkey.credential_id) is not None
+        assert self.run(adapter, "get_account", account.provider_account_id, "github") is not None
+        assert self.run(adapter, "get_session_and_user", session.session_token) is not None
+
+    def test_proving_a_marked_user_removes_every_earlier_way_in(self, adapter: Any) -> None:
+        user, other = self.new_user(adapter), self.new_user(adapter)
+        self.run(adapter, "mark_email_unproven", user.id)
+        self.run(adapter, "mark_email_unproven", user.id)  # twice is once
+        passkeys = [self.pair(adapter, user), self.new_authenticator(adapter, user)]
+        stranger = self.link(adapter, user, "github")
+        kept = self.link(adapter, user, "google")
+        session = self.new_session(adapter, user)
+        bystander = (self.pair(adapter, other), self.new_session(adapter, other))
+        proved = self.run(adapter, "prove_email", user.id, "google", kept.provider_account_id)
+        assert proved is True
+        for passkey in passkeys:
+            assert self.run(adapter, "get_authenticator", passkey.credential_id) is None
+        assert self.run(adapter, "get_account", stranger.provider_account_id, "github") is None
+        assert self.run(adapter, "get_account", kept.provider_account_id, "google") is not None
+        assert self.run(adapter, "get_session_and_user", session.session_token) is None
+        # Once proven, always proven; another user's ways in are untouched.
+        assert (
+            self.run(adapter, "prove_email", user.id, "google", kept.provider_account_id) is False
+        )
+        assert self.run(adapter, "get_authenticator", bystander[0].credential_id) is not None
+        assert self.run(adapter, "get_session_and_user", bystander[1].session_token) is not None
+
+    @pytest.mark.django_db(transaction=True)
+    def test_concurrent_proofs_have_one_winner(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        self.run(adapter, "mark_email_unproven", user.id)
+        self.pair(adapter, user)
+        prove = partial(self.run, adapter, "prove_email", user.id, "email", user.email)
+        results = race([prove] * 20)
+        assert results.count(True) == 1 and results.count(False) == 19
+
     # -- checking a session's user ------------------------------------------------------------
     def session_check(self, adapter: Any, user_id: str) -> UserSessionCheck | None:
         """``get_user_session_check(user_id)`` as webauth reads it."""
