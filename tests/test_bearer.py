@@ -596,3 +596,29 @@ def test_the_app_routes_have_names_and_take_a_trailing_slash(settings, alice):
     assert reverse("webauth:app-signout") == "/auth/app/signout"
     assert reverse("webauth:app-signout-everywhere") == "/auth/app/signout-everywhere"
     assert app_post("/auth/app/session/", token_for(alice)).status_code == 200
+
+
+# -- under ASGI ------------------------------------------------------------------------
+
+
+def test_under_asgi_the_header_alone_decides(strategy, alice, bob, async_client):
+    from asgiref.sync import async_to_sync
+
+    get = async_to_sync(async_client.get)
+    async_client.cookies[COOKIE] = token_for(bob)
+    data = get("/session-async/", headers={"Authorization": f"Bearer {token_for(alice)}"}).json()
+    assert data["username"] == "alice" and data["session"]["user"]["email"] == "alice@example.com"
+    broken = get("/private-async/", headers={"Authorization": "Bearer nope"})
+    assert broken.status_code == 401 and broken["WWW-Authenticate"].startswith("Bearer")
+    assert not broken.cookies
+    assert get("/session-async/").json()["username"] == "bob"
+
+
+def test_under_asgi_protected_paths_answer_401(settings, alice, async_client):
+    from asgiref.sync import async_to_sync
+
+    configure(settings, protected_paths=["/account/"])
+    get = async_to_sync(async_client.get)
+    assert get("/account/settings/", headers={"Authorization": "Bearer x"}).status_code == 401
+    ok = get("/account/settings/", headers={"Authorization": f"Bearer {token_for(alice)}"})
+    assert ok.status_code == 200 and ok.json()["username"] == "alice"

@@ -313,7 +313,7 @@ class AuthState:
         cookie is ever written on its response. The cookie routes of
         ``webauth.urls`` turn it off (:meth:`ignore_bearer`).
         """
-        return is_bearer_request(self.request)
+        return self.config.bearer and is_bearer_request(self.request)
 
     def ignore_bearer(self) -> None:
         """Read the session from the cookie even on a bearer request.
