@@ -57,10 +57,17 @@ def password_view(request):
     return JsonResponse({"token": update_session_auth_hash(request, user)})
 
 
+@csrf_exempt
+def update_twice_view(request):
+    update_session(request, {"plan": "pro"})
+    return JsonResponse({"result": update_session(request, {"seats": 5})})
+
+
 urlpatterns = [
     path("auth/", include("webauth.urls")),
     path("update/", update_view),
     path("aupdate/", aupdate_view),
+    path("update-twice/", update_twice_view),
     path("password/", password_view),
 ]
 
@@ -69,15 +76,16 @@ CALLS: list = []
 
 def jwt_callback(token, trigger=None, session=None, **kwargs):
     CALLS.append(("jwt", trigger, session))
-    if trigger == "update" and isinstance(session, dict) and "plan" in session:
-        return {**token, "plan": session["plan"]}
+    if trigger == "update" and isinstance(session, dict):
+        return {**token, **{k: session[k] for k in ("plan", "seats") if k in session}}
     return token
 
 
 def session_callback(session, trigger=None, new_session=None, token=None, user=None, **kwargs):
     CALLS.append(("session", trigger, new_session))
     plan = (token or {}).get("plan") or (new_session or {}).get("plan") or "free"
-    return {**session, "plan": plan}
+    seats = (token or {}).get("seats")
+    return {**session, "plan": plan, **({"seats": seats} if seats else {})}
 
 
 def configure(settings, strategy):
@@ -148,6 +156,17 @@ def test_under_jwt_the_new_token_goes_out_as_the_cookie(settings, alice):
     assert claims["plan"] == "pro"
     # The next request reads the updated session from the cookie.
     assert client.get("/auth/session").json()["plan"] == "pro"
+
+
+def test_a_second_update_starts_from_the_first(settings, alice):
+    configure(settings, "jwt")
+    client = Client()
+    client.cookies[COOKIE] = session_cookie_for(alice)[1]
+    response = post(client, "/update-twice/", None)
+    assert response.json()["result"]["plan"] == "pro"
+    assert response.json()["result"]["seats"] == 5
+    claims = jose.decode(token=response.cookies[COOKIE].value, secret=SECRET, salt=COOKIE)
+    assert claims["plan"] == "pro" and claims["seats"] == 5
 
 
 def test_under_database_the_cookie_stays(settings, alice):

@@ -116,14 +116,14 @@ def bearer_token(request: HttpRequest) -> str | None:
     return token
 
 
-def session_required(*, status: int = 401) -> HttpResponse:
+def session_required() -> HttpResponse:
     """``401 {"error": "SessionRequired"}`` with ``WWW-Authenticate: Bearer``.
 
     The answer to a bearer request that needs a session and has none: its token
     is missing, malformed, expired or revoked (RFC 6750's ``invalid_token``).
     Never cached: it answers one token.
     """
-    response = json_response({"error": "SessionRequired"}, status=status, no_cache=True)
+    response = json_response({"error": "SessionRequired"}, status=401, no_cache=True)
     response["WWW-Authenticate"] = 'Bearer error="invalid_token"'
     return response
 

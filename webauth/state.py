@@ -448,9 +448,13 @@ class AuthState:
     def use_result(self, result: SessionResult) -> None:
         """Carry on with *result*, a read of this request's session made elsewhere
         (``webauth.update_session``): :attr:`session` shows it, and :meth:`finish`
-        writes its cookie (or deletes the cookie when it cleared the session)."""
+        writes its cookie (or deletes the cookie when it cleared the session).
+        A token it made is this request's session token from now on, so that a
+        second update starts from the first one's."""
         self.__dict__["session_result"] = result
         self.__dict__.pop("session_user", None)
+        if result.cookie is not None:
+            self.__dict__["session_token"] = result.cookie
 
     def forget_session(self) -> None:
         """The session ended elsewhere (``logout()``): delete its cookie on the way out."""
