@@ -13,6 +13,7 @@ from django.http import HttpResponse
 from django.template.loader import render_to_string
 from django.templatetags.static import static
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from .conf import Config
 from .flows import flow_for
@@ -24,6 +25,7 @@ __all__ = [
     "ERROR_PAGES",
     "SIGNIN_ERRORS",
     "SIGNIN_ERROR_CODES",
+    "display_name",
     "passkey_context",
     "provider_forms",
     "render_error_page",
@@ -92,6 +94,21 @@ ERROR_PAGES: dict[str, tuple[int, Any, Any, Any]] = {
     ),
     "default": (200, _("Error"), _("An error occurred while signing in."), ""),
 }
+
+
+#: The built-in providers' default names that are words, not brands, as the pages
+#: show them in "Sign in with %(name)s" (``GET /auth/providers`` keeps the English
+#: name, as Auth.js's does). Any other name is shown as given.
+_WORD_NAMES: dict[str, Any] = {
+    "Password": pgettext_lazy("provider name in: Sign in with ...", "Password"),
+    "Email": pgettext_lazy("provider name in: Sign in with ...", "Email"),
+    "Credentials": pgettext_lazy("provider name in: Sign in with ...", "Credentials"),
+}
+
+
+def display_name(provider: Provider) -> Any:
+    """The provider's name as the built-in pages show it: translated if it is a word."""
+    return _WORD_NAMES.get(provider.name, provider.name)
 
 
 def _theme_context(config: Config) -> dict[str, Any]:
@@ -219,7 +236,7 @@ def provider_forms(
             continue
         entry: dict[str, Any] = {
             "id": p.id,
-            "name": p.name,
+            "name": display_name(p),
             "type": p.type,
             "signin_url": f"{base_url}/signin/{p.id}",
             "callback_url": f"{base_url}/callback/{p.id}",

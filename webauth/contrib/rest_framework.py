@@ -47,6 +47,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, CSRFCheck
 from rest_framework.permissions import BasePermission
@@ -78,7 +79,7 @@ class WebAuthAuthentication(BaseAuthentication):
             session = state.session
             user = state.session_user if has_user(session) else None
             if user is None:
-                raise exceptions.AuthenticationFailed("Invalid or expired session token.")
+                raise exceptions.AuthenticationFailed(_("Invalid or expired session token."))
             return user, session
         if not state.has_session_cookie:
             return None  # nothing of webauth's here: the next class may know the request

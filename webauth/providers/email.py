@@ -53,6 +53,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Info, Warning
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from ..utils import call, resolve
@@ -96,7 +97,8 @@ _FORBIDDEN = frozenset('"(),:;<>[]\\')
 
 _INVALID = _("Enter a valid email address.")
 
-#: The default subject's fallback when no template gives one.
+#: The default subject's fallback when no template gives one (in English; the
+#: sent subject is this text in the active language).
 DEFAULT_SUBJECT = "Sign in to {host}"
 
 
@@ -182,7 +184,7 @@ def send_verification_email(
     else:
         subject = render_to_string("webauth/email/verification_subject.txt", context, request)
     # A header holds one line (Django refuses a newline in a subject).
-    subject = " ".join(subject.split()) or DEFAULT_SUBJECT.replace("{host}", host)
+    subject = " ".join(subject.split()) or gettext("Sign in to %(host)s") % {"host": host}
     text = render_to_string("webauth/email/verification_message.txt", context, request)
     html = render_to_string("webauth/email/verification_message.html", context, request)
     message = EmailMultiAlternatives(subject, text, provider.sender, [identifier])

@@ -39,6 +39,7 @@ from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
 
 from django.core.checks import CheckMessage, Error, Warning
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from ..utils import call, resolve
@@ -148,7 +149,8 @@ def device_name(user_agent: str | None) -> str:
     browser = next((name for mark, name in _BROWSERS if mark in ua), "")
     system = next((name for mark, name in _SYSTEMS if mark in ua), "")
     if browser and system:
-        return f"{browser} on {system}"
+        # Stored as the passkey's name, in the language of the person who made it.
+        return gettext("%(browser)s on %(system)s") % {"browser": browser, "system": system}
     return browser or system
 
 
