@@ -239,7 +239,7 @@ PHRASES = {
         "passkeys": "Sie haben noch keine Passkeys.",
         "subject": "Bei testserver anmelden",
         "body": "ignorieren Sie diese E-Mail: Ohne sie kann sich niemand anmelden.",
-        "minutes": "innerhalb von 10 Minuten",
+        "minutes": "10 Minuten lang gültig",
         "api": "Ungültiges oder abgelaufenes Sitzungstoken.",
     },
     "fr": {
@@ -259,7 +259,7 @@ PHRASES = {
         "passkeys": "Vous n'avez pas encore de clé d'accès.",
         "subject": "Connexion à testserver",
         "body": "Si vous n'avez pas demandé à vous connecter, ignorez cet e-mail",
-        "minutes": "dans un délai de 10 minutes",
+        "minutes": "pendant 10 minutes",
         "api": "Jeton de session invalide ou expiré.",
     },
     "es": {
@@ -279,7 +279,7 @@ PHRASES = {
         "passkeys": "Todavía no tienes llaves de acceso.",
         "subject": "Iniciar sesión en testserver",
         "body": "Si no pediste iniciar sesión, ignora este correo",
-        "minutes": "durante 10 minutos",
+        "minutes": "en los próximos 10 minutos",
         "api": "Token de sesión no válido o caducado.",
     },
     "pt_BR": {
@@ -334,7 +334,7 @@ PHRASES = {
         "passkeys": "你还没有通行密钥。",
         "subject": "登录 testserver",
         "body": "如果你没有请求登录，请忽略此邮件",
-        "minutes": "10 分钟内",
+        "minutes": "有效期为 10 分钟",
         "api": "会话令牌无效或已过期。",
     },
 }
