@@ -59,24 +59,114 @@ def test_manage_py_check_fails_on_a_webauth_error(settings):
 
 
 @pytest.mark.parametrize(
-    ("raw", "key"),
+    ("raw", "key", "hint"),
     [
-        ({**GOOD, "sesion": {}}, "'sesion'"),
-        ({**GOOD, "session": {"maxAge": 1}}, "'maxAge'"),
-        ({**GOOD, "callbacks": {"jwt": "tests.nowhere.fn"}}, "WEBAUTH['callbacks.jwt']"),
-        ({**GOOD, "debug": "yes"}, "WEBAUTH['debug']"),
-        ("not a dict", "settings.WEBAUTH"),
+        ({**GOOD, "sesion": {}}, "'sesion'", "Did you mean 'session'?"),
+        ({**GOOD, "session": {"maxAge": 1}}, "'maxAge'", "Did you mean 'max_age'?"),
+        (
+            {**GOOD, "callbacks": {"jwt": "tests.nowhere.fn"}},
+            "WEBAUTH['callbacks.jwt']",
+            "a dotted path to one that imports",
+        ),
+        ({**GOOD, "debug": "yes"}, "WEBAUTH['debug']", "Use the Python value True or False"),
+        ("not a dict", "settings.WEBAUTH", "Set WEBAUTH = {'providers': [...], ...}"),
     ],
 )
-def test_e001_invalid_settings(settings, raw, key):
+def test_e001_invalid_settings(settings, raw, key, hint):
     settings.WEBAUTH = raw
     messages = check_config()
     assert ids(messages) == ["webauth.E001"]
     error = messages[0]
     assert isinstance(error, Error)
     assert key in error.msg
-    assert error.hint == "Fix settings.WEBAUTH."
+    # The hint says what to do about this very problem, and is not repeated in the message.
+    assert hint in error.hint and hint not in error.msg
     assert ids(webauth_messages()) == ["webauth.E001"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "guess"),
+    [
+        ({**GOOD, "sesion": {}}, "Did you mean 'session'?"),
+        ({"secret": SECRET, "provider": ["webauth.providers.DjangoCredentials"]}, "'providers'"),
+        ({**GOOD, "adaptor": None}, "Did you mean 'adapter'?"),
+        ({**GOOD, "trustHost": True}, "Did you mean 'trust_host'?"),
+        ({**GOOD, "session": {"maxage": 60}}, "Did you mean 'max_age'?"),
+        ({**GOOD, "session": {"strategie": "jwt"}}, "Did you mean 'strategy'?"),
+        ({**GOOD, "jwt": {"max-age": 60}}, "Did you mean 'max_age'?"),
+        ({**GOOD, "callbacks": {"signin": None}}, "Did you mean 'sign_in'?"),
+        ({**GOOD, "pages": {"signIn": "/login/"}}, "Did you mean 'sign_in'?"),
+        ({**GOOD, "theme": {"colour_scheme": "dark"}}, "Did you mean 'color_scheme'?"),
+        ({**GOOD, "experimental": {"enable_web_authn": True}}, "'enable_webauthn'"),
+        ({**GOOD, "trusted_proxies": {"network": ["10.0.0.0/8"]}}, "'networks'"),
+        ({**GOOD, "cookies": {"session_token": {"option": {}}}}, "Did you mean 'options'?"),
+        ({**GOOD, "cookies": {"session_token": {"options": {"httponly": True}}}}, "'http_only'"),
+    ],
+)
+def test_e001_near_miss_keys_get_a_did_you_mean(settings, raw, guess):
+    settings.WEBAUTH = raw
+    error = only(check_config(), "webauth.E001")
+    assert guess in error.hint
+    assert "Allowed keys:" in error.hint
+
+
+def test_e001_did_you_mean_names_the_key_when_several_are_unknown(settings):
+    settings.WEBAUTH = {**GOOD, "sesion": {}, "debgu": True, "zzz": 1}
+    error = only(check_config(), "webauth.E001")
+    assert "'debgu': did you mean 'debug'?" in error.hint
+    assert "'sesion': did you mean 'session'?" in error.hint
+    assert "'zzz'" not in error.hint  # nothing close: no guess
+
+
+def test_e001_a_misspelt_built_in_provider_id_gets_a_guess(settings):
+    settings.WEBAUTH = {**GOOD, "providers": ["gihub"]}
+    error = only(check_config(), "webauth.E001")
+    assert "'gihub' is not a built-in provider id" in error.msg
+    assert "Did you mean 'github'?" in error.hint
+
+
+def test_e004_near_misses_inside_a_provider_get_a_guess(settings):
+    from webauth.providers import Passkey
+
+    passkey = Passkey(relying_party={"id": "localhost", "origns": ["http://localhost"]})
+    settings.WEBAUTH = {
+        **GOOD,
+        "providers": [passkey],
+        "adapter": MemoryAdapter(),
+        "experimental": {"enable_webauthn": True},
+    }
+    error = only(check_config(), "webauth.E004")
+    assert "did you mean 'origins' for 'origns'?" in error.msg
+    oidc = OIDC(id="corp", issuer="https://sso.example", client_id="c", checks=["pcke"])
+    settings.WEBAUTH = {**GOOD, "providers": [oidc]}
+    error = only(check_config(), "webauth.E004")
+    assert "did you mean 'pkce' for 'pcke'?" in error.msg
+
+
+@pytest.mark.parametrize(
+    ("raw", "hint"),
+    [
+        ({**GOOD, "session": {"strategy": "redis"}}, "Use 'jwt' (an encrypted cookie)"),
+        ({**GOOD, "session": {"max_age": -1}}, "Give a whole number of seconds"),
+        ({**GOOD, "base_path": 5}, "Give a string, or leave the key out."),
+        ({**GOOD, "callbacks": {"jwt": 5}}, "Give a function (or a dotted path to one)."),
+        ({**GOOD, "theme": {"color_scheme": "blue"}}, "Use 'auto' (follow the browser)"),
+        ({**GOOD, "cookies": {"session_token": {"options": {"same_site": "x"}}}}, "'lax'"),
+        ({**GOOD, "secret": 5}, "newest first"),
+        ({**GOOD, "adapter": "tests.nowhere.Adapter"}, "'webauth.adapters.django.DjangoAdapter'"),
+        ({**GOOD, "providers": ["tests.nowhere.Provider"]}, "dotted path of a provider class"),
+        ({**GOOD, "providers": [DjangoCredentials(), DjangoCredentials()]}, "id='credentials-2'"),
+        ({**GOOD, "rate_limits": {"": "1/m/ip"}}, "Key it by action"),
+        ({**GOOD, "jwt": []}, "Give a dict of its options"),
+        ({**GOOD, "providers": [Credentials(id="pin")]}, "Credentials(id='pin', ...)"),
+    ],
+)
+def test_every_settings_error_has_a_hint_of_its_own(settings, raw, hint):
+    settings.WEBAUTH = raw
+    (error,) = [m for m in check_config() if m.is_serious()]
+    assert hint in error.hint, error
+    assert error.hint not in error.msg
+    assert "Fix settings.WEBAUTH" not in error.hint
 
 
 def test_e001_does_not_prevent_the_middleware_checks(settings):
@@ -150,8 +240,8 @@ def test_e003_database_strategy_without_adapter(settings):
     messages = check_config()
     assert ids(messages) == ["webauth.E003"]
     assert "needs an adapter" in messages[0].msg
-    assert "WEBAUTH['adapter']" in messages[0].msg  # the fix
-    assert "DjangoAdapter" in messages[0].msg
+    assert "WEBAUTH['adapter']" in messages[0].hint  # the fix
+    assert "DjangoAdapter" in messages[0].hint
 
 
 def test_e003_silent_with_an_adapter(settings):

@@ -64,9 +64,16 @@ def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     try:
         config = build_config(raw, os.environ.get)
     except ConfigError as exc:
-        return [Error(str(exc), hint="Fix settings.WEBAUTH.", id=exc.check_id)]
+        return [Error(exc.problem, hint=exc.hint or None, id=exc.check_id)]
     except ImproperlyConfigured as exc:
-        return [Error(str(exc), hint="Fix settings.WEBAUTH.", id="webauth.E001")]
+        # Raised by a provider's or an adapter's own code while the config was built.
+        return [
+            Error(
+                f"settings.WEBAUTH could not be read: {exc}",
+                hint="Correct the option the message names (docs/configuration.md).",
+                id="webauth.E001",
+            )
+        ]
 
     messages: list[CheckMessage] = []
     if not config.secret:
@@ -74,7 +81,7 @@ def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             Error(
                 "webauth has no secret to encrypt sessions and sign cookies.",
                 hint="Set WEBAUTH['secret'] or the AUTH_SECRET environment variable to a "
-                "random string, e.g. python -c 'import secrets; print(secrets.token_urlsafe(33))'.",
+                "random string, e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))'.",
                 id="webauth.E002",
             )
         )
@@ -83,7 +90,7 @@ def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             Warning(
                 f"A webauth secret is shorter than {MIN_SECRET_LENGTH} characters.",
                 hint="Use at least 32 random characters "
-                "(python -c 'import secrets; print(secrets.token_urlsafe(33))').",
+                "(python -c 'import secrets; print(secrets.token_urlsafe(32))').",
                 id="webauth.W001",
             )
         )

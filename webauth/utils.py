@@ -5,10 +5,11 @@ about client-sent strings, and time zones on adapter datetimes."""
 from __future__ import annotations
 
 import asyncio
+import difflib
 import functools
 import inspect
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -19,6 +20,7 @@ from django.utils.module_loading import import_string
 __all__ = [
     "aware",
     "call",
+    "did_you_mean",
     "forget_user_model",
     "is_async",
     "is_awaitable",
@@ -65,6 +67,12 @@ def resolve(value: Any) -> Any:
     if isinstance(value, str):
         return import_string(value)
     return value
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """The choice *word* is most likely a typo of (``sesion`` -> ``session``), or ``None``."""
+    found = difflib.get_close_matches(word.lower(), list(choices), n=1, cutoff=0.75)
+    return found[0] if found else None
 
 
 @functools.lru_cache(maxsize=512)
