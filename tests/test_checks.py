@@ -1,5 +1,10 @@
 """System checks (``manage.py check``): each id fires on its mistake and only then."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from django.core.checks import Error, Warning, run_checks
 from django.core.management import call_command
@@ -516,3 +521,93 @@ def test_independent_problems_are_all_reported(settings):
         "webauth.W002",
         "webauth.W003",
     ]
+
+
+# -- W011: the request context processor ---------------------------------------------------
+
+
+def templates_without_request(settings):
+    engine = {**settings.TEMPLATES[0]}
+    processors = engine["OPTIONS"]["context_processors"]
+    engine["OPTIONS"] = {
+        **engine["OPTIONS"],
+        "context_processors": [p for p in processors if not p.endswith(".request")],
+    }
+    return [engine]
+
+
+def test_w011_request_context_processor_missing(settings):
+    settings.TEMPLATES = templates_without_request(settings)
+    warning = only(webauth_messages(), "webauth.W011")
+    assert isinstance(warning, Warning)
+    assert "'django.template.context_processors.request'" in warning.msg
+    assert "{% webauth_signin_buttons %}" in warning.msg
+    assert "TEMPLATES[...]['OPTIONS']['context_processors']" in warning.hint
+
+
+def test_w011_one_django_templates_engine_with_it_will_do(settings):
+    other = {"BACKEND": "django.template.backends.dummy.TemplateStrings", "DIRS": [], "OPTIONS": {}}
+    settings.TEMPLATES = [other, *settings.TEMPLATES]
+    assert webauth_messages() == []
+    settings.TEMPLATES = [other]  # no DjangoTemplates engine at all: nothing renders the pages
+    assert ids(webauth_messages()) == ["webauth.W011"]
+
+
+def test_w011_silent_when_every_page_is_the_projects_own(settings):
+    settings.TEMPLATES = templates_without_request(settings)
+    pages = {"sign_in": "/login/", "sign_out": "/logout/", "error": "/oops/"}
+    settings.WEBAUTH = {**GOOD, "pages": pages}
+    assert ids(webauth_messages()) == ["webauth.W011"]  # the verify-request page is built in
+    settings.WEBAUTH = {**GOOD, "pages": {**pages, "verify_request": "/check-mail/"}}
+    assert webauth_messages() == []
+
+
+def test_w011_passkeys_need_it_even_with_the_projects_own_pages(settings):
+    from webauth.providers import Passkey
+
+    settings.TEMPLATES = templates_without_request(settings)
+    own = {"sign_in": "/login/", "sign_out": "/logout/", "error": "/e/", "verify_request": "/v/"}
+    settings.WEBAUTH = {
+        **GOOD,
+        "pages": own,
+        "adapter": MemoryAdapter(),
+        "providers": [Passkey(relying_party={"id": "localhost"})],
+        "experimental": {"enable_webauthn": True},
+    }
+    assert "webauth.W011" in ids(webauth_messages())
+
+
+# -- "webauth" missing from INSTALLED_APPS ------------------------------------------------
+# Django runs the checks of installed apps only, so this is said by webauth.urls
+# (which manage.py check imports) and AuthMiddleware (built when the server starts).
+
+ROOT = Path(__file__).resolve().parents[1]
+NOT_INSTALLED = 'Add "webauth" to INSTALLED_APPS'
+
+
+def without_the_app(*args):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.support.settings_not_installed"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_manage_py_check_fails_when_webauth_is_not_installed():
+    result = without_the_app("-m", "django", "check")
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: webauth.urls is used but" in result.stderr
+    assert NOT_INSTALLED in result.stderr
+    assert "app_label" not in result.stderr
+
+
+def test_the_server_does_not_start_when_webauth_is_not_installed():
+    # What runserver, gunicorn and the test client do first: build the middleware.
+    code = (
+        "import django; django.setup()\n"
+        "from django.core.handlers.wsgi import WSGIHandler; WSGIHandler()"
+    )
+    result = without_the_app("-c", code)
+    assert result.returncode != 0
+    assert "webauth.middleware.AuthMiddleware is used but" in result.stderr
+    assert NOT_INSTALLED in result.stderr

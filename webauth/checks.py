@@ -33,6 +33,8 @@ id                 problem
 ``webauth.E013``   WebAuthn autofill misconfigured: two providers with
                    ``enable_conditional_ui``, or one without a ``webauthn`` field
 ``webauth.W010``   a WebAuthn provider allows an ``http://`` origin other than localhost
+``webauth.W011``   no ``DjangoTemplates`` engine has the ``request`` context processor
+                   that webauth's template tags and passkeys page need
 =================  ==============================================================
 """
 
@@ -385,3 +387,43 @@ def check_rate_limit_cache(app_configs: Any = None, **kwargs: Any) -> list[Check
             )
         ]
     return []
+
+
+REQUEST_CONTEXT_PROCESSOR = "django.template.context_processors.request"
+DJANGO_TEMPLATES = "django.template.backends.django.DjangoTemplates"
+_PAGES = ("sign_in", "sign_out", "error", "verify_request")
+
+
+@register(Tags.templates)
+def check_templates(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """The ``request`` context processor, while webauth's pages are in use.
+
+    The template tags (``{% webauth_signin_buttons %}``, ``{% webauth_csrf_token %}``,
+    the passkey ones) and the passkeys page read the request from the template
+    context. Not needed when a project replaces every built-in page and has no
+    passkeys: then webauth renders nothing of its own.
+    """
+    try:
+        config = get_config()
+    except ImproperlyConfigured:
+        return []  # check_config reports it
+    builtin_pages = any(getattr(config.pages, page) is None for page in _PAGES)
+    passkeys = any(p.type == "webauthn" for p in config.providers)
+    if not (builtin_pages or passkeys):
+        return []
+    engines = [t for t in settings.TEMPLATES if t.get("BACKEND") == DJANGO_TEMPLATES]
+    for engine in engines:
+        if REQUEST_CONTEXT_PROCESSOR in (engine.get("OPTIONS") or {}).get("context_processors", ()):
+            return []
+    return [
+        Warning(
+            f"{REQUEST_CONTEXT_PROCESSOR!r} is not in the context processors of any "
+            "DjangoTemplates engine: templates that use {% webauth_signin_buttons %}, "
+            "{% webauth_csrf_token %} or the passkey tags, and webauth's passkeys page, "
+            "fail to render (they need the request).",
+            hint=f"Add {REQUEST_CONTEXT_PROCESSOR!r} to TEMPLATES[...]['OPTIONS']"
+            "['context_processors'] (django-admin startproject puts it there; "
+            "docs/installation.md).",
+            id="webauth.W011",
+        )
+    ]

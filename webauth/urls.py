@@ -8,7 +8,12 @@ URL names (namespace ``webauth``) for ``{% url %}`` and ``reverse()``: ``session
 
 from django.urls import path, re_path
 
+from .utils import require_installed
 from .views import auth_view
+
+# Included while "webauth" is not an installed app: say so now (manage.py check
+# imports the URLconf), not with a model error on the first sign-in.
+require_installed("webauth.urls")
 
 app_name = "webauth"
 

@@ -14,7 +14,9 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from asgiref.sync import async_to_sync
+from django.apps import apps
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 __all__ = [
@@ -25,6 +27,7 @@ __all__ = [
     "is_async",
     "is_awaitable",
     "remember_short",
+    "require_installed",
     "resolve",
     "user_id",
     "user_model",
@@ -67,6 +70,23 @@ def resolve(value: Any) -> Any:
     if isinstance(value, str):
         return import_string(value)
     return value
+
+
+def require_installed(what: str) -> None:
+    """Raise ``ImproperlyConfigured`` when ``"webauth"`` is not in ``INSTALLED_APPS``.
+
+    Django runs an app's system checks only when the app is installed, so none
+    of webauth's could say so; without it, its models cannot load and sign-ins
+    fail on the first request. ``AuthMiddleware`` (built when the server starts)
+    and ``webauth.urls`` (imported by ``manage.py check``) call this. Before the
+    app registry is ready nothing can be told, and nothing is raised.
+    """
+    if apps.apps_ready and not apps.is_installed("webauth"):
+        raise ImproperlyConfigured(
+            f'{what} is used but "webauth" is not in INSTALLED_APPS, so webauth\'s '
+            'models, templates and system checks are missing. Add "webauth" to '
+            'INSTALLED_APPS (after "django.contrib.auth"; see docs/installation.md).'
+        )
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
