@@ -17,6 +17,7 @@ from webauth.providers.oauth import OIDC
 
 from .support.memory_adapter import MemoryAdapter
 
+ROOT = Path(__file__).resolve().parents[1]
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 GOOD = {"secret": SECRET, "providers": ["webauth.providers.DjangoCredentials"]}
 MIDDLEWARE = "webauth.middleware.AuthMiddleware"
@@ -190,6 +191,24 @@ def test_e002_no_secret(settings):
     assert "no secret" in error.msg
     assert "WEBAUTH['secret']" in error.hint and "AUTH_SECRET" in error.hint
     assert "secrets.token_urlsafe" in error.hint
+
+
+def test_the_secret_recipe_is_the_same_in_the_hints_and_the_docs(settings):
+    """One way to make a secret everywhere: the E002 and W001 hints and every doc page."""
+    import re
+
+    settings.WEBAUTH = {"providers": [DjangoCredentials()]}
+    e002 = only(check_config(), "webauth.E002").hint
+    settings.WEBAUTH = {**GOOD, "secret": "short"}
+    w001 = only(check_config(), "webauth.W001").hint
+    recipe = re.compile(r"secrets\.token_urlsafe\(\d*\)")
+    in_docs = {
+        (path.name, found)
+        for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+        for found in recipe.findall(path.read_text())
+    }
+    assert recipe.findall(e002) == recipe.findall(w001) == ["secrets.token_urlsafe(32)"]
+    assert in_docs and {found for _, found in in_docs} == {"secrets.token_urlsafe(32)"}, in_docs
 
 
 @pytest.mark.parametrize("secret", ["", [], [""]])
@@ -581,7 +600,6 @@ def test_w011_passkeys_need_it_even_with_the_projects_own_pages(settings):
 # Django runs the checks of installed apps only, so this is said by webauth.urls
 # (which manage.py check imports) and AuthMiddleware (built when the server starts).
 
-ROOT = Path(__file__).resolve().parents[1]
 NOT_INSTALLED = 'Add "webauth" to INSTALLED_APPS'
 
 
