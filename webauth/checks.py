@@ -411,9 +411,12 @@ def check_templates(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
     passkeys = any(p.type == "webauthn" for p in config.providers)
     if not (builtin_pages or passkeys):
         return []
-    engines = [t for t in settings.TEMPLATES if t.get("BACKEND") == DJANGO_TEMPLATES]
+    engines: list[dict[str, Any]] = [
+        t for t in settings.TEMPLATES if t.get("BACKEND") == DJANGO_TEMPLATES
+    ]
     for engine in engines:
-        if REQUEST_CONTEXT_PROCESSOR in (engine.get("OPTIONS") or {}).get("context_processors", ()):
+        options: dict[str, Any] = engine.get("OPTIONS") or {}
+        if REQUEST_CONTEXT_PROCESSOR in options.get("context_processors", ()):
             return []
     return [
         Warning(
