@@ -211,6 +211,38 @@ def test_the_secret_recipe_is_the_same_in_the_hints_and_the_docs(settings):
     assert in_docs and {found for _, found in in_docs} == {"secrets.token_urlsafe(32)"}, in_docs
 
 
+def settings_snippets(path):
+    """The settings of a Markdown page's ``python`` blocks that set up WEBAUTH's providers."""
+    import re
+
+    blocks = re.findall(r"```python\n(.*?)```", path.read_text(), re.DOTALL)
+    settings_parts = [re.split(r"^# (?!settings\.py)\w+\.py$", b, flags=re.M)[0] for b in blocks]
+    return [p for p in settings_parts if "WEBAUTH = {" in p and '"providers"' in p]
+
+
+@pytest.mark.parametrize(
+    ("page", "count"), [("README.md", 1), ("docs/installation.md", 2)], ids=["readme", "install"]
+)
+def test_the_quick_starts_leave_a_missing_auth_secret_to_e002(settings, monkeypatch, page, count):
+    """Copied into settings.py with AUTH_SECRET unset, the quick start loads (no KeyError)
+    and manage.py check says what to do; with it set, the secret is used."""
+    for name in ("AUTH_SECRET", "AUTH_SECRET_1", "AUTH_SECRET_2", "AUTH_SECRET_3"):
+        monkeypatch.delenv(name, raising=False)
+    snippets = settings_snippets(ROOT / page)
+    assert len(snippets) == count
+    for snippet in snippets:
+        namespace: dict = {}
+        exec(compile(snippet, page, "exec"), namespace)  # a settings module's import
+        settings.WEBAUTH = namespace["WEBAUTH"]
+        assert ids(check_config()) == ["webauth.E002"], snippet
+    monkeypatch.setenv("AUTH_SECRET", SECRET)
+    for snippet in snippets:
+        namespace = {}
+        exec(compile(snippet, page, "exec"), namespace)
+        settings.WEBAUTH = namespace["WEBAUTH"]
+        assert check_config() == []
+
+
 @pytest.mark.parametrize("secret", ["", [], [""]])
 def test_e002_empty_secret(settings, secret):
     settings.WEBAUTH = {**GOOD, "secret": secret}
