@@ -30,7 +30,8 @@ class WebauthConfig(AppConfig):
             # Also done when webauth.admin is first imported. By now the admin
             # (first in INSTALLED_APPS, as startproject puts it) has imported every
             # app's admin module, a project's that registers its own user model
-            # with Django's UserAdmin included.
+            # with Django's UserAdmin included. Imported here: webauth.admin
+            # imports models, which must wait for the app registry.
             from .admin import show_sign_ins_on_user_admin
 
             show_sign_ins_on_user_admin()
