@@ -340,8 +340,11 @@ def show_sign_ins_on_user_admin(site: admin.AdminSite | None = None) -> None:
     Only when ``AUTH_USER_MODEL``'s admin is exactly
     ``django.contrib.auth.admin.UserAdmin``: a project that registered its own is
     left alone (it can add :class:`AccountInline` and :class:`PasskeyInline`).
-    Called when this module is imported and from the app's ``ready()``, so the
-    order of ``INSTALLED_APPS`` does not matter. Safe to call again.
+    Called when this module is imported (it imports Django's auth admin, which
+    registers ``auth.User``) and again from the app's ``ready()``, by when the
+    admin (first in ``INSTALLED_APPS``, as usual) has also imported a project's
+    module that registers its own user model with Django's ``UserAdmin``. Safe to
+    call again.
     """
     site = site or admin.site
     model = get_user_model()
