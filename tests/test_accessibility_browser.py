@@ -1,0 +1,161 @@
+"""Accessibility of every built-in page, checked in a real browser.
+
+axe-core (the npm package: ``package.json`` at the repository root, installed by
+``npm ci``, which ./scripts/test and .ci/run do) is injected into each page of
+tests/support/tour.py and run with the WCAG 2.1 A and AA rules, in the light and
+the dark colour scheme, at 1280x800 and at 390x844. Each page must have no
+violation; its buttons and fields must be at least 44 px tall and wide; it must
+follow the colour scheme; its title must be its heading, in sentence case.
+
+Then a person who uses only the keyboard signs in with each method: a password,
+an email code, the OpenID provider, a passkey (Chromium's virtual authenticator),
+and sees where the focus is at every step.
+
+Without ``node_modules/axe-core`` the axe test skips (it fails when
+``WEBAUTH_REQUIRE_BROWSER`` is set, as in CI).
+"""
+
+from pathlib import Path
+
+import pytest
+
+from .support import tour
+from .support.browser import chromium, unavailable
+
+ROOT = Path(__file__).resolve().parents[1]
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+RUN_AXE = """async (tags) => {
+  const result = await axe.run(document, {
+    runOnly: { type: "tag", values: tags },
+    resultTypes: ["violations"],
+  });
+  return result.violations.map((v) => ({
+    id: v.id,
+    help: v.help,
+    nodes: v.nodes.map((n) => ({ target: n.target.join(" "), summary: n.failureSummary })),
+  }));
+}"""
+
+# Every visible button, field and button-styled link whose box is smaller than the minimum.
+SMALL_TARGETS = """(minimum) => {
+  const selector = "button, input:not([type=hidden]), select, textarea, a.webauth-button";
+  const small = [];
+  for (const el of document.querySelectorAll(selector)) {
+    if (!el.getClientRects().length || getComputedStyle(el).visibility === "hidden") continue;
+    const box = el.getBoundingClientRect();
+    if (box.height < minimum || box.width < minimum) {
+      const name = el.id ? `#${el.id}` : `${el.tagName.toLowerCase()} "${el.textContent.trim()}"`;
+      small.push(`${name} is ${Math.round(box.width)}x${Math.round(box.height)}`);
+    }
+  }
+  return small;
+}"""
+
+# The relative luminance (WCAG) of the page's background: the body's, or the root's.
+BACKGROUND_LUMINANCE = """() => {
+  const channels = (el) => getComputedStyle(el).backgroundColor.match(/[\\d.]+/g).map(Number);
+  let rgba = channels(document.body);
+  if (rgba.length === 4 && rgba[3] === 0) rgba = channels(document.documentElement);
+  const linear = rgba.slice(0, 3).map((c) => {
+    c /= 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2];
+}"""
+
+
+def axe_script():
+    if not AXE.exists():
+        unavailable(f"{AXE.relative_to(ROOT)} is absent: run `npm ci` at the repository root")
+    return str(AXE)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as browser:
+        yield browser
+
+
+@pytest.fixture
+def context(browser, live_server):
+    """A fresh browser profile on the live server (http://localhost:<port>)."""
+    assert live_server.url.startswith("http://localhost:"), live_server.url
+    context = browser.new_context(base_url=live_server.url)
+    context.set_default_timeout(10_000)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def site(context, live_server, settings):
+    """The tour of tests/support/tour.py on the live server, its people created."""
+
+    def configure(webauth):
+        settings.WEBAUTH = webauth
+
+    tour.create_people()
+    return tour.Tour(browser_page=context.new_page(), base_url=live_server.url, configure=configure)
+
+
+def looks(page):
+    """Each colour scheme and window size in turn, applied to *page*: yields (scheme, size)."""
+    for scheme in tour.SCHEMES:
+        page.emulate_media(color_scheme=scheme)
+        for size, viewport in tour.SIZES.items():
+            page.set_viewport_size(viewport)
+            yield scheme, size
+
+
+def sentence_case(text):
+    """Only the first word capitalised (a code or a proper noun aside: none so far)."""
+    words = text.split()
+    return bool(words) and words[0][0].isupper() and all(w == w.lower() for w in words[1:])
+
+
+def test_every_built_in_page_passes_axe_in_both_schemes_and_sizes(site):
+    script = axe_script()
+    problems = []
+    for stop in tour.stops():
+        page = tour.visit(site, stop)
+        page.add_script_tag(path=script)
+        title, heading = page.title(), page.locator("h1").inner_text()
+        if title != heading or not sentence_case(heading):
+            problems.append(f"{stop.name}: title {title!r}, heading {heading!r}")
+        for scheme, size in looks(page):
+            where = f"{stop.name} ({scheme}, {size})"
+            for violation in page.evaluate(RUN_AXE, WCAG_21_AA):
+                for node in violation["nodes"]:
+                    problems.append(
+                        f"{where}: {violation['id']} at {node['target']}: {violation['help']}"
+                        f"\n    {node['summary']}"
+                    )
+            for small in page.evaluate(SMALL_TARGETS, tour.TARGET_SIZE):
+                problems.append(f"{where}: target under {tour.TARGET_SIZE} px: {small}")
+            luminance = page.evaluate(BACKGROUND_LUMINANCE)
+            if (scheme == "dark") != (luminance < 0.2):
+                problems.append(f"{where}: background luminance {luminance:.2f}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_checks_catch_what_they_look_for(site):
+    """axe, the size check and the scheme check each report a page that breaks them."""
+    site.configure(tour.site_settings(site.base_url))
+    page = site.page()
+    page.goto("/auth/signin")
+    page.add_script_tag(path=axe_script())
+    page.emulate_media(color_scheme="dark")
+    page.set_viewport_size(tour.SIZES["mobile"])
+    page.add_style_tag(
+        content=".webauth-link, .webauth-label { color: #346df1 !important; }"
+        " .webauth-button { min-height: 0 !important; padding: 2px !important; }"
+        " body.webauth { background: #fff !important; }"
+    )
+    ids = {v["id"] for v in page.evaluate(RUN_AXE, WCAG_21_AA)}
+    assert "color-contrast" in ids
+    assert any("#webauth-passkey-signin" in s for s in page.evaluate(SMALL_TARGETS, 44))
+    assert page.evaluate(BACKGROUND_LUMINANCE) == pytest.approx(1)
+    assert not sentence_case("Access Denied") and sentence_case("Access denied")
