@@ -5,7 +5,8 @@ axe-core (the npm package: ``package.json`` at the repository root, installed by
 tests/support/tour.py and run with the WCAG 2.1 A and AA rules, in the light and
 the dark colour scheme, at 1280x800 and at 390x844. Each page must have no
 violation; its buttons and fields must be at least 44 px tall and wide; it must
-follow the colour scheme; its title must be its heading, in sentence case.
+fit the window's width and follow the colour scheme; its title must be its
+heading, in sentence case.
 
 Then a person who uses only the keyboard signs in with each method: a password,
 an email code, the OpenID provider, a passkey (Chromium's virtual authenticator),
@@ -54,6 +55,9 @@ SMALL_TARGETS = """(minimum) => {
   }
   return small;
 }"""
+
+# How many pixels the page is wider than the window (a sideways scroll bar), or 0.
+OVERFLOW = "() => Math.max(0, document.documentElement.scrollWidth - innerWidth)"
 
 # The relative luminance (WCAG) of the page's background: the body's, or the root's.
 BACKGROUND_LUMINANCE = """() => {
@@ -135,6 +139,9 @@ def test_every_built_in_page_passes_axe_in_both_schemes_and_sizes(site):
                     )
             for small in page.evaluate(SMALL_TARGETS, tour.TARGET_SIZE):
                 problems.append(f"{where}: target under {tour.TARGET_SIZE} px: {small}")
+            overflow = page.evaluate(OVERFLOW)
+            if overflow > 0:
+                problems.append(f"{where}: {overflow} px wider than the window")
             luminance = page.evaluate(BACKGROUND_LUMINANCE)
             if (scheme == "dark") != (luminance < 0.2):
                 problems.append(f"{where}: background luminance {luminance:.2f}")
@@ -158,4 +165,6 @@ def test_the_checks_catch_what_they_look_for(site):
     assert "color-contrast" in ids
     assert any("#webauth-passkey-signin" in s for s in page.evaluate(SMALL_TARGETS, 44))
     assert page.evaluate(BACKGROUND_LUMINANCE) == pytest.approx(1)
+    page.add_style_tag(content=".webauth-card { min-width: 500px; }")
+    assert page.evaluate(OVERFLOW) > 0
     assert not sentence_case("Access Denied") and sentence_case("Access denied")
