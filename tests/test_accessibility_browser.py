@@ -16,6 +16,7 @@ Without ``node_modules/axe-core`` the axe test skips (it fails when
 ``WEBAUTH_REQUIRE_BROWSER`` is set, as in CI).
 """
 
+import re
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,177 @@ def test_the_checks_catch_what_they_look_for(site):
     page.add_style_tag(content=".webauth-card { min-width: 500px; }")
     assert page.evaluate(OVERFLOW) > 0
     assert not sentence_case("Access Denied") and sentence_case("Access denied")
+
+
+# -- the keyboard alone ------------------------------------------------------------------------
+
+# What has the focus, and whether it shows: an outline of at least 2px, not "none".
+FOCUSED = """(selector) => {
+  const el = document.activeElement;
+  if (!el || el === document.body) return null;
+  const style = getComputedStyle(el);
+  const label = el.id ? `#${el.id}` : `${el.tagName.toLowerCase()} "${el.textContent.trim()}"`;
+  return {
+    label,
+    matches: el.matches(selector),
+    visible: style.outlineStyle !== "none" && parseFloat(style.outlineWidth) >= 2,
+  };
+}"""
+
+
+class Keyboard:
+    """A person who uses only the keyboard: Tab, Shift+Tab, Enter, Space and typing."""
+
+    def __init__(self, page):
+        self.page = page
+
+    def tab_to(self, selector, *, back=False, limit=60):
+        """Press Tab (Shift+Tab if *back*) until *selector* has the focus.
+
+        Every element the focus passes on webauth's pages must show it (an outline).
+        """
+        for _ in range(limit):
+            self.page.keyboard.press("Shift+Tab" if back else "Tab")
+            focused = self.page.evaluate(FOCUSED, selector)
+            if focused is None:
+                continue
+            if self.page.locator("body.webauth").count():
+                assert focused["visible"], f"{focused['label']} has the focus, but no outline"
+            if focused["matches"]:
+                return
+        raise AssertionError(f"{selector} never got the focus in {limit} presses")
+
+    def type(self, text):
+        self.page.keyboard.type(text)
+
+    def press(self, key, *, navigates=True):
+        if navigates:
+            with self.page.expect_navigation():
+                self.page.keyboard.press(key)
+        else:
+            self.page.keyboard.press(key)
+
+
+def session_of(page):
+    """``GET /auth/session`` as this browser (an assertion, not something the person does)."""
+    return page.evaluate("() => fetch('/auth/session').then((r) => r.json())")
+
+
+@pytest.fixture
+def signin_site(settings, live_server):
+    """Every provider kind on the sign-in page (tests/support/tour.py's site)."""
+    settings.WEBAUTH = tour.site_settings(live_server.url)
+    tour.create_people()
+    return live_server
+
+
+def test_keyboard_sign_in_with_a_password(context, signin_site):
+    page = context.new_page()
+    page.goto("/auth/signin?callbackUrl=/whoami/")
+    keys = Keyboard(page)
+    keys.tab_to("#input-username-for-credentials")
+    keys.type("alice")
+    keys.tab_to("#input-password-for-credentials")
+    keys.type(tour.PASSWORD)
+    keys.tab_to("form[data-provider=credentials] button[type=submit]")
+    keys.tab_to("#input-password-for-credentials", back=True)
+    keys.press("Enter")  # Enter in a field submits its form
+
+    assert page.url == f"{signin_site.url}/whoami/"
+    assert session_of(page)["user"]["email"] == "alice@example.com"
+
+    # And out again: the sign-out page's button, with Space.
+    page.goto("/auth/signout")
+    keys.tab_to("#submitButton")
+    keys.press("Space")
+    assert session_of(page) is None
+
+
+def read_the_email(base_url, address):
+    """The link and the code of the one message to *address* (Django's locmem outbox)."""
+    from django.core import mail
+
+    [message] = [m for m in mail.outbox if address in m.to]
+    [link] = re.findall(re.escape(base_url) + r"/auth/callback/email\?\S+", message.body)
+    [code] = re.findall(r"\b[0-9A-Z]{4}-[0-9A-Z]{4}\b", message.body)
+    return link, code
+
+
+def test_keyboard_sign_in_with_an_email_code_and_link(context, signin_site, browser):
+    page = context.new_page()
+    keys = Keyboard(page)
+    page.goto("/auth/signin?callbackUrl=/whoami/")
+    keys.tab_to("#input-email-for-email")
+    keys.type("reader@example.com")
+    keys.press("Enter")
+    assert page.locator("h1").inner_text() == "Check your email"
+    _, code = read_the_email(signin_site.url, "reader@example.com")
+    keys.tab_to("#webauth-email-code-input")
+    keys.type(code)
+    keys.press("Enter")
+    assert page.url == f"{signin_site.url}/whoami/"
+    assert session_of(page)["user"]["email"] == "reader@example.com"
+
+    # The link, in another browser of the same person: the confirmation page's button.
+    other = browser.new_context(base_url=signin_site.url)
+    try:
+        page = other.new_page()
+        keys = Keyboard(page)
+        page.goto("/auth/signin?callbackUrl=/whoami/")
+        keys.tab_to("#input-email-for-email")
+        keys.type("writer@example.com")
+        keys.press("Enter")
+        link, _ = read_the_email(signin_site.url, "writer@example.com")
+        page.goto(link)  # opened from the mail program
+        keys.tab_to("#webauth-email-confirm")
+        keys.press("Space")
+        assert session_of(page)["user"]["email"] == "writer@example.com"
+    finally:
+        other.close()
+
+
+def test_keyboard_sign_in_through_the_openid_provider(context, signin_site):
+    """The provider's pages too: its login form (Django's admin login) by keyboard."""
+    from .support.oidc_helpers import start_idp
+
+    idp = start_idp(signin_site, redirect_uri=f"{signin_site.url}/auth/callback/example")
+    idp.user.is_staff = True  # the provider's login page is the admin's
+    idp.user.save()
+    page = context.new_page()
+    keys = Keyboard(page)
+    page.goto("/auth/signin?callbackUrl=/whoami/")
+    keys.tab_to("form[data-provider=example] button[type=submit]")
+    keys.press("Enter")
+
+    assert page.url.startswith(f"{tour.idp_origin(signin_site.url)}/admin/login/?next=/idp/")
+    keys.tab_to("#id_username")
+    keys.type("ida")
+    keys.tab_to("#id_password")
+    keys.type("ida-password-123")
+    with page.expect_navigation(url=f"{signin_site.url}/whoami/"):
+        page.keyboard.press("Enter")
+    assert session_of(page)["user"]["email"] == "ida@idp.example"
+
+
+def test_keyboard_sign_up_and_in_with_a_passkey(context, signin_site):
+    from .support.browser import AUTOFILL_FIELD, VirtualAuthenticators, watch_credentials
+
+    watch_credentials(context, autofill="hold")  # a person who ignores the suggestions
+    page = context.new_page()
+    VirtualAuthenticators(page).add()
+    keys = Keyboard(page)
+
+    # A new account: the address, then "Create an account with a passkey".
+    page.goto("/auth/signin?callbackUrl=/whoami/")
+    keys.tab_to(AUTOFILL_FIELD)
+    keys.type("keys@example.com")
+    keys.tab_to("#webauth-passkey-register")
+    keys.press("Enter")
+    assert session_of(page)["user"]["email"] == "keys@example.com"
+
+    page.context.clear_cookies()  # signed out
+    page.goto("/auth/signin?callbackUrl=/whoami/")
+    keys.tab_to("#webauth-passkey-signin")
+    keys.press("Space")
+    assert page.url == f"{signin_site.url}/whoami/"
+    assert session_of(page)["user"]["email"] == "keys@example.com"

@@ -34,14 +34,16 @@ SIZES = {"desktop": {"width": 1280, "height": 800}, "mobile": {"width": 390, "he
 #: guidelines).
 TARGET_SIZE = 44
 
-#: The OpenID provider of the sign-in page: the test project's own (tests/support/idp.py),
-#: reached as 127.0.0.1 so that its login cookie stays apart from the site's (localhost).
-IDP_CLIENT_ID = "webauth-a11y-client"
-IDP_CLIENT_SECRET = "webauth-a11y-secret-0123456789"
+
+def idp_origin(base_url: str) -> str:
+    """Where the sign-in page's OpenID provider is (the test project's own,
+    tests/support/idp.py): the site reached as 127.0.0.1, so that the provider's
+    login cookie stays apart from the site's (localhost)."""
+    return base_url.replace("://localhost:", "://127.0.0.1:")
 
 
 def idp_issuer(base_url: str) -> str:
-    return base_url.replace("://localhost:", "://127.0.0.1:") + "/idp"
+    return idp_origin(base_url) + "/idp"
 
 
 def site_settings(base_url: str, *, catalog: bool = False) -> dict[str, Any]:
@@ -49,6 +51,8 @@ def site_settings(base_url: str, *, catalog: bool = False) -> dict[str, Any]:
     from webauth.providers import Email, Passkey
     from webauth.providers.catalog import CATALOG, provider_class
     from webauth.providers.oauth import OIDC
+
+    from .oidc_helpers import CLIENT_ID, CLIENT_SECRET
 
     providers: list[Any] = [
         "webauth.providers.DjangoCredentials",
@@ -58,8 +62,8 @@ def site_settings(base_url: str, *, catalog: bool = False) -> dict[str, Any]:
             id="example",
             name="Example IdP",
             issuer=idp_issuer(base_url),
-            client_id=IDP_CLIENT_ID,
-            client_secret=IDP_CLIENT_SECRET,
+            client_id=CLIENT_ID,
+            client_secret=CLIENT_SECRET,
         ),
     ]
     if catalog:
