@@ -17,66 +17,14 @@ Without ``node_modules/axe-core`` the axe test skips (it fails when
 """
 
 import re
-from pathlib import Path
 
 import pytest
 
-from .support import tour
-from .support.browser import chromium, unavailable
-
-ROOT = Path(__file__).resolve().parents[1]
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
-WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+from .support import a11y, tour
+from .support.a11y import BACKGROUND_LUMINANCE, OVERFLOW, RUN_AXE, SMALL_TARGETS, WCAG_21_AA
+from .support.browser import chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-RUN_AXE = """async (tags) => {
-  const result = await axe.run(document, {
-    runOnly: { type: "tag", values: tags },
-    resultTypes: ["violations"],
-  });
-  return result.violations.map((v) => ({
-    id: v.id,
-    help: v.help,
-    nodes: v.nodes.map((n) => ({ target: n.target.join(" "), summary: n.failureSummary })),
-  }));
-}"""
-
-# Every visible button, field and button-styled link whose box is smaller than the minimum.
-SMALL_TARGETS = """(minimum) => {
-  const selector = "button, input:not([type=hidden]), select, textarea, a.webauth-button";
-  const small = [];
-  for (const el of document.querySelectorAll(selector)) {
-    if (!el.getClientRects().length || getComputedStyle(el).visibility === "hidden") continue;
-    const box = el.getBoundingClientRect();
-    if (box.height < minimum || box.width < minimum) {
-      const name = el.id ? `#${el.id}` : `${el.tagName.toLowerCase()} "${el.textContent.trim()}"`;
-      small.push(`${name} is ${Math.round(box.width)}x${Math.round(box.height)}`);
-    }
-  }
-  return small;
-}"""
-
-# How many pixels the page is wider than the window (a sideways scroll bar), or 0.
-OVERFLOW = "() => Math.max(0, document.documentElement.scrollWidth - innerWidth)"
-
-# The relative luminance (WCAG) of the page's background: the body's, or the root's.
-BACKGROUND_LUMINANCE = """() => {
-  const channels = (el) => getComputedStyle(el).backgroundColor.match(/[\\d.]+/g).map(Number);
-  let rgba = channels(document.body);
-  if (rgba.length === 4 && rgba[3] === 0) rgba = channels(document.documentElement);
-  const linear = rgba.slice(0, 3).map((c) => {
-    c /= 255;
-    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-  });
-  return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2];
-}"""
-
-
-def axe_script():
-    if not AXE.exists():
-        unavailable(f"{AXE.relative_to(ROOT)} is absent: run `npm ci` at the repository root")
-    return str(AXE)
 
 
 @pytest.fixture(scope="module")
@@ -106,15 +54,6 @@ def site(context, live_server, settings):
     return tour.Tour(browser_page=context.new_page(), base_url=live_server.url, configure=configure)
 
 
-def looks(page):
-    """Each colour scheme and window size in turn, applied to *page*: yields (scheme, size)."""
-    for scheme in tour.SCHEMES:
-        page.emulate_media(color_scheme=scheme)
-        for size, viewport in tour.SIZES.items():
-            page.set_viewport_size(viewport)
-            yield scheme, size
-
-
 def sentence_case(text):
     """Only the first word capitalised (a code or a proper noun aside: none so far)."""
     words = text.split()
@@ -122,7 +61,7 @@ def sentence_case(text):
 
 
 def test_every_built_in_page_passes_axe_in_both_schemes_and_sizes(site):
-    script = axe_script()
+    script = a11y.axe_script()
     problems = []
     for stop in tour.stops():
         page = tour.visit(site, stop)
@@ -130,22 +69,7 @@ def test_every_built_in_page_passes_axe_in_both_schemes_and_sizes(site):
         title, heading = page.title(), page.locator("h1").inner_text()
         if title != heading or not sentence_case(heading):
             problems.append(f"{stop.name}: title {title!r}, heading {heading!r}")
-        for scheme, size in looks(page):
-            where = f"{stop.name} ({scheme}, {size})"
-            for violation in page.evaluate(RUN_AXE, WCAG_21_AA):
-                for node in violation["nodes"]:
-                    problems.append(
-                        f"{where}: {violation['id']} at {node['target']}: {violation['help']}"
-                        f"\n    {node['summary']}"
-                    )
-            for small in page.evaluate(SMALL_TARGETS, tour.TARGET_SIZE):
-                problems.append(f"{where}: target under {tour.TARGET_SIZE} px: {small}")
-            overflow = page.evaluate(OVERFLOW)
-            if overflow > 0:
-                problems.append(f"{where}: {overflow} px wider than the window")
-            luminance = page.evaluate(BACKGROUND_LUMINANCE)
-            if (scheme == "dark") != (luminance < 0.2):
-                problems.append(f"{where}: background luminance {luminance:.2f}")
+        problems += a11y.problems_of(page, stop.name)
     assert not problems, "\n".join(problems)
 
 
@@ -154,7 +78,7 @@ def test_the_checks_catch_what_they_look_for(site):
     site.configure(tour.site_settings(site.base_url))
     page = site.page()
     page.goto("/auth/signin")
-    page.add_script_tag(path=axe_script())
+    page.add_script_tag(path=a11y.axe_script())
     page.emulate_media(color_scheme="dark")
     page.set_viewport_size(tour.SIZES["mobile"])
     page.add_style_tag(
@@ -343,3 +267,56 @@ def test_keyboard_sign_up_and_in_with_a_passkey(context, signin_site):
     keys.press("Space")
     assert page.url == f"{signin_site.url}/whoami/"
     assert session_of(page)["user"]["email"] == "keys@example.com"
+
+
+# -- the example project's own pages -----------------------------------------------------------
+
+
+def test_example_project_pages_pass_axe_in_both_schemes_and_sizes(browser, tmp_path):
+    """The example's pages follow the colour scheme too, at AA contrast, with 44px targets."""
+    import os
+
+    from .test_example_project import manage, running_example
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("AUTH_", "DJANGO_"))}
+    env = {
+        **clean,
+        "EXAMPLE_DB": str(tmp_path / "example.sqlite3"),
+        "EXAMPLE_OUTBOX": str(tmp_path / "outbox.json"),
+    }
+    script = a11y.axe_script()
+    problems = []
+    with running_example(env, tmp_path, "localhost") as (base, _):
+        assert manage("example_setup", env={**env, "PORT": base.rsplit(":", 1)[1]}).returncode == 0
+        context = browser.new_context(base_url=base)
+        context.set_default_timeout(15_000)
+        page = context.new_page()
+
+        def look_at(path, name):
+            page.goto(path)
+            page.add_script_tag(path=script)
+            problems.extend(a11y.problems_of(page, name))
+
+        look_at("/", "home")
+        look_at("/idp/login/?next=/", "idp-login")
+        look_at("/dev/outbox/", "outbox-empty")
+        api = context.request
+        csrf = api.get("/auth/csrf").json()["csrfToken"]
+        api.post(
+            "/auth/signin/email",
+            form={"csrfToken": csrf, "email": "reader@example.com", "callbackUrl": "/"},
+            max_redirects=0,
+        )
+        look_at("/dev/outbox/", "outbox")
+        csrf = api.get("/auth/csrf").json()["csrfToken"]
+        signed_in = api.post(
+            "/auth/callback/credentials",
+            form={"csrfToken": csrf, "username": "demo", "password": "demo-password"},
+            max_redirects=0,
+        )
+        assert signed_in.status == 302
+        look_at("/", "home-signed-in")
+        look_at("/private/", "private")
+        look_at("/passkeys/", "passkeys")
+        context.close()
+    assert not problems, "\n".join(problems)
