@@ -65,9 +65,15 @@ class Site:
         from django.test.testcases import LiveServerThread
         from django.test.utils import override_settings
 
+        from django.apps import apps
+
         self.database = Path(settings.DATABASES["default"]["NAME"])
         self.database.unlink(missing_ok=True)
-        call_command("migrate", verbosity=0)
+        # Tables made from the models at once (a throwaway database needs no migration
+        # history): a fraction of a second instead of several.
+        no_migrations = {app.label: None for app in apps.get_app_configs()}
+        with override_settings(MIGRATION_MODULES=no_migrations):
+            call_command("migrate", verbosity=0, run_syncdb=True)
         # Emails stay in django.core.mail.outbox, where the tour reads the links.
         self._mail = override_settings(
             EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"

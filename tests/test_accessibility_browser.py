@@ -17,6 +17,8 @@ Without ``node_modules/axe-core`` the axe test skips (it fails when
 """
 
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -93,6 +95,49 @@ def test_the_checks_catch_what_they_look_for(site):
     page.add_style_tag(content=".webauth-card { min-width: 500px; }")
     assert page.evaluate(OVERFLOW) > 0
     assert not sentence_case("Access Denied") and sentence_case("Access denied")
+
+
+def png_size(path):
+    """(width, height) of a PNG, from its header."""
+    data = path.read_bytes()[:24]
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def test_the_screenshot_script_shows_the_pages_axe_checks(tmp_path):
+    """scripts/screenshots walks the same pages; on two of them it makes 8 PNGs and an index."""
+    script = a11y.ROOT / "scripts" / "screenshots.py"
+
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, str(script), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+
+    listed = run("--list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.split() == [stop.name for stop in tour.stops()]
+
+    out = tmp_path / "shots"
+    made = run("--out", str(out), "signout", "error-AccessDenied")
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert f"Saved 8 screenshots of 2 pages in {out}/" in made.stdout
+    pngs = sorted(out.glob("*.png"))
+    assert [p.name for p in pngs] == sorted(
+        f"{page}-{scheme}-{size}.png"
+        for page in ("signout", "error-AccessDenied")
+        for scheme in tour.SCHEMES
+        for size in tour.SIZES
+    )
+    for png in pngs:
+        width, height = png_size(png)
+        viewport = tour.SIZES[png.stem.rsplit("-", 1)[1]]
+        assert width == viewport["width"] and height >= viewport["height"], png.name
+    index = (out / "index.html").read_text()
+    assert all(f'src="{png.name}"' in index for png in pngs)
 
 
 # -- the keyboard alone ------------------------------------------------------------------------
