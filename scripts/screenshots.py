@@ -59,13 +59,12 @@ class Site:
     """The test project served on localhost by Django's live-server thread."""
 
     def __init__(self) -> None:
+        from django.apps import apps
         from django.conf import settings
         from django.contrib.staticfiles.handlers import StaticFilesHandler
         from django.core.management import call_command
         from django.test.testcases import LiveServerThread
         from django.test.utils import override_settings
-
-        from django.apps import apps
 
         self.database = Path(settings.DATABASES["default"]["NAME"])
         self.database.unlink(missing_ok=True)

@@ -180,7 +180,7 @@ def passkeys_view(request: HttpRequest) -> HttpResponseBase:
     ``django.contrib.messages`` the outcome is a message and the page is
     reloaded (post/redirect/get); without it a refusal is shown on the page
     (status 400). Template: ``webauth/passkeys.html`` (context: ``passkeys``,
-    ``error``).
+    ``error``, and ``theme`` as the other built-in pages have it).
     """
     if not getattr(request.user, "is_authenticated", False):
         return session_required_response(request)
