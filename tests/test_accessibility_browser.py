@@ -72,6 +72,7 @@ def test_every_built_in_page_passes_axe_in_both_schemes_and_sizes(site):
         if title != heading or not sentence_case(heading):
             problems.append(f"{stop.name}: title {title!r}, heading {heading!r}")
         problems += a11y.problems_of(page, stop.name)
+        problems += a11y.unseen_focus(page, stop.name)
     assert not problems, "\n".join(problems)
 
 
@@ -142,19 +143,6 @@ def test_the_screenshot_script_shows_the_pages_axe_checks(tmp_path):
 
 # -- the keyboard alone ------------------------------------------------------------------------
 
-# What has the focus, and whether it shows: an outline of at least 2px, not "none".
-FOCUSED = """(selector) => {
-  const el = document.activeElement;
-  if (!el || el === document.body) return null;
-  const style = getComputedStyle(el);
-  const label = el.id ? `#${el.id}` : `${el.tagName.toLowerCase()} "${el.textContent.trim()}"`;
-  return {
-    label,
-    matches: el.matches(selector),
-    visible: style.outlineStyle !== "none" && parseFloat(style.outlineWidth) >= 2,
-  };
-}"""
-
 
 class Keyboard:
     """A person who uses only the keyboard: Tab, Shift+Tab, Enter, Space and typing."""
@@ -169,7 +157,7 @@ class Keyboard:
         """
         for _ in range(limit):
             self.page.keyboard.press("Shift+Tab" if back else "Tab")
-            focused = self.page.evaluate(FOCUSED, selector)
+            focused = self.page.evaluate(a11y.FOCUSED, selector)
             if focused is None:
                 continue
             if self.page.locator("body.webauth").count():

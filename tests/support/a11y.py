@@ -63,6 +63,20 @@ BACKGROUND_LUMINANCE = """() => {
 }"""
 
 
+# What has the focus, and whether it shows: an outline of at least 2px, not "none".
+FOCUSED = """(selector) => {
+  const el = document.activeElement;
+  if (!el || el === document.body) return null;
+  const style = getComputedStyle(el);
+  const label = el.id ? `#${el.id}` : `${el.tagName.toLowerCase()} "${el.textContent.trim()}"`;
+  return {
+    label,
+    matches: el.matches(selector),
+    visible: style.outlineStyle !== "none" && parseFloat(style.outlineWidth) >= 2,
+  };
+}"""
+
+
 def axe_script():
     """The path of axe-core's script; skips (or fails, in CI) when npm has not installed it."""
     if not AXE.exists():
@@ -99,3 +113,31 @@ def problems_of(page, name):
         if (scheme == "dark") != (luminance < 0.2):
             problems.append(f"{where}: background luminance {luminance:.2f}")
     return problems
+
+
+# FOCUSED, and whether the element had the focus before on this tour of the page.
+_FOCUSED_AGAIN = (
+    """() => {
+  const el = document.activeElement;
+  if (!el || el === document.body) return null;
+  const again = el.hasAttribute("data-a11y-tabbed");
+  el.setAttribute("data-a11y-tabbed", "");
+  return { again, ...("""
+    + FOCUSED
+    + """)("*") };
+}"""
+)
+
+
+def unseen_focus(page, name, limit=100):
+    """Tab through *page* from its top: each element whose focus shows no outline, as text."""
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    problems = []
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        focused = page.evaluate(_FOCUSED_AGAIN)
+        if focused is None or focused["again"]:
+            return problems  # back at the top: every element had its turn
+        if not focused["visible"]:
+            problems.append(f"{name}: {focused['label']} has the focus, but no outline")
+    return [*problems, f"{name}: Tab never came back to the top in {limit} presses"]
