@@ -2,9 +2,10 @@
 
 The accessibility tests (tests/test_accessibility_browser.py) and the screenshot
 script (scripts/screenshots) walk this one list, so what a reviewer looks at is
-what axe-core checked. A stop opens a fresh browser profile, does what leads to
-its page (signs in, asks for an email, opens the email's link, ...) and leaves
-the page there; the caller then looks at it in each colour scheme and size.
+what axe-core checked. A stop starts as a browser the site has never seen (no
+cookies), does what leads to its page (signs in, asks for an email, opens the
+email's link, ...) and leaves the page there; the caller then looks at it in
+each colour scheme and size.
 
 The site is the test project (tests/support/settings.py, urls.py) served on
 ``http://localhost:<port>``: every provider kind on the sign-in page (a password,
