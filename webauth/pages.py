@@ -33,6 +33,7 @@ __all__ = [
     "render_signin_page",
     "render_signout_page",
     "render_verify_request_page",
+    "theme_context",
     "usable_providers",
 ]
 
@@ -76,7 +77,7 @@ ERROR_PAGES: dict[str, tuple[int, Any, Any, Any]] = {
     ),
     "AccessDenied": (
         403,
-        _("Access Denied"),
+        _("Access denied"),
         _("You do not have permission to sign in."),
         "",
     ),
@@ -111,7 +112,8 @@ def display_name(provider: Provider) -> Any:
     return _WORD_NAMES.get(provider.name, provider.name)
 
 
-def _theme_context(config: Config) -> dict[str, Any]:
+def theme_context(config: Config) -> dict[str, Any]:
+    """The ``theme`` of ``webauth/base.html``, from ``WEBAUTH["theme"]``."""
     theme = config.theme
     return {
         "color_scheme": theme.color_scheme,
@@ -131,7 +133,7 @@ def render_page(
 ) -> HttpResponse:
     """Render a built-in page with the theme in its context."""
     request = state.request if state is not None else None
-    html = render_to_string(template, {"theme": _theme_context(config), **context}, request=request)
+    html = render_to_string(template, {"theme": theme_context(config), **context}, request=request)
     return HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
 
 

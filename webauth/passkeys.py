@@ -39,6 +39,7 @@ from django.views.decorators.http import require_http_methods
 from .access import session_required_response
 from .conf import get_config
 from .errors import LastSignInMethod
+from .pages import theme_context
 from .types import AdapterAuthenticator, as_authenticator
 from .utils import user_id
 
@@ -179,7 +180,7 @@ def passkeys_view(request: HttpRequest) -> HttpResponseBase:
     ``django.contrib.messages`` the outcome is a message and the page is
     reloaded (post/redirect/get); without it a refusal is shown on the page
     (status 400). Template: ``webauth/passkeys.html`` (context: ``passkeys``,
-    ``error``).
+    ``error``, and ``theme`` as the other built-in pages have it).
     """
     if not getattr(request.user, "is_authenticated", False):
         return session_required_response(request)
@@ -195,7 +196,11 @@ def passkeys_view(request: HttpRequest) -> HttpResponseBase:
     response: HttpResponse = render(
         request,
         "webauth/passkeys.html",
-        {"passkeys": list_passkeys(request), "error": error},
+        {
+            "passkeys": list_passkeys(request),
+            "error": error,
+            "theme": theme_context(get_config()),  # base.html's colour scheme and colours
+        },
         status=400 if error else 200,
     )
     response["Cache-Control"] = "no-store"
