@@ -24,6 +24,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core import mail
 from django.test import Client
+from django.urls import reverse
 from django.utils import translation
 
 from webauth.providers import DjangoCredentials, Email, Passkey
@@ -482,6 +483,32 @@ def test_an_api_error_in_each_language(site, settings, lang):
     response = browser(lang).get("/api/profile", HTTP_AUTHORIZATION="Bearer nope")
     assert response.status_code == 401
     assert response.json()["detail"] == PHRASES[lang]["api"]
+
+
+#: The admin's sessions list under JWT sessions: its note, and the app's name.
+ADMIN_PHRASES = {
+    "de": ("Sitzungen werden in verschlüsselten Cookies gespeichert", "Web-Authentifizierung"),
+    "fr": ("Les sessions sont conservées dans des cookies chiffrés", "Authentification web"),
+    "es": ("Las sesiones se guardan en cookies cifradas", "Autenticación web"),
+    "pt_BR": ("As sessões ficam em cookies criptografados", "Autenticação web"),
+    "ja": ("セッションは暗号化された Cookie に保存されるため", "Web 認証"),
+    "zh_Hans": ("会话保存在加密的 Cookie 中", "Web 身份验证"),
+}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_admin_in_each_language(site, admin_client, lang):
+    page = text_of(
+        admin_client.get(
+            reverse("admin:webauth_session_changelist"),
+            headers={"accept-language": LANGUAGES[lang]},
+        )
+    )
+    note, app = ADMIN_PHRASES[lang]
+    assert note in page
+    assert app in page
+    assert "encrypted cookies" not in page
+    assert "Web authentication" not in page
 
 
 def test_english_stays_english(site):
