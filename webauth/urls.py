@@ -4,10 +4,15 @@ URL names (namespace ``webauth``) for ``{% url %}`` and ``reverse()``: ``session
 ``csrf``, ``providers``, ``signin``, ``signin-provider``, ``callback``, ``signout``,
 ``verify-request``, ``error``, ``webauthn-options``. For example
 ``reverse("webauth:callback", kwargs={"provider_id": "credentials"})``.
+
+The app sign-in routes (``WEBAUTH["bearer"]``, docs/apps.md) are ``app-signin``,
+``app-callback``, ``app-webauthn-options``, ``app-idtoken``, ``app-authorize`` and
+``app-token``, each with a ``provider_id``.
 """
 
 from django.urls import path, re_path
 
+from .actions.app import app_view
 from .views import auth_view
 
 app_name = "webauth"
@@ -28,6 +33,12 @@ urlpatterns = [
         {"action": "webauthn-options"},
         name="webauthn-options",
     ),
+    # -- App sign-in: JSON in and out, no cookies (WEBAUTH["bearer"], docs/apps.md) ----------
+    *(
+        path(f"app/{action}/<str:provider_id>", app_view, {"action": action}, name=f"app-{action}")
+        for action in ("signin", "callback", "webauthn-options", "idtoken", "authorize", "token")
+    ),
+    # -- end of the app sign-in routes ------------------------------------------------------
     # Everything else (trailing slashes, unknown actions) is parsed by the view itself.
     re_path(r"^(?P<rest>.*)$", auth_view),
 ]

@@ -199,7 +199,6 @@ def storage_for(state: AuthState) -> AdapterCaller:
     return require_storage(state, "Email login", EMAIL_METHODS)
 
 
-
 def _account(provider_id: str, identifier: str, user_id: str) -> dict[str, Any]:
     # Auth.js's account of an email sign-in (never stored).
     return {

@@ -119,6 +119,8 @@ if TYPE_CHECKING:
 __all__ = [
     "BINDING_LENGTHS",
     "CHALLENGE_COOKIE",
+    "INVALID_ACTION",
+    "INVALID_REQUEST",
     "MAX_CREDENTIAL_LENGTH",
     "WEBAUTHN_METHODS",
     "Prepared",
@@ -142,6 +144,9 @@ CHALLENGE_COOKIE = "webauthn_challenge"
 MAX_CREDENTIAL_LENGTH = 64 * 1024
 
 _CEREMONIES = frozenset({"register", "authenticate"})
+#: Auth.js's answers to options it cannot give: an unknown action, an undecidable request.
+INVALID_ACTION = "Invalid action"
+INVALID_REQUEST = "Invalid request"
 # As SimpleWebAuthn names them, and so Auth.js stores them (py_webauthn says
 # "single_device" / "multi_device").
 _DEVICE_TYPES = {
@@ -322,10 +327,15 @@ def options(
     ``passkey_options``.
     """
     wa = cast(WebAuthn, provider)
-    prepared = prepare(state, wa, params, _read_binding(state, wa))
+    try:
+        prepared = prepare(state, wa, params, _read_binding(state, wa))
+    except RateLimited as exc:
+        state.config.logger.error(exc)
+        return ratelimit.limited_response(exc.retry_after)
     if not isinstance(prepared, Prepared):
-        return prepared
-    response = json_response({"action": prepared.action, "options": prepared.options}, no_cache=True)
+        return json_response({"error": prepared}, status=400, no_cache=True)
+    answer = {"action": prepared.action, "options": prepared.options}
+    response = json_response(answer, no_cache=True)
     response["Cache-Control"] = "no-store"
     _write_binding(state, response, wa, prepared.binding)
     return response
@@ -342,28 +352,28 @@ class Prepared:
 
 def prepare(
     state: AuthState, wa: WebAuthn, params: Mapping[str, Any], binding: str | None
-) -> Prepared | HttpResponse:
+) -> Prepared | str:
     """The work of :func:`options` without its cookie, shared with the app sign-in.
 
     The challenge is stored under *binding* (the asking client's, or a new one
-    when ``None``). Returns the options, or the ``400``/``429`` JSON answer of
-    :func:`options`.
+    when ``None``). Returns the options, or Auth.js's reason for a ``400``
+    (``"Invalid action"``, ``"Invalid request"``); raises ``RateLimited``
+    beyond ``passkey_options``.
     """
     require_enabled(state)
     storage = _storage(state)
     config = state.config
     decision = ratelimit.hit(state.request, "passkey_options", config=config)
     if not decision:
-        config.logger.error(RateLimited("Too many passkey options requests"))
-        return ratelimit.limited_response(decision)
+        raise RateLimited("Too many passkey options requests", retry_after=decision.retry_after)
     action = params.get("action") or None
     if action is not None and action not in _CEREMONIES:
-        return json_response({"error": "Invalid action"}, status=400, no_cache=True)
+        return INVALID_ACTION
     signed_in = current_user(state)
     info = _user_info(storage, signed_in, params)
     ceremony = _decide(action, signed_in is not None, info)
     if ceremony is None or (ceremony == "register" and info is None):
-        return json_response({"error": "Invalid request"}, status=400, no_cache=True)
+        return INVALID_REQUEST
 
     rp = wa.relying_party_for(state.origin)
     challenge = secrets.token_bytes(_CHALLENGE_BYTES)
