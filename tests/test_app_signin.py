@@ -283,6 +283,14 @@ def test_the_url_names(site):
     kwargs = {"provider_id": "google"}
     assert reverse("webauth:app-idtoken", kwargs=kwargs) == "/auth/app/idtoken/google"
     assert reverse("webauth:app-token", kwargs=kwargs) == "/auth/app/token/google"
+    assert (
+        reverse("webauth:app-webauthn-options", kwargs={"provider_id": "passkey"})
+        == "/auth/app/webauthn-options/passkey"
+    )
+
+
+def test_a_trailing_slash_is_accepted(site, alice):
+    signed_in(call(SIGNIN + "/", ALICE))
 
 
 # -- hostile bodies -------------------------------------------------------------------------------
@@ -712,6 +720,12 @@ def test_a_signed_in_app_adds_a_passkey_to_its_user(passkey_site, alice):
     assert Authenticator.objects.filter(user=alice).count() == 1
 
 
+@pytest.mark.parametrize("token", ["garbage", "e30." * 4000, "x" * 20_000])
+def test_an_unusable_bearer_token_is_a_visitor(passkey_site, token):
+    asked = app_options(token=token, action="register", email="new@example.com")
+    assert asked["action"] == "register"
+
+
 def test_a_session_cookie_does_not_sign_the_app_in(passkey_site, alice):
     # Only the Authorization header says who is signed in: with the cookie alone,
     # a registration without an address cannot be decided.
@@ -1056,6 +1070,31 @@ def test_the_state_is_single_use(rp, idp):
     body = finish_body(idp, started, verifier)
     signed_in(call("/auth/app/token/example", body))
     error_of(call("/auth/app/token/example", body), 401, "InvalidCheck")
+
+
+def test_of_concurrent_uses_of_a_state_exactly_one_gets_it(site):
+    import threading
+
+    from webauth.conf import get_config
+    from webauth.flows import app as app_flows
+
+    config = get_config()
+    key = app_flows._cache_key("state", "the-state")
+    for _ in range(20):
+        cache.add(key, {"provider": "example"}, 60)
+        barrier = threading.Barrier(8)
+        won = []
+
+        def take():
+            barrier.wait()
+            won.append(app_flows._take(config, key))
+
+        threads = [threading.Thread(target=take) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert [record for record in won if record is not None] == [{"provider": "example"}]
 
 
 def test_a_wrong_verifier_costs_the_state(rp, idp):

@@ -34,8 +34,14 @@ urlpatterns = [
         name="webauthn-options",
     ),
     # -- App sign-in: JSON in and out, no cookies (WEBAUTH["bearer"], docs/apps.md) ----------
+    # A trailing slash is accepted, as on every other route.
     *(
-        path(f"app/{action}/<str:provider_id>", app_view, {"action": action}, name=f"app-{action}")
+        re_path(
+            rf"^app/{action}/(?P<provider_id>[^/]+)/?$",
+            app_view,
+            {"action": action},
+            name=f"app-{action}",
+        )
         for action in ("signin", "callback", "webauthn-options", "idtoken", "authorize", "token")
     ),
     # -- end of the app sign-in routes ------------------------------------------------------
