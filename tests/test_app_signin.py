@@ -340,6 +340,12 @@ def test_a_body_must_be_sent_as_json(site):
     error_of(response, 400, "InvalidRequest")
 
 
+def test_a_body_with_more_fields_than_a_form_may_have_is_400(site, settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 10
+    body = {f"field{i}": "x" for i in range(11)}
+    error_of(call("/auth/app/signin/credentials", body), 400, "InvalidRequest")
+
+
 def test_a_body_over_djangos_limit_is_400(site, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
     response = call("/auth/app/signin/credentials", {"username": "a" * 2000, "password": "x"})
@@ -768,6 +774,14 @@ def test_passkey_limits_are_the_routes(passkey_site, settings):
     app_options(action="authenticate")
     response = call("/auth/app/webauthn-options/passkey", {"action": "authenticate"}, method="get")
     error_of(response, 429, "RateLimited")
+
+
+def test_failed_passkeys_are_limited_as_the_routes(passkey_site, settings):
+    settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"passkey_failed": "2/m/ip"}}
+    body = {"action": "authenticate", "data": "{}", "binding": "b" * 43}
+    for _ in range(2):
+        error_of(call("/auth/app/callback/passkey", body), 401, "WebAuthnVerificationError")
+    error_of(call("/auth/app/callback/passkey", body), 429, "RateLimited")
 
 
 def test_passkeys_off_is_404(site):
@@ -1199,3 +1213,5 @@ def test_oauth_app_requests_count_as_callbacks(rp, settings):
     error_of(
         call("/auth/app/idtoken/example", {"id_token": "x", "nonce": "n" * 32}), 429, "RateLimited"
     )
+    body = {"code": "c", "state": "s" * 43, "code_verifier": "v" * 43, "redirect_uri": APP_REDIRECT}
+    error_of(call("/auth/app/token/example", body), 429, "RateLimited")

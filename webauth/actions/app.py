@@ -32,6 +32,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import DisallowedHost, ImproperlyConfigured, RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
@@ -162,6 +163,10 @@ def _json_body(request: HttpRequest) -> dict[str, Any]:
         raise app.InvalidRequest("the body is not valid JSON") from None
     if not isinstance(data, dict):
         raise app.InvalidRequest("the body must be a JSON object")
+    # The limit Django puts on a form's fields, for the same reason.
+    most = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+    if most is not None and len(data) > most:
+        raise app.InvalidRequest("the body has too many fields")
     return data
 
 
