@@ -116,6 +116,13 @@ def session_of(token: str) -> dict | None:
     return browser.get("/auth/session").json()
 
 
+def whoami(token: str) -> str | None:
+    """Who a view sees signed in for a request with *token* as its bearer token."""
+    response = Client().get("/whoami/", headers={"Authorization": f"Bearer {token}"})
+    assert not response.cookies
+    return response.json()["username"]
+
+
 def claims_of(token: str) -> dict:
     claims = jose.decode(token=token, secret=SECRET, salt=SESSION)
     assert claims is not None
@@ -272,9 +279,13 @@ def test_an_unknown_provider_or_one_of_another_kind_is_404(site):
 
 
 def test_a_route_answers_only_its_method(site):
-    error_of(call("/auth/app/signin/credentials", method="get"), 400, "UnknownAction")
+    response = call("/auth/app/signin/credentials", method="get")
+    error_of(response, 405, "UnknownAction")
+    assert response["Allow"] == "POST"
     response = Client().put("/auth/app/signin/credentials", "{}", content_type="application/json")
-    error_of(response, 400, "UnknownAction")
+    error_of(response, 405, "UnknownAction")
+    response = call("/auth/app/webauthn-options/passkey", {})
+    assert error_of(response, 405, "UnknownAction") and response["Allow"] == "GET"
 
 
 def test_the_url_names(site):
@@ -363,6 +374,7 @@ def test_credentials_sign_in_answers_the_session_cookies_value(site, alice):
     session = session_of(answer["sessionToken"])
     assert session["user"]["email"] == "alice@example.com"
     assert session["expires"][:16] == answer["expires"][:16]
+    assert whoami(answer["sessionToken"]) == "alice"
 
 
 def test_the_token_under_database_sessions_is_the_stored_sessions(site, alice):
@@ -376,6 +388,7 @@ def test_the_token_under_database_sessions_is_the_stored_sessions(site, alice):
     stored = Session.objects.get(token_hash=token_hash(answer["sessionToken"]))
     assert stored.user_id == alice.pk and stored.user_agent == "ExampleApp/1.0 (iOS)"
     assert session_of(answer["sessionToken"])["user"]["email"] == "alice@example.com"
+    assert whoami(answer["sessionToken"]) == "alice"
 
 
 def test_callbacks_and_events_run_as_for_a_cookie_sign_in(site, alice):
@@ -557,6 +570,7 @@ def test_an_unknown_address_gets_the_same_answer_and_a_new_account(email_site):
     user = get_user_model().objects.get(email="new@example.com")
     assert claims_of(answer["sessionToken"])["sub"] == str(user.pk)
     assert Account.objects.filter(user=user, provider="email").exists()
+    assert whoami(answer["sessionToken"]) == user.get_username()
 
 
 def test_wrong_codes_use_up_the_grant(email_site, alice, settings):
@@ -685,6 +699,7 @@ def test_passkey_registration_and_sign_in(passkey_site):
     body = {"action": "authenticate", "data": json.dumps(data), "binding": asked["binding"]}
     answer = signed_in(call("/auth/app/callback/passkey", body))
     assert claims_of(answer["sessionToken"])["sub"] == str(user.pk)
+    assert whoami(answer["sessionToken"]) == user.get_username()
     # The challenge was used up: the same assertion again finds nothing.
     replay = error_of(call("/auth/app/callback/passkey", body), 401, "WebAuthnVerificationError")
     assert "unknownCredential" not in replay
@@ -893,6 +908,7 @@ def test_id_token_exchange_signs_in_with_the_apps_own_client_id(rp, idp, ios_app
     assert claims_of(answer["sessionToken"])["sub"] == str(account.user_id)
     assert answer["user"]["email"] == "ida@idp.example"
     assert session_of(answer["sessionToken"])["user"]["name"] == "Ida Provider"
+    assert whoami(answer["sessionToken"]) == account.user.get_username()
 
 
 def test_id_token_exchange_with_the_web_client_id(rp, idp):
@@ -1053,6 +1069,7 @@ def test_code_flow_with_pkce_end_to_end(rp, idp):
     assert account.access_token and account.id_token
     assert claims_of(answer["sessionToken"])["sub"] == str(account.user_id)
     assert session_of(answer["sessionToken"])["user"]["email"] == "ida@idp.example"
+    assert whoami(answer["sessionToken"]) == account.user.get_username()
 
 
 def test_code_flow_with_the_apps_custom_scheme(rp, idp):

@@ -22,8 +22,8 @@ in an ``Authorization: Bearer`` header, which lets a signed-in app add a
 passkey or link a provider as a signed-in browser does. A ``POST`` must carry
 a JSON object. Every failure is ``{"error": <type>}``: ``400`` for a malformed
 request, ``401`` for a refused sign-in, ``404`` for an unknown provider or
-route, ``429`` (with ``Retry-After``) beyond a rate limit, ``500``
-``{"error": "Configuration"}`` for the server's own problems only.
+route, ``405`` for another method, ``429`` (with ``Retry-After``) beyond a rate
+limit, ``500`` ``{"error": "Configuration"}`` for the server's own problems only.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from django.core.exceptions import DisallowedHost, ImproperlyConfigured, Request
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
 from .. import ratelimit
+from ..bearer import bearer_token
 from ..conf import Config, get_config
 from ..errors import (
     AuthError,
@@ -97,7 +98,10 @@ def app_view(request: HttpRequest, action: str, provider_id: str) -> HttpRespons
         return _answer({"error": UnknownAction.type}, 404)
     flows = APP_ROUTES.get((request.method or "", action))
     if flows is None:
-        return _answer({"error": UnknownAction.type}, 400)
+        # As the bearer session's routes answer another method.
+        response = _answer({"error": UnknownAction.type}, 405)
+        response["Allow"] = ", ".join(method for method, name in APP_ROUTES if name == action)
+        return response
     try:
         state = app_state(request, config)
         state.origin  # noqa: B018 - the trusted origin, or UntrustedHost now
@@ -131,23 +135,19 @@ app_view.login_required = False  # type: ignore[attr-defined]
 def app_state(request: HttpRequest, config: Config) -> AuthState:
     """The request's state, made to see no cookies and the bearer token as its session.
 
+    Whether or not the request has an ``Authorization`` header, it is a bearer
+    request here (:attr:`AuthState.bearer`): its session is the header's token
+    alone, and nothing writes a session cookie. Its cookies are none at all, so
+    no other cookie (a challenge, a pending email, OAuth checks, CSRF) is read.
     It replaces any state the request had, so that the middleware finishes
-    this one on the way out: a state without cookies writes none.
+    this one on the way out.
     """
     state = AuthState(request, config)
+    state.__dict__["bearer"] = True
     state.__dict__["request_cookies"] = {}
-    state.__dict__["session_token"] = _bearer_token(request)
+    state.__dict__["session_token"] = bearer_token(request)
     request.__dict__[STATE_KEY] = state
     return state
-
-
-def _bearer_token(request: HttpRequest) -> str | None:
-    """``Authorization: Bearer <token>``'s token (the scheme in any case), else ``None``."""
-    scheme, _, token = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token or len(token) > app.MAX_FIELD_LENGTH:
-        return None
-    return None if any(c.isspace() for c in token) else token
 
 
 def _json_body(request: HttpRequest) -> dict[str, Any]:

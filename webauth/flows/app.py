@@ -51,6 +51,7 @@ from urllib.parse import urlsplit
 from django.core.cache import caches
 
 from .. import ratelimit
+from ..bearer import token_answer
 from ..conf.sections import LOOPBACK_HOSTS
 from ..cookies import CHECK_MAX_AGE
 from ..errors import (
@@ -70,7 +71,7 @@ from ..providers.credentials import Credentials
 from ..providers.email import MAX_EMAIL_LENGTH, Email
 from ..providers.oauth import DEFAULT_SCOPE, OAuth2
 from ..providers.webauthn import WebAuthn
-from ..sessions import iso_expires, read_session
+from ..sessions import read_session
 from ..types import AdapterUser
 from . import credentials, email, oauth, webauthn
 from .signin import Attempt, complete
@@ -182,13 +183,14 @@ def issue_app_session(state: AuthState, attempt: Attempt) -> dict[str, Any]:
     The sign-in is :func:`~webauth.flows.signin.complete`, the same as a
     browser's (the ``sign_in`` callback, storage, ``user_logged_in``, a JWT
     through the ``jwt`` callback or a database session, the ``sign_in`` event),
-    without its cookies. Answers::
+    without its cookies. Answers :func:`~webauth.bearer.token_answer`'s::
 
-        {"sessionToken": "<the session cookie's value>", "tokenType": "Bearer",
-         "expires": "2026-01-01T00:00:00.000Z", "user": {...}}
+        {"user": {...}, "sessionToken": "<the session cookie's value>",
+         "tokenType": "Bearer", "expires": "2026-01-01T00:00:00.000Z"}
 
-    where ``user`` is the session's user as ``GET /auth/session`` shows it
-    (after the ``session`` callback). Raises :class:`SignInRedirected` when
+    with the session as ``GET /auth/session`` shows it (after the ``session``
+    callback), as ``POST /auth/app/session`` answers it later; ``expires`` is
+    when the token stops being accepted. Raises :class:`SignInRedirected` when
     the ``sign_in`` callback answers a URL, ``AccessDenied`` when it refuses or
     the ``jwt`` callback returns no token.
     """
@@ -197,7 +199,7 @@ def issue_app_session(state: AuthState, attempt: Attempt) -> dict[str, Any]:
         raise SignInRedirected(done)
     result = done.session
     token = result.cookie
-    if not token or result.expires is None:
+    if not token or result.valid_until is None:
         raise AccessDenied("The jwt callback returned no token: no session was made")
     user = done.signed_in.user
     # Read back as the session route reads it, so the answer's user is the one
@@ -209,15 +211,9 @@ def issue_app_session(state: AuthState, attempt: Attempt) -> dict[str, Any]:
         reissue=False,
         known_user=user if isinstance(user, AdapterUser) else None,
     )
-    session = read.session
-    if not isinstance(session, Mapping):
+    if not isinstance(read.session, Mapping):
         raise JWTSessionError("The new session could not be read back")
-    return {
-        "sessionToken": token,
-        "tokenType": "Bearer",
-        "expires": iso_expires(result.expires.timestamp()),
-        "user": session.get("user"),
-    }
+    return token_answer(read.session, token, result.valid_until)
 
 
 # -- credentials ----------------------------------------------------------------------------------
