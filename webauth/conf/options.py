@@ -234,6 +234,7 @@ class Config:
     rate_limits: RateLimitOptions = field(default_factory=RateLimitOptions)
     trusted_proxies: TrustedProxies = field(default_factory=TrustedProxies)
     bearer: bool = False
+    app_redirect_uris: tuple[str, ...] = ()
     _providers_by_id: dict[str, Provider] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
