@@ -3,6 +3,7 @@
 The public API::
 
     from webauth import get_session, aget_session, sign_in, sign_out, get_token
+    from webauth import update_session, aupdate_session
     from webauth import update_session_auth_hash, aupdate_session_auth_hash
     from webauth import get_access_token, aget_access_token
     from webauth.decorators import auth_required, AuthRequiredMixin
@@ -19,6 +20,7 @@ __all__ = [
     "aget_session",
     "asign_in",
     "asign_out",
+    "aupdate_session",
     "aupdate_session_auth_hash",
     "auth_required",
     "get_access_token",
@@ -26,6 +28,7 @@ __all__ = [
     "get_token",
     "sign_in",
     "sign_out",
+    "update_session",
     "update_session_auth_hash",
 ]
 
@@ -41,6 +44,8 @@ def __getattr__(name: str) -> Any:
         "get_token",
         "sign_in",
         "sign_out",
+        "update_session",
+        "aupdate_session",
         "update_session_auth_hash",
         "aupdate_session_auth_hash",
     }:

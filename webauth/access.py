@@ -1,9 +1,9 @@
 """What a request that needs a session gets when it has none.
 
 ``@auth_required``, ``AuthRequiredMixin`` and ``protected_paths`` all answer the
-same way: ``401 {"error": "SessionRequired"}`` to a client that asked for JSON,
-else a redirect to the sign-in page with ``callbackUrl`` set to the page that
-was asked for.
+same way: ``401 {"error": "SessionRequired"}`` to a client that asked for JSON
+or sent a bearer token, else a redirect to the sign-in page with ``callbackUrl``
+set to the page that was asked for.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect, JsonResponse
 
+from .bearer import is_bearer_request
+from .bearer import session_required as bearer_session_required
 from .conf import get_config
 
 __all__ = ["has_user", "session_required_response", "signin_url", "wants_json"]
@@ -54,10 +56,14 @@ def session_required_response(
 ) -> HttpResponseBase:
     """The answer to a request that needs a session and has none.
 
-    ``401 {"error": "SessionRequired"}`` for a client that asked for JSON, else a
-    redirect to *redirect_to* or to the sign-in page with ``callbackUrl`` set to
-    the page that was asked for.
+    ``401 {"error": "SessionRequired"}`` for a client that asked for JSON (with
+    ``WWW-Authenticate: Bearer`` for a bearer request, whatever it asked for),
+    else a redirect to *redirect_to* or to the sign-in page with ``callbackUrl``
+    set to the page that was asked for.
     """
+    if is_bearer_request(request):
+        # An app or API client: its token is missing, expired or revoked.
+        return bearer_session_required()
     if wants_json(request):
         return JsonResponse({"error": "SessionRequired"}, status=401)
     if redirect_to is not None:

@@ -1,4 +1,4 @@
-"""Python helpers for views: read the session, sign in, sign out.
+"""Python helpers for views: read and update the session, sign in, sign out.
 
 Each has an ``a``-prefixed twin for async views, as ``django.contrib.auth`` does.
 They work on the request's :class:`~webauth.state.AuthState` and call the same
@@ -17,20 +17,23 @@ from django.utils.translation import gettext
 
 from . import cookies as ck
 from .access import session_required_response, signin_url, wants_json
+from .bearer import token_answer
 from .conf import get_config
 from .errors import AuthError, CredentialsSignin, EmailSignInError, RateLimited
+from .events import emit
 from .flows import flow_for
 from .flows.email import InvalidEmail
 from .flows.signout import sign_out as sign_out_flow
 from .forms import FormResult, SignInForm, SignOutForm
 from .pages import SIGNIN_ERRORS
-from .sessions import decode_token, rebind_database_session, rebind_jwt
+from .sessions import decode_token, read_session, rebind_database_session, rebind_jwt
 from .state import get_state
 
 __all__ = [
     "aget_session",
     "asign_in",
     "asign_out",
+    "aupdate_session",
     "aupdate_session_auth_hash",
     "get_session",
     "get_token",
@@ -38,6 +41,7 @@ __all__ = [
     "sign_in",
     "sign_out",
     "signin_url",
+    "update_session",
     "update_session_auth_hash",
     "wants_json",
 ]
@@ -177,7 +181,59 @@ def sign_out(request: HttpRequest, redirect_to: str | None = None) -> HttpRespon
         return FormResult.failure(str(exc), exc)
 
 
-def update_session_auth_hash(request: HttpRequest, user: Any) -> None:
+def update_session(request: HttpRequest, data: Any) -> Any:
+    """Update the request's session from the server: the twin of ``POST /auth/session``.
+
+    Auth.js's ``unstable_update``: the ``jwt`` and ``session`` callbacks run with
+    ``trigger="update"`` and *data* (``session=data`` for ``jwt``,
+    ``new_session=data`` for ``session``), exactly as when the browser posts
+    ``{"data": ...}`` to the session route, and the ``session`` event is sent.
+    Returns the updated session (as ``GET /auth/session`` would now show it),
+    or ``None`` when the request has no session. ``request.auth_session`` shows
+    it from now on.
+
+    Under ``jwt`` the callbacks' token is the new session: ``AuthMiddleware``
+    sets it as the session cookie on this request's response. On a bearer
+    request no cookie is set; the answer then also carries the new
+    ``sessionToken``, ``tokenType`` and ``expires`` (as ``POST
+    /auth/app/session`` answers) for the view to hand to the app. Under
+    ``database`` the callbacks see the stored session (what they change, they
+    store themselves), and the token stays the same.
+
+    CSRF is the calling view's job (Django's ``CsrfViewMiddleware``), as for
+    the other helpers.
+    """
+    state = get_state(request)
+    if not state.has_session_cookie:
+        return None
+    config = state.config
+    result = read_session(
+        config,
+        state.session_token,
+        state.cookies["session_token"].name,
+        trigger="update",
+        new_session=data,
+        known_user=state.loaded_user,
+    )
+    # The response's cookie (AuthState.finish) and request.auth_session follow it.
+    state.use_result(result)
+    if result.session is None:
+        return None
+    message: dict[str, Any] = {"session": result.session, "request": request}
+    if config.session.strategy == "jwt":
+        message["token"] = result.token
+    emit(config, "session", **message)
+    if state.bearer and result.cookie is not None and result.valid_until is not None:
+        return token_answer(result.session, result.cookie, result.valid_until)
+    return result.session
+
+
+async def aupdate_session(request: HttpRequest, data: Any) -> Any:
+    """Async :func:`update_session`; safe with ``async def`` callbacks."""
+    return await sync_to_async(update_session)(request, data)
+
+
+def update_session_auth_hash(request: HttpRequest, user: Any) -> str | None:
     """Keep the request's session valid after *user*'s password changed.
 
     A password change ends every session made before it, under both
@@ -187,10 +243,14 @@ def update_session_auth_hash(request: HttpRequest, user: Any) -> None:
     the change stays signed in: a JWT session is re-issued with the new hash
     on this response, a database session stores it. Nothing happens when the
     request's session is not *user*'s.
+
+    On a bearer request no cookie is set: the return value is then the token
+    the app must use from now on (a new JWT; the same database token), to hand
+    to it in the view's answer. Otherwise ``None``.
     """
     state = get_state(request)
     if not state.has_session_cookie:
-        return
+        return None
     config = state.config
     raw = state.session_token
     value: str | None
@@ -201,14 +261,16 @@ def update_session_auth_hash(request: HttpRequest, user: Any) -> None:
             value = rebind_jwt(config, raw, state.cookies["session_token"].name, user)
     except AuthError as exc:  # a failing adapter: the session ends as any other would
         config.logger.error(exc)
-        return
-    if value is not None:
-        state.use_session_token(value)
+        return None
+    if value is None:
+        return None
+    state.use_session_token(value)
+    return value if state.bearer else None
 
 
-async def aupdate_session_auth_hash(request: HttpRequest, user: Any) -> None:
+async def aupdate_session_auth_hash(request: HttpRequest, user: Any) -> str | None:
     """Async :func:`update_session_auth_hash`."""
-    await sync_to_async(update_session_auth_hash)(request, user)
+    return await sync_to_async(update_session_auth_hash)(request, user)
 
 
 async def asign_in(

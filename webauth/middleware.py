@@ -25,6 +25,11 @@ session endpoint does, re-issuing the JWT cookie at most once per
 ``session.update_age`` (every request with ``update_age=0``). Requests under
 ``protected_paths`` without a session are redirected to the sign-in page.
 
+With ``WEBAUTH["bearer"]`` on, a request with an ``Authorization: Bearer`` header
+takes its session (and ``request.user``) from that header alone, never from a
+cookie, gets ``401`` JSON where others are redirected, and its response sets
+no session cookie (see :mod:`webauth.bearer`).
+
 The per-request work lives in the request's :class:`~webauth.state.AuthState`;
 this module only attaches it lazily and lets it finish the response.
 """
@@ -72,7 +77,9 @@ def _get_user(request: Any) -> Any:
     value = attrs.get(_USER_KEY, _UNSET)
     if value is _UNSET:
         state = get_state(request)
-        fallback = attrs.get("user")  # contrib.auth's lazy user, if any
+        # contrib.auth's lazy user, if any; never on a bearer request, whose session
+        # is its header's alone (contrib.auth's comes from a cookie).
+        fallback = None if state.bearer else attrs.get("user")
         value = attrs[_USER_KEY] = SimpleLazyObject(lambda: state.get_user(fallback))
     return value
 
@@ -95,7 +102,7 @@ def _get_auser(request: Any) -> Any:
             user = await sync_to_async(lambda: state.session_user)()
             if user is not None:
                 return user
-        if previous is not None:
+        if previous is not None and not state.bearer:
             return await previous()
         return AnonymousUser()
 

@@ -381,7 +381,11 @@ class SessionResult:
     adapter's user when the read found it: with the database strategy (in the
     same lookup as the session), and for a JWT bound to a Django user (the
     check of its user). ``extended`` tells whether a database session's expiry
-    was just moved.
+    was just moved. ``valid_until`` is when the session's token stops being
+    accepted, where the read or the sign-in knows it: a newly encoded JWT's
+    ``exp``, a database session's stored expiry (after any extension). A bearer
+    client is told it (:func:`webauth.bearer.token_answer`): it has no cookie
+    expiry to go by.
     """
 
     session: Any = None
@@ -392,6 +396,7 @@ class SessionResult:
     clear: bool = False
     user: AdapterUser | None = None
     extended: bool = False
+    valid_until: datetime | None = None
 
 
 def read_jwt_session(
@@ -475,6 +480,7 @@ def read_jwt_session(
             cookie=encode_token(config, token, salt, jwt_max_age) if reissue else None,
             expires=_cookie_expiry(int(expires_ts)) if reissue else None,
             user=user if isinstance(user, AdapterUser) and user.id == user_id else None,
+            valid_until=_cookie_expiry(int(now) + jwt_max_age) if reissue else None,
         )
     except SynchronousOnlyOperation:
         raise  # read from async code: a usage error, not an invalid token to delete
@@ -575,6 +581,7 @@ def new_jwt_session(
         user_id=_sub(token),
         cookie=encode_token(config, token, salt, jwt_max_age),
         expires=_cookie_expiry(int(expires_ts)),
+        valid_until=_cookie_expiry(int(now) + jwt_max_age),
     )
 
 
@@ -729,6 +736,7 @@ def read_database_session(
         cookie=session_token,
         expires=new_expires,
         extended=extended,
+        valid_until=new_expires if extended else expires,
     )
 
 
@@ -797,7 +805,9 @@ def new_database_session(
     )
     created = as_session(caller("create_session", record))
     stored_expires = aware(created.expires) if created is not None else expires
-    return SessionResult(user_id=user_id, cookie=token, expires=stored_expires)
+    return SessionResult(
+        user_id=user_id, cookie=token, expires=stored_expires, valid_until=stored_expires
+    )
 
 
 def rebind_database_session(config: Config, session_token: str | None, user: Any) -> bool:

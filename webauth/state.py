@@ -30,6 +30,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.utils.functional import cached_property  # unlike functools' (3.11), no lock
 
 from . import cookies as ck
+from .bearer import bearer_token, is_bearer_request
 from .callbacks import default_redirect, run_redirect
 from .conf import Config, get_config
 from .csrf import CsrfState, read_csrf_cookie, token_matches
@@ -303,6 +304,30 @@ class AuthState:
 
     # -- what the request sent -------------------------------------------------------------
     @cached_property
+    def bearer(self) -> bool:
+        """Whether the session comes from the ``Authorization: Bearer`` header, not a cookie.
+
+        True for a bearer request (``WEBAUTH["bearer"]`` on and such a header,
+        valid or not; see :mod:`webauth.bearer`): its session token is the
+        header's, its cookies are never read for the session, and no session
+        cookie is ever written on its response. The cookie routes of
+        ``webauth.urls`` turn it off (:meth:`ignore_bearer`).
+        """
+        return self.config.bearer and is_bearer_request(self.request)
+
+    def ignore_bearer(self) -> None:
+        """Read the session from the cookie even on a bearer request.
+
+        The Auth.js routes (``/auth/session``, ``/auth/signout``, ...) are cookie
+        routes, as in Auth.js: the header is nothing to them. Whatever was read
+        from the header before (by a middleware) is forgotten.
+        """
+        if self.__dict__.get("bearer"):
+            for key in ("has_session_cookie", "session_token", "session_result", "session_user"):
+                self.__dict__.pop(key, None)
+        self.__dict__["bearer"] = False
+
+    @cached_property
     def request_cookies(self) -> dict[str, str]:
         """The request's cookies (parsed on first use, as Django does)."""
         return self.request.COOKIES
@@ -322,7 +347,13 @@ class AuthState:
 
     @cached_property
     def has_session_cookie(self) -> bool:
-        """Whether the request carries a session cookie at all (no decryption)."""
+        """Whether the request carries a session token at all (no decryption).
+
+        Its session cookie; on a bearer request, a well-formed token in its
+        ``Authorization`` header instead (cookies are not looked at).
+        """
+        if self.bearer:
+            return self.session_token is not None
         cookies = self.request_cookies
         if not cookies:
             return False
@@ -331,7 +362,12 @@ class AuthState:
 
     @cached_property
     def session_token(self) -> str | None:
-        """The session cookie's value (chunks joined), not decoded; ``None`` without one."""
+        """The session cookie's value (chunks joined), not decoded; ``None`` without one.
+
+        On a bearer request, the header's token (:func:`~webauth.bearer.bearer_token`).
+        """
+        if self.bearer:
+            return bearer_token(self.request)
         if not self.has_session_cookie:
             return None
         return ck.read_chunked(self.request_cookies, self.cookies["session_token"].name)
@@ -408,6 +444,17 @@ class AuthState:
         self.__dict__["session_result"] = read_session(
             self.config, value, self.cookies["session_token"].name
         )
+
+    def use_result(self, result: SessionResult) -> None:
+        """Carry on with *result*, a read of this request's session made elsewhere
+        (``webauth.update_session``): :attr:`session` shows it, and :meth:`finish`
+        writes its cookie (or deletes the cookie when it cleared the session).
+        A token it made is this request's session token from now on, so that a
+        second update starts from the first one's."""
+        self.__dict__["session_result"] = result
+        self.__dict__.pop("session_user", None)
+        if result.cookie is not None:
+            self.__dict__["session_token"] = result.cookie
 
     def forget_session(self) -> None:
         """The session ended elsewhere (``logout()``): delete its cookie on the way out."""
@@ -555,7 +602,14 @@ class AuthState:
     def set_session_cookie(
         self, response: HttpResponseBase, value: str | None, expires: datetime | None = None
     ) -> None:
-        """Write the (possibly chunked) session cookie, or delete it with ``value=None``."""
+        """Write the (possibly chunked) session cookie, or delete it with ``value=None``.
+
+        Never on a bearer request: its client holds its token itself, and a
+        session cookie would let the browser behind it send that session
+        without the header (where CSRF is not checked).
+        """
+        if self.bearer:
+            return
         spec = self.cookies["session_token"]
         if value and len(value) > ck.CHUNK_SIZE:
             self.config.logger.debug(
@@ -575,7 +629,8 @@ class AuthState:
         """On the way out: a form's CSRF cookie; slide the session or delete an unusable one.
 
         The session cookie is left alone when the view already wrote it (sign-in,
-        sign-out, the session route) or nobody read the session. A JWT is
+        sign-out, the session route), nobody read the session, or the session
+        came from a bearer token. A JWT is
         re-issued at most once per ``session.update_age``; a database session's
         cookie when its stored expiry moved.
         """
@@ -586,6 +641,8 @@ class AuthState:
                 ck.set_cookie(response, spec, pending.cookie)
         if "session_result" not in self.__dict__ or not self.has_session_cookie:
             return
+        if self.bearer:
+            return  # its client refreshes its token itself (POST /auth/app/session)
         result: SessionResult = self.__dict__["session_result"]
         name = self.cookies["session_token"].name
         if name in response.cookies or f"{name}.0" in response.cookies:

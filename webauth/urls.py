@@ -2,12 +2,14 @@
 
 URL names (namespace ``webauth``) for ``{% url %}`` and ``reverse()``: ``session``,
 ``csrf``, ``providers``, ``signin``, ``signin-provider``, ``callback``, ``signout``,
-``verify-request``, ``error``, ``webauthn-options``. For example
+``verify-request``, ``error``, ``webauthn-options``; with ``WEBAUTH["bearer"]``
+on, ``app-session``, ``app-signout`` and ``app-signout-everywhere``. For example
 ``reverse("webauth:callback", kwargs={"provider_id": "credentials"})``.
 """
 
 from django.urls import path, re_path
 
+from .actions.app_session import app_session_view
 from .views import auth_view
 
 app_name = "webauth"
@@ -28,6 +30,18 @@ urlpatterns = [
         {"action": "webauthn-options"},
         name="webauthn-options",
     ),
+    # -- Bearer sessions for apps (WEBAUTH["bearer"]): the token's own routes ----------
+    # POST only, the Authorization header only (webauth.actions.app_session); an
+    # optional trailing slash, as on the other routes.
+    re_path(r"^app/session/?$", app_session_view, {"action": "session"}, name="app-session"),
+    re_path(r"^app/signout/?$", app_session_view, {"action": "signout"}, name="app-signout"),
+    re_path(
+        r"^app/signout-everywhere/?$",
+        app_session_view,
+        {"action": "signout-everywhere"},
+        name="app-signout-everywhere",
+    ),
+    # -- end of the bearer session routes ---------------------------------------------
     # Everything else (trailing slashes, unknown actions) is parsed by the view itself.
     re_path(r"^(?P<rest>.*)$", auth_view),
 ]

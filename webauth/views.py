@@ -112,6 +112,9 @@ def auth_view(
         return _config_error_response(request, action, None)
     try:
         state = get_state(request, config)
+        # Auth.js's routes are cookie routes: an Authorization header is nothing to
+        # them, so it can never stand in for a cookie and its CSRF token here.
+        state.ignore_bearer()
         state.origin  # noqa: B018 - the trusted origin, or UntrustedHost now
         if not config.secret:
             raise MissingSecret("Please define a `secret`.")

@@ -99,6 +99,7 @@ def build_config(raw: Mapping[str, Any] | None, env: Callable[[str], str | None]
         protected_paths=sections.protected_paths(data.get("protected_paths")),
         rate_limits=sections.rate_limits(data.get("rate_limits"), data.get("rate_limit_cache")),
         trusted_proxies=sections.trusted_proxies(data.get("trusted_proxies")),
+        bearer=bool(as_bool("bearer", data.get("bearer"), False)),
         reauth_max_age=sections.reauth_max_age(data.get("reauth_max_age")),
     )
     _warn(config)

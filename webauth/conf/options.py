@@ -238,6 +238,7 @@ class Config:
     protected_paths: tuple[str, ...] = ()
     rate_limits: RateLimitOptions = field(default_factory=RateLimitOptions)
     trusted_proxies: TrustedProxies = field(default_factory=TrustedProxies)
+    bearer: bool = False
     reauth_max_age: int = DEFAULT_REAUTH_MAX_AGE
     _providers_by_id: dict[str, Provider] = field(init=False, repr=False, compare=False)
 

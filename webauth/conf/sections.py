@@ -87,6 +87,7 @@ TOP_LEVEL_KEYS = frozenset(
         "rate_limits",
         "rate_limit_cache",
         "trusted_proxies",
+        "bearer",
         "reauth_max_age",
     }
 )

@@ -182,13 +182,16 @@ def prove_address(
     the address), the adapter's ``prove_email`` removes, in one step, the
     passkeys, every other linked account, a password and the sessions, and
     keeps the account identified by *provider* and *provider_account_id* (the
-    one just proven with, when it is stored). A warning is logged then. An
-    adapter without ``prove_email`` has no such users: nothing happens.
+    one just proven with, when it is stored). A warning is logged then, and
+    the ``update_user`` event sent (the user's password went). An adapter
+    without ``prove_email`` has no such users: nothing happens.
     """
-    caller = state.config.adapter_caller
+    config = state.config
+    caller = config.adapter_caller
     if not caller.has("prove_email"):
         return False
     if not caller("prove_email", user.id, provider, provider_account_id):
         return False
-    state.config.logger.warn(UNPROVEN_EMAIL_PROVEN)
+    config.logger.warn(UNPROVEN_EMAIL_PROVEN)
+    emit(config, "update_user", sender=provider, request=state.request, user=user)
     return True

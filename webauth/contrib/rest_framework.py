@@ -1,0 +1,129 @@
+"""Django REST framework: webauth sessions as DRF authentication.
+
+::
+
+    REST_FRAMEWORK = {
+        "DEFAULT_AUTHENTICATION_CLASSES": [
+            "webauth.contrib.rest_framework.WebAuthAuthentication",
+        ],
+        "DEFAULT_PERMISSION_CLASSES": [
+            "webauth.contrib.rest_framework.IsSignedIn",
+        ],
+    }
+
+or per view::
+
+    from rest_framework.views import APIView
+    from webauth.contrib.rest_framework import IsSignedIn, WebAuthAuthentication
+
+    class Profile(APIView):
+        authentication_classes = [WebAuthAuthentication]
+        permission_classes = [IsSignedIn]
+
+        def get(self, request):
+            # request.user: the AUTH_USER_MODEL user; request.auth: the session dict
+            return Response({"email": request.user.email, "session": request.auth})
+
+A request is authenticated by the webauth session it carries:
+
+* a **bearer request** (``WEBAUTH["bearer"]`` on and an ``Authorization: Bearer``
+  header) by its token alone: no CSRF check (no other site can make a browser
+  send that header), its cookies ignored; a token that is malformed, expired or
+  revoked is ``401`` (``WWW-Authenticate: Bearer error="invalid_token"``), never
+  a fall back to a cookie;
+* any other request by its session cookie, with Django's CSRF check for it
+  exactly as DRF's ``SessionAuthentication`` makes it (``403 CSRF Failed`` for
+  an unsafe method without Django's CSRF token, the ``csrftoken`` cookie and the
+  ``X-CSRFToken`` header); without a session, the next authentication class
+  is tried.
+
+Not signed in: ``401`` with ``WWW-Authenticate: Bearer`` when ``bearer`` is on,
+else ``403`` as with ``SessionAuthentication`` (a cookie is no HTTP
+authentication scheme).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from rest_framework import exceptions
+from rest_framework.authentication import BaseAuthentication, CSRFCheck
+from rest_framework.permissions import BasePermission
+
+from ..access import has_user
+from ..conf import get_config
+from ..state import get_state
+
+__all__ = ["HasSession", "IsSignedIn", "WebAuthAuthentication"]
+
+
+def _django_request(request: Any) -> HttpRequest:
+    # DRF's Request wraps Django's; webauth's per-request state lives on Django's.
+    inner = getattr(request, "_request", request)
+    return inner if isinstance(inner, HttpRequest) else request
+
+
+class WebAuthAuthentication(BaseAuthentication):
+    """Authenticate with the webauth session: ``(user, session)``, or ``None``.
+
+    ``request.user`` is the ``AUTH_USER_MODEL`` user of the session and
+    ``request.auth`` the session as ``GET /auth/session`` shows it.
+    """
+
+    def authenticate(self, request: Any) -> tuple[Any, Any] | None:
+        """The session's user and the session; raises for a bearer token that does not work."""
+        state = get_state(_django_request(request))
+        if state.bearer:
+            session = state.session
+            user = state.session_user if has_user(session) else None
+            if user is None:
+                raise exceptions.AuthenticationFailed("Invalid or expired session token.")
+            return user, session
+        if not state.has_session_cookie:
+            return None  # nothing of webauth's here: the next class may know the request
+        session = state.session
+        user = state.session_user if has_user(session) else None
+        if user is None:
+            return None
+        # The cookie rides along with any request a browser sends, also one that
+        # another site made it send: an unsafe method needs Django's CSRF token.
+        self.enforce_csrf(request)
+        return user, session
+
+    def enforce_csrf(self, request: Any) -> None:
+        """Django's CSRF check for a cookie session, as DRF's ``SessionAuthentication`` runs it."""
+        check = CSRFCheck(lambda _request: None)
+        check.process_request(request)  # reads the csrftoken cookie into META
+        reason = check.process_view(request, None, (), {})
+        if reason:
+            raise exceptions.PermissionDenied(f"CSRF Failed: {reason}")
+
+    def authenticate_header(self, request: Any) -> str | None:
+        """``Bearer`` (so that DRF answers ``401``) when bearer sessions are on, else ``None``.
+
+        With ``error="invalid_token"`` for a bearer request whose token did not work.
+        """
+        if not get_config().bearer:
+            return None
+        if get_state(_django_request(request)).bearer:
+            return 'Bearer error="invalid_token"'
+        return "Bearer"
+
+
+class IsSignedIn(BasePermission):
+    """Allow only requests that :class:`WebAuthAuthentication` signed in.
+
+    Checked through the authentication, not the session alone: a cookie
+    session counts only once its CSRF check has passed.
+    """
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        """Whether the request's authenticator is webauth's and found a signed-in session."""
+        return isinstance(request.successful_authenticator, WebAuthAuthentication) and has_user(
+            request.auth
+        )
+
+
+#: Another name for :class:`IsSignedIn`.
+HasSession = IsSignedIn
