@@ -363,7 +363,9 @@ def test_the_page_offers_only_the_ways_in_the_user_has(client, site, alice, sett
     assert 'data-provider="example"' in html and "Sign in with Example IdP" in html
     assert 'data-provider="other"' not in html  # not one of bob's
     assert 'data-provider="credentials"' not in html  # bob has no password
-    assert 'action="http://testserver/auth/signin/email"' in html and 'value="bob@example.com"' in html
+    assert (
+        'action="http://testserver/auth/signin/email"' in html and 'value="bob@example.com"' in html
+    )
     assert 'id="webauth-passkey-signin"' in html
     assert "Create an account with a passkey" not in html
     assert callback_url_of(html) == "http://testserver/account/"
@@ -482,3 +484,23 @@ def test_a_new_client_is_fresh_after_its_own_sign_in(site, alice):
         force_sign_in(new, alice)
         assert old.get("/sensitive/").status_code == 302
         assert new.get("/sensitive/").status_code == 200
+
+
+@pytest.mark.parametrize("strategy", ["jwt", "database"])
+def test_a_bearer_client_is_told_to_sign_in_again(client, site, alice, strategy):
+    # An app holds its session token itself: no page to go to, RFC 9470's challenge.
+    site(strategy, bearer=True)
+    with freeze_time(START) as clock:
+        token = force_sign_in(Client(), alice)
+        header = {"Authorization": f"Bearer {token}"}
+        assert client.get("/sensitive/", headers=header).content == b"changed"
+        clock.tick(301)
+        response = client.get("/sensitive-async/", headers=header)
+        assert response.status_code == 401
+        assert response.json() == {"error": "ReauthenticationRequired"}
+        assert response["WWW-Authenticate"] == (
+            'Bearer error="insufficient_user_authentication", max_age="300"'
+        )
+        assert client.get("/very-sensitive/", headers=header)["WWW-Authenticate"].endswith(
+            'max_age="60"'
+        )

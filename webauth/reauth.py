@@ -46,6 +46,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from .access import has_user, session_required_response, signin_url, wants_json
+from .responses import json_response
 from .sessions import signed_in_at as session_signed_in_at
 from .state import get_state
 
@@ -138,13 +139,26 @@ def require_fresh(
     No session: what ``auth_required`` answers (the sign-in page, or ``401``
     JSON). A stale one: a redirect to *redirect_to*, or to :func:`reauth_url`
     with *next_url* (default: this page) to come back to; a client that asked
-    for JSON gets ``401 {"error": "ReauthenticationRequired", "url": ...}``.
+    for JSON gets ``401 {"error": "ReauthenticationRequired", "url": ...}``,
+    and a bearer request (:mod:`webauth.bearer`) ``401
+    {"error": "ReauthenticationRequired"}`` with ``WWW-Authenticate: Bearer
+    error="insufficient_user_authentication", max_age="<seconds>"`` (RFC 9470):
+    the app signs in again for a new token.
     """
     state = get_state(request)
     if not has_user(state.session):
         return session_required_response(request)
     if is_fresh(request, max_age):
         return None
+    if state.bearer:
+        # An app signs in again through its own routes, for a new token: RFC 9470's
+        # step-up challenge says so, and how recent the sign-in must be.
+        limit = state.config.reauth_max_age if max_age is None else max_age
+        response = json_response({"error": "ReauthenticationRequired"}, status=401, no_cache=True)
+        response["WWW-Authenticate"] = (
+            f'Bearer error="insufficient_user_authentication", max_age="{limit}"'
+        )
+        return response
     url = redirect_to or reauth_url(request, next_url)
     if wants_json(request):
         return JsonResponse({"error": "ReauthenticationRequired", "url": url}, status=401)
