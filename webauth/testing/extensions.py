@@ -22,7 +22,8 @@ sign-in (``update_account``), :func:`webauth.get_access_token`
 (``replace_verification_token``, ``use_verification_code``, beside Auth.js's
 ``use_verification_token``) and passkeys (``create_webauthn_challenge``,
 ``use_webauthn_challenge``, ``get_user_handle``, ``get_user_by_handle``,
-``rename_authenticator``, ``delete_authenticator``, and the stricter
+``rename_authenticator``, ``delete_authenticator``, ``mark_email_unproven``,
+``prove_email``, ``forget_unproven_email``, and the stricter
 ``update_authenticator_counter`` that refuses a counter that does not go up);
 and the session route's check of a JWT's user without loading it
 (``get_user_session_check``). The suite calls them as webauth does, so sync and
