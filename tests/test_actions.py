@@ -392,7 +392,7 @@ def test_signout_without_session_just_redirects(client):
     ("error", "status", "text"),
     [
         ("Configuration", 500, "Server error"),
-        ("AccessDenied", 403, "Access Denied"),
+        ("AccessDenied", 403, "Access denied"),
         ("Verification", 403, "Unable to sign in"),
         ("Other", 200, "Error"),
         ("", 200, "Error"),

@@ -1,5 +1,6 @@
 """The admin pages of webauth's tables and their actions."""
 
+import html
 from datetime import timedelta
 
 import pytest
@@ -162,3 +163,166 @@ def test_challenges_and_user_handles_are_not_in_the_admin():
 
     assert not admin.site.is_registered(WebAuthnChallenge)
     assert not admin.site.is_registered(WebAuthnUserHandle)
+
+
+# -- lists that explain themselves --------------------------------------------------------
+
+
+def explanation(response):
+    """The note above a changelist (admin/webauth/change_list.html), or None."""
+    assert response.status_code == 200
+    return response.context.get("webauth_explanation")
+
+
+def test_sessions_under_the_jwt_strategy_say_where_sessions_are(admin_client, settings):
+    settings.WEBAUTH = {**settings.WEBAUTH, "session": {"strategy": "jwt"}}
+    response = admin_client.get(reverse("admin:webauth_session_changelist"))
+    note = explanation(response)
+    assert "encrypted cookies (the JWT session strategy)" in note
+    assert "WEBAUTH['session']['strategy'] = 'database'" in note
+    assert b'id="webauth-explanation"' in response.content
+    assert "encrypted cookies" in response.content.decode()
+
+
+def test_database_sessions_explain_an_empty_list_only(admin_client, settings, data):
+    settings.WEBAUTH = {
+        **settings.WEBAUTH,
+        "adapter": "webauth.adapters.django.DjangoAdapter",
+        "session": {"strategy": "database"},
+    }
+    url = reverse("admin:webauth_session_changelist")
+    assert explanation(admin_client.get(url)) is None
+    Session.objects.all().delete()
+    response = admin_client.get(url)
+    assert explanation(response).startswith("Nobody is signed in.")
+    assert b'id="webauth-explanation"' in response.content
+
+
+def test_a_search_with_no_match_is_not_explained_as_an_empty_table(admin_client, data):
+    url = reverse("admin:webauth_authenticator_changelist")
+    response = admin_client.get(url, {"q": "no such passkey"})
+    assert response.context["cl"].result_count == 0
+    assert explanation(response) is None
+
+
+@pytest.mark.parametrize(
+    ("model", "providers", "said"),
+    [
+        ("authenticator", [], "Passkeys are off: WEBAUTH['providers'] has no Passkey"),
+        ("authenticator", ["passkey"], "One is added when a user creates an account with a"),
+        ("verificationtoken", [], "Email sign-in is off: WEBAUTH['providers'] has no Email"),
+        ("verificationtoken", ["email"], "One is added when someone asks for a sign-in link"),
+        ("account", [], "One is added when a user first signs in with an OAuth"),
+    ],
+)
+def test_empty_lists_say_what_fills_them(admin_client, settings, db, model, providers, said):
+    from webauth.providers import Email, Passkey
+
+    made = {"passkey": Passkey(relying_party={"id": "localhost"}), "email": Email()}
+    settings.WEBAUTH = {
+        **settings.WEBAUTH,
+        "adapter": "webauth.adapters.django.DjangoAdapter",
+        "session": {"strategy": "jwt"},
+        "experimental": {"enable_webauthn": True},
+        "providers": ["webauth.providers.DjangoCredentials", *(made[p] for p in providers)],
+    }
+    response = admin_client.get(reverse(f"admin:webauth_{model}_changelist"))
+    assert said in explanation(response)
+    assert said in html.unescape(response.content.decode())
+
+
+@pytest.mark.parametrize("model", ["account", "authenticator", "verificationtoken"])
+def test_lists_with_rows_need_no_explanation(admin_client, data, model):
+    assert explanation(admin_client.get(reverse(f"admin:webauth_{model}_changelist"))) is None
+
+
+# -- the user's page: linked accounts and passkeys -----------------------------------------
+
+
+def test_user_page_lists_linked_accounts_and_passkeys_never_tokens(admin_client, data):
+    user = data["account"].user
+    Account.objects.filter(pk=data["account"].pk).update(
+        refresh_token="ghr_refresh_secret", id_token="eyJ.id-token-secret", scope="read:user"
+    )
+    Account.objects.create(
+        user=user, type="oidc", provider="example-idp", provider_account_id="sub-7"
+    )
+    response = admin_client.get(reverse("admin:auth_user_change", args=[user.pk]))
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Linked accounts" in page and "Passkeys" in page
+    for shown in ("github", "42", "read:user", "example-idp", "sub-7", "multiDevice"):
+        assert shown in page, shown
+    for secret in ("gho_secret", "ghr_refresh_secret", "id-token-secret"):
+        assert secret not in page
+    # Read-only: no way to add or delete a row from the user's page.
+    formsets = {f.formset.prefix: f for f in response.context["inline_admin_formsets"]}
+    assert set(formsets) == {"webauth_accounts", "webauth_authenticators"}
+    for inline in formsets.values():
+        assert not inline.has_add_permission and not inline.formset.can_delete
+
+
+def test_the_user_page_still_saves_and_adds_users(admin_client, data):
+    user = data["account"].user
+    url = reverse("admin:auth_user_change", args=[user.pk])
+    page = admin_client.get(url)
+    form = {
+        "username": "dora",
+        "first_name": "Dora",
+        "last_name": "",
+        "email": "",
+        "is_active": "on",
+        "last_login_0": "",
+        "last_login_1": "",
+        "date_joined_0": "2025-01-01",
+        "date_joined_1": "00:00:00",
+    }
+    for inline in page.context["inline_admin_formsets"]:
+        management = inline.formset.management_form
+        form.update({management.add_prefix(k): v for k, v in management.initial.items()})
+        for sub in inline.formset.forms:
+            form[sub.add_prefix("id")] = sub.instance.pk
+            form[sub.add_prefix("user")] = user.pk
+    saved = admin_client.post(url, form)
+    assert saved.status_code == 302, saved.context and saved.context["errors"]
+    user.refresh_from_db()
+    assert user.first_name == "Dora"
+    assert Account.objects.filter(user=user).exists()  # the accounts stay linked
+    added = admin_client.post(
+        reverse("admin:auth_user_add"),
+        {"username": "newcomer", "password1": "pw-0123456789!", "password2": "pw-0123456789!"},
+    )
+    assert added.status_code == 302
+    assert get_user_model().objects.filter(username="newcomer").exists()
+
+
+def test_only_djangos_stock_user_admin_is_extended():
+    from django.contrib import admin
+    from django.contrib.auth.admin import UserAdmin
+
+    from webauth.admin import (
+        AccountInline,
+        PasskeyInline,
+        UserAdminWithSignIns,
+        show_sign_ins_on_user_admin,
+    )
+
+    User = get_user_model()
+    assert type(admin.site.get_model_admin(User)) is UserAdminWithSignIns
+
+    stock = admin.AdminSite(name="stock")
+    stock.register(User, UserAdmin)
+    show_sign_ins_on_user_admin(stock)
+    show_sign_ins_on_user_admin(stock)  # again: no change, no AlreadyRegistered
+    assert type(stock.get_model_admin(User)) is UserAdminWithSignIns
+    assert UserAdminWithSignIns.inlines == (AccountInline, PasskeyInline)
+
+    class ProjectUserAdmin(UserAdmin):
+        list_display = ("username",)
+
+    own = admin.AdminSite(name="own")
+    own.register(User, ProjectUserAdmin)
+    show_sign_ins_on_user_admin(own)
+    assert type(own.get_model_admin(User)) is ProjectUserAdmin
+
+    show_sign_ins_on_user_admin(admin.AdminSite(name="none"))  # no user admin: nothing to do

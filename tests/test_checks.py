@@ -1,5 +1,10 @@
 """System checks (``manage.py check``): each id fires on its mistake and only then."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from django.core.checks import Error, Warning, run_checks
 from django.core.management import call_command
@@ -12,6 +17,7 @@ from webauth.providers.oauth import OIDC
 
 from .support.memory_adapter import MemoryAdapter
 
+ROOT = Path(__file__).resolve().parents[1]
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 GOOD = {"secret": SECRET, "providers": ["webauth.providers.DjangoCredentials"]}
 MIDDLEWARE = "webauth.middleware.AuthMiddleware"
@@ -59,24 +65,114 @@ def test_manage_py_check_fails_on_a_webauth_error(settings):
 
 
 @pytest.mark.parametrize(
-    ("raw", "key"),
+    ("raw", "key", "hint"),
     [
-        ({**GOOD, "sesion": {}}, "'sesion'"),
-        ({**GOOD, "session": {"maxAge": 1}}, "'maxAge'"),
-        ({**GOOD, "callbacks": {"jwt": "tests.nowhere.fn"}}, "WEBAUTH['callbacks.jwt']"),
-        ({**GOOD, "debug": "yes"}, "WEBAUTH['debug']"),
-        ("not a dict", "settings.WEBAUTH"),
+        ({**GOOD, "sesion": {}}, "'sesion'", "Did you mean 'session'?"),
+        ({**GOOD, "session": {"maxAge": 1}}, "'maxAge'", "Did you mean 'max_age'?"),
+        (
+            {**GOOD, "callbacks": {"jwt": "tests.nowhere.fn"}},
+            "WEBAUTH['callbacks.jwt']",
+            "a dotted path to one that imports",
+        ),
+        ({**GOOD, "debug": "yes"}, "WEBAUTH['debug']", "Use the Python value True or False"),
+        ("not a dict", "settings.WEBAUTH", "Set WEBAUTH = {'providers': [...], ...}"),
     ],
 )
-def test_e001_invalid_settings(settings, raw, key):
+def test_e001_invalid_settings(settings, raw, key, hint):
     settings.WEBAUTH = raw
     messages = check_config()
     assert ids(messages) == ["webauth.E001"]
     error = messages[0]
     assert isinstance(error, Error)
     assert key in error.msg
-    assert error.hint == "Fix settings.WEBAUTH."
+    # The hint says what to do about this very problem, and is not repeated in the message.
+    assert hint in error.hint and hint not in error.msg
     assert ids(webauth_messages()) == ["webauth.E001"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "guess"),
+    [
+        ({**GOOD, "sesion": {}}, "Did you mean 'session'?"),
+        ({"secret": SECRET, "provider": ["webauth.providers.DjangoCredentials"]}, "'providers'"),
+        ({**GOOD, "adaptor": None}, "Did you mean 'adapter'?"),
+        ({**GOOD, "trustHost": True}, "Did you mean 'trust_host'?"),
+        ({**GOOD, "session": {"maxage": 60}}, "Did you mean 'max_age'?"),
+        ({**GOOD, "session": {"strategie": "jwt"}}, "Did you mean 'strategy'?"),
+        ({**GOOD, "jwt": {"max-age": 60}}, "Did you mean 'max_age'?"),
+        ({**GOOD, "callbacks": {"signin": None}}, "Did you mean 'sign_in'?"),
+        ({**GOOD, "pages": {"signIn": "/login/"}}, "Did you mean 'sign_in'?"),
+        ({**GOOD, "theme": {"colour_scheme": "dark"}}, "Did you mean 'color_scheme'?"),
+        ({**GOOD, "experimental": {"enable_web_authn": True}}, "'enable_webauthn'"),
+        ({**GOOD, "trusted_proxies": {"network": ["10.0.0.0/8"]}}, "'networks'"),
+        ({**GOOD, "cookies": {"session_token": {"option": {}}}}, "Did you mean 'options'?"),
+        ({**GOOD, "cookies": {"session_token": {"options": {"httponly": True}}}}, "'http_only'"),
+    ],
+)
+def test_e001_near_miss_keys_get_a_did_you_mean(settings, raw, guess):
+    settings.WEBAUTH = raw
+    error = only(check_config(), "webauth.E001")
+    assert guess in error.hint
+    assert "Allowed keys:" in error.hint
+
+
+def test_e001_did_you_mean_names_the_key_when_several_are_unknown(settings):
+    settings.WEBAUTH = {**GOOD, "sesion": {}, "debgu": True, "zzz": 1}
+    error = only(check_config(), "webauth.E001")
+    assert "'debgu': did you mean 'debug'?" in error.hint
+    assert "'sesion': did you mean 'session'?" in error.hint
+    assert "'zzz'" not in error.hint  # nothing close: no guess
+
+
+def test_e001_a_misspelt_built_in_provider_id_gets_a_guess(settings):
+    settings.WEBAUTH = {**GOOD, "providers": ["gihub"]}
+    error = only(check_config(), "webauth.E001")
+    assert "'gihub' is not a built-in provider id" in error.msg
+    assert "Did you mean 'github'?" in error.hint
+
+
+def test_e004_near_misses_inside_a_provider_get_a_guess(settings):
+    from webauth.providers import Passkey
+
+    passkey = Passkey(relying_party={"id": "localhost", "origns": ["http://localhost"]})
+    settings.WEBAUTH = {
+        **GOOD,
+        "providers": [passkey],
+        "adapter": MemoryAdapter(),
+        "experimental": {"enable_webauthn": True},
+    }
+    error = only(check_config(), "webauth.E004")
+    assert "did you mean 'origins' for 'origns'?" in error.msg
+    oidc = OIDC(id="corp", issuer="https://sso.example", client_id="c", checks=["pcke"])
+    settings.WEBAUTH = {**GOOD, "providers": [oidc]}
+    error = only(check_config(), "webauth.E004")
+    assert "did you mean 'pkce' for 'pcke'?" in error.msg
+
+
+@pytest.mark.parametrize(
+    ("raw", "hint"),
+    [
+        ({**GOOD, "session": {"strategy": "redis"}}, "Use 'jwt' (an encrypted cookie)"),
+        ({**GOOD, "session": {"max_age": -1}}, "Give a whole number of seconds"),
+        ({**GOOD, "base_path": 5}, "Give a string, or leave the key out."),
+        ({**GOOD, "callbacks": {"jwt": 5}}, "Give a function (or a dotted path to one)."),
+        ({**GOOD, "theme": {"color_scheme": "blue"}}, "Use 'auto' (follow the browser)"),
+        ({**GOOD, "cookies": {"session_token": {"options": {"same_site": "x"}}}}, "'lax'"),
+        ({**GOOD, "secret": 5}, "newest first"),
+        ({**GOOD, "adapter": "tests.nowhere.Adapter"}, "'webauth.adapters.django.DjangoAdapter'"),
+        ({**GOOD, "providers": ["tests.nowhere.Provider"]}, "dotted path of a provider class"),
+        ({**GOOD, "providers": [DjangoCredentials(), DjangoCredentials()]}, "id='credentials-2'"),
+        ({**GOOD, "rate_limits": {"": "1/m/ip"}}, "Key it by action"),
+        ({**GOOD, "jwt": []}, "Give a dict of its options"),
+        ({**GOOD, "providers": [Credentials(id="pin")]}, "Credentials(id='pin', ...)"),
+    ],
+)
+def test_every_settings_error_has_a_hint_of_its_own(settings, raw, hint):
+    settings.WEBAUTH = raw
+    (error,) = [m for m in check_config() if m.is_serious()]
+    assert hint in error.hint, error
+    assert error.hint not in error.msg
+    assert "Fix settings.WEBAUTH" not in error.hint
 
 
 def test_e001_does_not_prevent_the_middleware_checks(settings):
@@ -95,6 +191,56 @@ def test_e002_no_secret(settings):
     assert "no secret" in error.msg
     assert "WEBAUTH['secret']" in error.hint and "AUTH_SECRET" in error.hint
     assert "secrets.token_urlsafe" in error.hint
+
+
+def test_the_secret_recipe_is_the_same_in_the_hints_and_the_docs(settings):
+    """One way to make a secret everywhere: the E002 and W001 hints and every doc page."""
+    import re
+
+    settings.WEBAUTH = {"providers": [DjangoCredentials()]}
+    e002 = only(check_config(), "webauth.E002").hint
+    settings.WEBAUTH = {**GOOD, "secret": "short"}
+    w001 = only(check_config(), "webauth.W001").hint
+    recipe = re.compile(r"secrets\.token_urlsafe\(\d*\)")
+    in_docs = {
+        (path.name, found)
+        for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+        for found in recipe.findall(path.read_text())
+    }
+    assert recipe.findall(e002) == recipe.findall(w001) == ["secrets.token_urlsafe(32)"]
+    assert in_docs and {found for _, found in in_docs} == {"secrets.token_urlsafe(32)"}, in_docs
+
+
+def settings_snippets(path):
+    """The settings of a Markdown page's ``python`` blocks that set up WEBAUTH's providers."""
+    import re
+
+    blocks = re.findall(r"```python\n(.*?)```", path.read_text(), re.DOTALL)
+    settings_parts = [re.split(r"^# (?!settings\.py)\w+\.py$", b, flags=re.M)[0] for b in blocks]
+    return [p for p in settings_parts if "WEBAUTH = {" in p and '"providers"' in p]
+
+
+@pytest.mark.parametrize(
+    ("page", "count"), [("README.md", 1), ("docs/installation.md", 2)], ids=["readme", "install"]
+)
+def test_the_quick_starts_leave_a_missing_auth_secret_to_e002(settings, monkeypatch, page, count):
+    """Copied into settings.py with AUTH_SECRET unset, the quick start loads (no KeyError)
+    and manage.py check says what to do; with it set, the secret is used."""
+    for name in ("AUTH_SECRET", "AUTH_SECRET_1", "AUTH_SECRET_2", "AUTH_SECRET_3"):
+        monkeypatch.delenv(name, raising=False)
+    snippets = settings_snippets(ROOT / page)
+    assert len(snippets) == count
+    for snippet in snippets:
+        namespace: dict = {}
+        exec(compile(snippet, page, "exec"), namespace)  # a settings module's import
+        settings.WEBAUTH = namespace["WEBAUTH"]
+        assert ids(check_config()) == ["webauth.E002"], snippet
+    monkeypatch.setenv("AUTH_SECRET", SECRET)
+    for snippet in snippets:
+        namespace = {}
+        exec(compile(snippet, page, "exec"), namespace)
+        settings.WEBAUTH = namespace["WEBAUTH"]
+        assert check_config() == []
 
 
 @pytest.mark.parametrize("secret", ["", [], [""]])
@@ -150,8 +296,8 @@ def test_e003_database_strategy_without_adapter(settings):
     messages = check_config()
     assert ids(messages) == ["webauth.E003"]
     assert "needs an adapter" in messages[0].msg
-    assert "WEBAUTH['adapter']" in messages[0].msg  # the fix
-    assert "DjangoAdapter" in messages[0].msg
+    assert "WEBAUTH['adapter']" in messages[0].hint  # the fix
+    assert "DjangoAdapter" in messages[0].hint
 
 
 def test_e003_silent_with_an_adapter(settings):
@@ -426,3 +572,92 @@ def test_independent_problems_are_all_reported(settings):
         "webauth.W002",
         "webauth.W003",
     ]
+
+
+# -- W011: the request context processor ---------------------------------------------------
+
+
+def templates_without_request(settings):
+    engine = {**settings.TEMPLATES[0]}
+    processors = engine["OPTIONS"]["context_processors"]
+    engine["OPTIONS"] = {
+        **engine["OPTIONS"],
+        "context_processors": [p for p in processors if not p.endswith(".request")],
+    }
+    return [engine]
+
+
+def test_w011_request_context_processor_missing(settings):
+    settings.TEMPLATES = templates_without_request(settings)
+    warning = only(webauth_messages(), "webauth.W011")
+    assert isinstance(warning, Warning)
+    assert "'django.template.context_processors.request'" in warning.msg
+    assert "{% webauth_signin_buttons %}" in warning.msg
+    assert "TEMPLATES[...]['OPTIONS']['context_processors']" in warning.hint
+
+
+def test_w011_one_django_templates_engine_with_it_will_do(settings):
+    other = {"BACKEND": "django.template.backends.dummy.TemplateStrings", "DIRS": [], "OPTIONS": {}}
+    settings.TEMPLATES = [other, *settings.TEMPLATES]
+    assert webauth_messages() == []
+    settings.TEMPLATES = [other]  # no DjangoTemplates engine at all: nothing renders the pages
+    assert ids(webauth_messages()) == ["webauth.W011"]
+
+
+def test_w011_silent_when_every_page_is_the_projects_own(settings):
+    settings.TEMPLATES = templates_without_request(settings)
+    pages = {"sign_in": "/login/", "sign_out": "/logout/", "error": "/oops/"}
+    settings.WEBAUTH = {**GOOD, "pages": pages}
+    assert ids(webauth_messages()) == ["webauth.W011"]  # the verify-request page is built in
+    settings.WEBAUTH = {**GOOD, "pages": {**pages, "verify_request": "/check-mail/"}}
+    assert webauth_messages() == []
+
+
+def test_w011_passkeys_need_it_even_with_the_projects_own_pages(settings):
+    from webauth.providers import Passkey
+
+    settings.TEMPLATES = templates_without_request(settings)
+    own = {"sign_in": "/login/", "sign_out": "/logout/", "error": "/e/", "verify_request": "/v/"}
+    settings.WEBAUTH = {
+        **GOOD,
+        "pages": own,
+        "adapter": MemoryAdapter(),
+        "providers": [Passkey(relying_party={"id": "localhost"})],
+        "experimental": {"enable_webauthn": True},
+    }
+    assert "webauth.W011" in ids(webauth_messages())
+
+
+# -- "webauth" missing from INSTALLED_APPS ------------------------------------------------
+# Django runs the checks of installed apps only, so this is said by webauth.urls
+# (which manage.py check imports) and AuthMiddleware (built when the server starts).
+
+NOT_INSTALLED = 'Add "webauth" to INSTALLED_APPS'
+
+
+def without_the_app(*args):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.support.settings_not_installed"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_manage_py_check_fails_when_webauth_is_not_installed():
+    result = without_the_app("-m", "django", "check")
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: webauth.urls is used but" in result.stderr
+    assert NOT_INSTALLED in result.stderr
+    assert "app_label" not in result.stderr
+
+
+def test_the_server_does_not_start_when_webauth_is_not_installed():
+    # What runserver, gunicorn and the test client do first: build the middleware.
+    code = (
+        "import django; django.setup()\n"
+        "from django.core.handlers.wsgi import WSGIHandler; WSGIHandler()"
+    )
+    result = without_the_app("-c", code)
+    assert result.returncode != 0
+    assert "webauth.middleware.AuthMiddleware is used but" in result.stderr
+    assert NOT_INSTALLED in result.stderr

@@ -130,18 +130,22 @@ def free_port():
 
 @contextmanager
 def running_example(env, tmp_path, host):
-    """The example project as ./scripts/example runs it: runserver with its autoreloader.
+    """The example project as ./scripts/example runs it: migrated, set up for its port,
+    served by runserver with its autoreloader.
 
     The reloader runs the site in a child process that it restarts on changes; the
     outbox must work there (it is a file, not the process's memory).
     """
-    assert manage("migrate", "-v", "0", env=env).returncode == 0
     port = free_port()
+    env = {**env, "PORT": str(port)}
+    for args in (["migrate", "-v", "0"], ["example_setup"]):
+        done = manage(*args, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
     log = open(tmp_path / "runserver.log", "w")  # noqa: SIM115 (closed below)
     server = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", f"{host}:{port}"],
         cwd=EXAMPLE,
-        env={**env, "PORT": str(port)},
+        env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group: the reloader's child goes too
@@ -244,6 +248,72 @@ def test_email_sign_in_through_the_example(example_server):
     assert printed.count("Subject: Sign in to 127.0.0.1:") == 2
 
 
+# -- "Sign in with Example IdP" on the running example -------------------------------------
+
+
+def sign_in_with_the_idp(base):
+    """The IdP button, the IdP's login form (as idp-alice), back to the site: a session."""
+    person = requests.Session()
+    csrf = person.get(f"{base}/auth/csrf").json()["csrfToken"]
+    to_idp = person.post(
+        f"{base}/auth/signin/example-idp",
+        data={"csrfToken": csrf, "callbackUrl": f"{base}/private/"},
+        allow_redirects=False,
+    )
+    assert to_idp.status_code == 302, to_idp.text[:500]
+    login = person.get(to_idp.headers["Location"])  # the IdP asks its user to log in
+    assert "Mismatching redirect URI" not in login.text
+    assert login.status_code == 200 and "/idp/login/" in login.url, login.text[:1000]
+    fields = Forms(login.text).forms[None]["fields"]
+    back = person.post(
+        login.url, data={**fields, "username": "idp-alice", "password": "idp-password"}
+    )
+    assert back.url == f"{base}/private/", back.text[:1000]
+    return person
+
+
+def test_idp_sign_in_lands_on_the_idp_user_from_either_host(env, example_server):
+    """One person, one user: the IdP's idp-alice is the site's idp-alice (they share the
+    user table), whether the site is opened as 127.0.0.1 or as localhost."""
+    base, _ = example_server
+    port = base.rsplit(":", 1)[1]
+    for site in (base, f"http://localhost:{port}"):
+        person = sign_in_with_the_idp(site)
+        user = session_of(person, site)["user"]
+        assert user["name"] == "Alice Example" and user["email"] == "idp-alice@idp.example"
+    code = (
+        "from django.contrib.auth import get_user_model; "
+        "print(sorted(get_user_model().objects.values_list('username', flat=True)))"
+    )
+    users = manage("shell", "--no-imports", "-c", code, env={**env, "PORT": port})
+    assert users.stdout.strip() == "['demo', 'idp-alice']", users.stdout + users.stderr
+
+
+def test_setup_moves_an_idp_link_to_the_idp_user(env):
+    """A database from an older example, where the IdP sign-in made a second user."""
+    for args in (["migrate", "-v", "0"], ["example_setup"]):
+        assert manage(*args, env=env).returncode == 0
+    code = """
+from django.contrib.auth import get_user_model
+from webauth.models import Account
+User = get_user_model()
+alice = User.objects.get(username="idp-alice")
+Account.objects.filter(provider="example-idp").delete()
+second = User.objects.create(username="idp-alice-12ef3573", first_name="Alice")
+Account.objects.create(
+    user=second, type="oidc", provider="example-idp", provider_account_id=str(alice.pk)
+)
+"""
+    assert manage("shell", "--no-imports", "-c", code, env=env).returncode == 0
+    assert manage("example_setup", env=env).returncode == 0
+    code = (
+        "from webauth.models import Account; "
+        "print([(a.user.username, a.type) for a in Account.objects.filter(provider='example-idp')])"
+    )
+    linked = manage("shell", "--no-imports", "-c", code, env=env)
+    assert linked.stdout.strip() == "[('idp-alice', 'oidc')]", linked.stdout + linked.stderr
+
+
 # -- passkeys on the running example ------------------------------------------------------
 
 
@@ -257,7 +327,6 @@ def test_passkeys_through_the_example(env, tmp_path):
     from .support.browser import AUTOFILL_FIELD, VirtualAuthenticators, chromium, watch_credentials
 
     with running_example(env, tmp_path, "localhost") as (base, _), chromium() as browser:
-        assert manage("example_setup", env=env).returncode == 0
         context = browser.new_context(base_url=base)
         context.set_default_timeout(15_000)
         watch_credentials(context, autofill="hold")  # a person who ignores autofill

@@ -107,7 +107,7 @@ def test_sign_out_page_clears_the_session(page, live_server, alice):
     assert whoami(page)["authenticated"] is True
 
     page.goto("/auth/signout")
-    assert page.locator("h1").inner_text() == "Signout"
+    assert page.locator("h1").inner_text() == "Sign out"
     with page.expect_navigation():
         page.click("#submitButton")
 

@@ -180,6 +180,37 @@ def test_icon_is_our_own_small_valid_svg(provider_id):
     assert tags <= {"svg", "rect", "text"}
 
 
+def contrast(one, other):
+    """WCAG 2.1's contrast ratio of two ``#rgb``/``#rrggbb`` colours (1 to 21)."""
+
+    def luminance(colour):
+        digits = colour.lstrip("#")
+        if len(digits) == 3:
+            digits = "".join(c * 2 for c in digits)
+        channels = [int(digits[i : i + 2], 16) / 255 for i in (0, 2, 4)]
+        r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    lighter, darker = sorted((luminance(one), luminance(other)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+def test_contrast_ratio_of_known_pairs():
+    assert contrast("#000", "#fff") == pytest.approx(21)
+    assert contrast("#346df1", "#1f2937") == pytest.approx(3.22, abs=0.01)  # issue 13's link
+
+
+@pytest.mark.parametrize("provider_id", IDS)
+def test_button_text_is_readable_and_the_icon_matches(provider_id):
+    """The button's text meets WCAG AA (4.5:1) on its colour; the icon uses the same two."""
+    style = provider_class(provider_id).style
+    assert contrast(style["text"], style["bg"]) >= 4.5, style
+    root = ElementTree.parse(STATIC / style["logo"]).getroot()
+    svg = "{http://www.w3.org/2000/svg}"
+    assert root.find(f"{svg}rect").get("fill") == style["bg"]
+    assert root.find(f"{svg}text").get("fill") == style["text"]
+
+
 @pytest.mark.parametrize("provider_id", IDS)
 def test_configuration_is_valid(provider_id):
     provider = provider_class(provider_id)(client_id="id", client_secret="secret")

@@ -1,9 +1,13 @@
 """Admin pages for webauth's tables: revoke sessions, unlink accounts, remove passkeys.
 
-:class:`PasskeyInline` lists a user's passkeys on the user's admin page: webauth's
-own user admin has it, and a project's ``UserAdmin`` can add it to ``inlines``.
-WebAuthn challenges and user handles are not shown: a challenge lives minutes and
-means nothing to a person, a handle is an opaque random string.
+:class:`AccountInline` and :class:`PasskeyInline` list a user's linked accounts
+and passkeys on the user's admin page. webauth's own user admin has them, and so
+does Django's stock ``UserAdmin`` (webauth swaps in :class:`UserAdminWithSignIns`
+when the user model's admin is exactly Django's); a project's own ``UserAdmin``
+is left alone and can add them to its ``inlines``. A list that is empty, or that
+the configuration does not fill (database sessions under the JWT strategy), says
+why above it. WebAuthn challenges and user handles are not shown: a challenge
+lives minutes and means nothing to a person, a handle is an opaque random string.
 """
 
 from __future__ import annotations
@@ -12,22 +16,56 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import BaseUserCreationForm
 from django.contrib.auth.forms import UserChangeForm as DjangoUserChangeForm
+from django.core.exceptions import ImproperlyConfigured
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
 
-from .conf import get_config
+from .conf import Config, get_config
 from .linked_accounts import LastSignInMethod, unlink
 from .models import Account, Authenticator, Session, User, VerificationToken
 
 
+class ExplainedChangeList(admin.ModelAdmin):
+    """A changelist that says, above the list, why it is empty or unused.
+
+    ``admin/webauth/change_list.html`` shows :meth:`explanation` when it returns one.
+    """
+
+    def explanation(self, request: HttpRequest, config: Config) -> str | None:
+        """What to tell staff about this list now, or ``None``."""
+        return None
+
+    def is_empty(self, request: HttpRequest) -> bool:
+        """Whether the table has no row at all (filters and search aside)."""
+        return not self.get_queryset(request).exists()
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        try:
+            config = get_config()
+        except ImproperlyConfigured:
+            note = None  # the system checks say what is wrong
+        else:
+            note = self.explanation(request, config)
+        if note:
+            extra_context = {**(extra_context or {}), "webauth_explanation": note}
+        return super().changelist_view(request, extra_context)
+
+
+def _has_provider(config: Config, kind: str) -> bool:
+    return any(p.type == kind for p in config.providers)
+
+
 @admin.register(Session)
-class SessionAdmin(admin.ModelAdmin):
+class SessionAdmin(ExplainedChangeList):
     """Database sessions; the token itself is never shown (only its hash is stored)."""
 
     list_display = ("user", "created_at", "updated_at", "expires", "ip_address", "user_agent")
@@ -42,6 +80,22 @@ class SessionAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def explanation(self, request: HttpRequest, config: Config) -> str | None:
+        if config.session.strategy == "jwt":
+            return gettext(
+                "Sessions are kept in encrypted cookies (the JWT session strategy), so "
+                "signed-in users are not listed here: this table holds sessions only with "
+                "WEBAUTH['session']['strategy'] = 'database'. To end a user's sessions "
+                "under the JWT strategy, deactivate the user or change their password."
+            )
+        if self.is_empty(request):
+            return gettext(
+                "Nobody is signed in. Each sign-in adds a session here; it goes at "
+                "sign-out, when it expires, or when you revoke it (which signs that "
+                "device out)."
+            )
+        return None
+
     @admin.action(description=_("Revoke the selected sessions (sign those devices out)"))
     def revoke(self, request: HttpRequest, queryset: QuerySet[Session]) -> None:
         count, _unused = queryset.delete()
@@ -54,7 +108,7 @@ class SessionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Account)
-class AccountAdmin(admin.ModelAdmin):
+class AccountAdmin(ExplainedChangeList):
     """Linked provider accounts; tokens are not displayed."""
 
     list_display = ("user", "provider", "provider_account_id", "type", "created_at", "updated_at")
@@ -78,6 +132,15 @@ class AccountAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Deleting would bypass the "never the last way to sign in" rule of unlink.
         return False
+
+    def explanation(self, request: HttpRequest, config: Config) -> str | None:
+        if not self.is_empty(request):
+            return None
+        return gettext(
+            "No linked accounts yet. One is added when a user first signs in with an "
+            "OAuth or OpenID provider, by email, or with a passkey; users who sign in "
+            "with a password have none."
+        )
 
     @admin.action(description=_("Unlink the selected accounts"))
     def unlink(self, request: HttpRequest, queryset: QuerySet[Account]) -> None:
@@ -115,7 +178,7 @@ PASSKEY_COLUMNS = (
 
 
 @admin.register(Authenticator)
-class AuthenticatorAdmin(admin.ModelAdmin):
+class AuthenticatorAdmin(ExplainedChangeList):
     """Registered passkeys: shown read-only, removed through the adapter's rule."""
 
     list_display = ("user", *PASSKEY_COLUMNS, "backup_eligible", "counter")
@@ -147,6 +210,21 @@ class AuthenticatorAdmin(admin.ModelAdmin):
         # Deleting would bypass the "never the last way to sign in" rule of remove.
         return False
 
+    def explanation(self, request: HttpRequest, config: Config) -> str | None:
+        if not self.is_empty(request):
+            return None
+        if not _has_provider(config, "webauthn"):
+            return gettext(
+                "No passkeys. Passkeys are off: WEBAUTH['providers'] has no Passkey "
+                "provider (see docs/passkeys.md). With one, the passkeys users register "
+                "are listed here."
+            )
+        return gettext(
+            "No passkeys yet. One is added when a user creates an account with a "
+            "passkey or adds one to their account (the passkeys page); remove them "
+            "here with the action."
+        )
+
     @admin.action(description=_("Remove the selected passkeys"))
     def remove(self, request: HttpRequest, queryset: QuerySet[Authenticator]) -> None:
         storage = get_config().storage
@@ -172,6 +250,27 @@ class AuthenticatorAdmin(admin.ModelAdmin):
             )
 
 
+class AccountInline(admin.TabularInline):
+    """A user's linked accounts on the user's admin page: read-only, tokens never shown.
+
+    Unlink them from the accounts list, whose action keeps a user's last way to
+    sign in.
+    """
+
+    model = Account
+    fields = ("provider", "type", "provider_account_id", "scope", "created_at")
+    readonly_fields = fields
+    ordering = ("created_at",)
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    verbose_name = _("linked account")
+    verbose_name_plural = _("linked accounts")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 class PasskeyInline(admin.TabularInline):
     """A user's passkeys on the user's admin page (read-only; remove them from the
     passkeys list, which keeps a user's last way to sign in)."""
@@ -191,7 +290,7 @@ class PasskeyInline(admin.TabularInline):
 
 
 @admin.register(VerificationToken)
-class VerificationTokenAdmin(admin.ModelAdmin):
+class VerificationTokenAdmin(ExplainedChangeList):
     """Pending email sign-in grants (link and code stored hashed; shown for support,
     never editable). The hashes are never shown."""
 
@@ -209,6 +308,49 @@ class VerificationTokenAdmin(admin.ModelAdmin):
     @admin.display(boolean=True, description=_("expired"))
     def is_expired(self, obj: VerificationToken) -> bool:
         return obj.expires <= timezone.now()
+
+    def explanation(self, request: HttpRequest, config: Config) -> str | None:
+        if not self.is_empty(request):
+            return None
+        if not _has_provider(config, "email"):
+            return gettext(
+                "No pending email sign-ins. Email sign-in is off: WEBAUTH['providers'] "
+                "has no Email provider (see docs/email.md)."
+            )
+        return gettext(
+            "No pending email sign-ins. One is added when someone asks for a sign-in "
+            "link and code, and goes when it is used; expired ones are removed by "
+            "manage.py webauth_purge."
+        )
+
+
+class UserAdminWithSignIns(DjangoUserAdmin):
+    """Django's ``UserAdmin`` with the user's linked accounts and passkeys below."""
+
+    inlines = (AccountInline, PasskeyInline)
+
+    def get_inlines(self, request: HttpRequest, obj: Any = None) -> Any:
+        # A user being added has none (and the add form posts no formsets).
+        return self.inlines if obj is not None else ()
+
+
+def show_sign_ins_on_user_admin(site: admin.AdminSite | None = None) -> None:
+    """Put :class:`UserAdminWithSignIns` in place of Django's stock user admin.
+
+    Only when ``AUTH_USER_MODEL``'s admin is exactly
+    ``django.contrib.auth.admin.UserAdmin``: a project that registered its own is
+    left alone (it can add :class:`AccountInline` and :class:`PasskeyInline`).
+    Called when this module is imported (it imports Django's auth admin, which
+    registers ``auth.User``) and again from the app's ``ready()``, by when the
+    admin (first in ``INSTALLED_APPS``, as usual) has also imported a project's
+    module that registers its own user model with Django's ``UserAdmin``. Safe to
+    call again.
+    """
+    site = site or admin.site
+    model = get_user_model()
+    if site.is_registered(model) and type(site.get_model_admin(model)) is DjangoUserAdmin:
+        site.unregister(model)
+        site.register(model, UserAdminWithSignIns)
 
 
 if settings.AUTH_USER_MODEL == "webauth.User":
@@ -233,7 +375,7 @@ if settings.AUTH_USER_MODEL == "webauth.User":
 
         add_form = UserCreationForm
         form = UserChangeForm
-        inlines = (PasskeyInline,)
+        inlines = (AccountInline, PasskeyInline)
 
         ordering = ("email",)
         list_display = ("email", "name", "is_staff", "is_active", "date_joined")
@@ -254,3 +396,6 @@ if settings.AUTH_USER_MODEL == "webauth.User":
         def get_inlines(self, request: HttpRequest, obj: Any = None) -> Any:
             # A user being added has no passkeys (and the add form posts no formset).
             return self.inlines if obj is not None else ()
+
+
+show_sign_ins_on_user_admin()

@@ -1,6 +1,7 @@
-"""The app config: registers the system checks, the settings reload and the logout hook."""
+"""The app config: registers the system checks, the settings reload and the logout hook,
+and puts the linked accounts and passkeys on Django's stock user admin."""
 
-from django.apps import AppConfig
+from django.apps import AppConfig, apps
 from django.utils.translation import gettext_lazy as _
 
 
@@ -25,3 +26,12 @@ class WebauthConfig(AppConfig):
         setting_changed.connect(forget_user_model, dispatch_uid="webauth.user_model")
         setting_changed.connect(forget_validated_hosts, dispatch_uid="webauth.validated_hosts")
         user_logged_out.connect(end_on_django_logout, dispatch_uid="webauth.django_logout")
+        if apps.is_installed("django.contrib.admin"):
+            # Also done when webauth.admin is first imported. By now the admin
+            # (first in INSTALLED_APPS, as startproject puts it) has imported every
+            # app's admin module, a project's that registers its own user model
+            # with Django's UserAdmin included. Imported here: webauth.admin
+            # imports models, which must wait for the app registry.
+            from .admin import show_sign_ins_on_user_admin
+
+            show_sign_ins_on_user_admin()

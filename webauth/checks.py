@@ -33,6 +33,8 @@ id                 problem
 ``webauth.E013``   WebAuthn autofill misconfigured: two providers with
                    ``enable_conditional_ui``, or one without a ``webauthn`` field
 ``webauth.W010``   a WebAuthn provider allows an ``http://`` origin other than localhost
+``webauth.W011``   no ``DjangoTemplates`` engine has the ``request`` context processor
+                   that webauth's template tags and passkeys page need
 =================  ==============================================================
 """
 
@@ -64,9 +66,16 @@ def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     try:
         config = build_config(raw, os.environ.get)
     except ConfigError as exc:
-        return [Error(str(exc), hint="Fix settings.WEBAUTH.", id=exc.check_id)]
+        return [Error(exc.problem, hint=exc.hint or None, id=exc.check_id)]
     except ImproperlyConfigured as exc:
-        return [Error(str(exc), hint="Fix settings.WEBAUTH.", id="webauth.E001")]
+        # Raised by a provider's or an adapter's own code while the config was built.
+        return [
+            Error(
+                f"settings.WEBAUTH could not be read: {exc}",
+                hint="Correct the option the message names (docs/configuration.md).",
+                id="webauth.E001",
+            )
+        ]
 
     messages: list[CheckMessage] = []
     if not config.secret:
@@ -74,7 +83,7 @@ def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             Error(
                 "webauth has no secret to encrypt sessions and sign cookies.",
                 hint="Set WEBAUTH['secret'] or the AUTH_SECRET environment variable to a "
-                "random string, e.g. python -c 'import secrets; print(secrets.token_urlsafe(33))'.",
+                "random string, e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))'.",
                 id="webauth.E002",
             )
         )
@@ -83,7 +92,7 @@ def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             Warning(
                 f"A webauth secret is shorter than {MIN_SECRET_LENGTH} characters.",
                 hint="Use at least 32 random characters "
-                "(python -c 'import secrets; print(secrets.token_urlsafe(33))').",
+                "(python -c 'import secrets; print(secrets.token_urlsafe(32))').",
                 id="webauth.W001",
             )
         )
@@ -378,3 +387,46 @@ def check_rate_limit_cache(app_configs: Any = None, **kwargs: Any) -> list[Check
             )
         ]
     return []
+
+
+REQUEST_CONTEXT_PROCESSOR = "django.template.context_processors.request"
+DJANGO_TEMPLATES = "django.template.backends.django.DjangoTemplates"
+_PAGES = ("sign_in", "sign_out", "error", "verify_request")
+
+
+@register(Tags.templates)
+def check_templates(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """The ``request`` context processor, while webauth's pages are in use.
+
+    The template tags (``{% webauth_signin_buttons %}``, ``{% webauth_csrf_token %}``,
+    the passkey ones) and the passkeys page read the request from the template
+    context. Not needed when a project replaces every built-in page and has no
+    passkeys: then webauth renders nothing of its own.
+    """
+    try:
+        config = get_config()
+    except ImproperlyConfigured:
+        return []  # check_config reports it
+    builtin_pages = any(getattr(config.pages, page) is None for page in _PAGES)
+    passkeys = any(p.type == "webauthn" for p in config.providers)
+    if not (builtin_pages or passkeys):
+        return []
+    engines: list[dict[str, Any]] = [
+        t for t in settings.TEMPLATES if t.get("BACKEND") == DJANGO_TEMPLATES
+    ]
+    for engine in engines:
+        options: dict[str, Any] = engine.get("OPTIONS") or {}
+        if REQUEST_CONTEXT_PROCESSOR in options.get("context_processors", ()):
+            return []
+    return [
+        Warning(
+            f"{REQUEST_CONTEXT_PROCESSOR!r} is not in the context processors of any "
+            "DjangoTemplates engine: templates that use {% webauth_signin_buttons %}, "
+            "{% webauth_csrf_token %} or the passkey tags, and webauth's passkeys page, "
+            "fail to render (they need the request).",
+            hint=f"Add {REQUEST_CONTEXT_PROCESSOR!r} to TEMPLATES[...]['OPTIONS']"
+            "['context_processors'] (django-admin startproject puts it there; "
+            "docs/installation.md).",
+            id="webauth.W011",
+        )
+    ]

@@ -49,6 +49,7 @@ from .access import session_required_response
 from .conf import get_config
 from .errors import AuthError
 from .state import STATE_KEY, AuthState, get_state
+from .utils import require_installed
 
 __all__ = ["AuthMiddleware", "end_on_django_logout"]
 
@@ -156,6 +157,7 @@ class AuthMiddleware:
     async_capable = True
 
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+        require_installed("webauth.middleware.AuthMiddleware")
         self.get_response = get_response
         self._async = iscoroutinefunction(get_response)
         if self._async:

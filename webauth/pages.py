@@ -31,6 +31,7 @@ __all__ = [
     "render_signin_page",
     "render_signout_page",
     "render_verify_request_page",
+    "theme_context",
     "usable_providers",
 ]
 
@@ -74,7 +75,7 @@ ERROR_PAGES: dict[str, tuple[int, Any, Any, Any]] = {
     ),
     "AccessDenied": (
         403,
-        _("Access Denied"),
+        _("Access denied"),
         _("You do not have permission to sign in."),
         "",
     ),
@@ -94,7 +95,8 @@ ERROR_PAGES: dict[str, tuple[int, Any, Any, Any]] = {
 }
 
 
-def _theme_context(config: Config) -> dict[str, Any]:
+def theme_context(config: Config) -> dict[str, Any]:
+    """The ``theme`` of ``webauth/base.html``, from ``WEBAUTH["theme"]``."""
     theme = config.theme
     return {
         "color_scheme": theme.color_scheme,
@@ -114,7 +116,7 @@ def render_page(
 ) -> HttpResponse:
     """Render a built-in page with the theme in its context."""
     request = state.request if state is not None else None
-    html = render_to_string(template, {"theme": _theme_context(config), **context}, request=request)
+    html = render_to_string(template, {"theme": theme_context(config), **context}, request=request)
     return HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
 
 

@@ -10,7 +10,12 @@ on, ``app-session``, ``app-signout`` and ``app-signout-everywhere``. For example
 from django.urls import path, re_path
 
 from .actions.app_session import app_session_view
+from .utils import require_installed
 from .views import auth_view
+
+# Included while "webauth" is not an installed app: say so now (manage.py check
+# imports the URLconf), not with a model error on the first sign-in.
+require_installed("webauth.urls")
 
 app_name = "webauth"
 

@@ -5,24 +5,29 @@ about client-sent strings, and time zones on adapter datetimes."""
 from __future__ import annotations
 
 import asyncio
+import difflib
 import functools
 import inspect
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from asgiref.sync import async_to_sync
+from django.apps import apps
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 __all__ = [
     "aware",
     "call",
+    "did_you_mean",
     "forget_user_model",
     "is_async",
     "is_awaitable",
     "remember_short",
+    "require_installed",
     "resolve",
     "user_id",
     "user_model",
@@ -65,6 +70,29 @@ def resolve(value: Any) -> Any:
     if isinstance(value, str):
         return import_string(value)
     return value
+
+
+def require_installed(what: str) -> None:
+    """Raise ``ImproperlyConfigured`` when ``"webauth"`` is not in ``INSTALLED_APPS``.
+
+    Django runs an app's system checks only when the app is installed, so none
+    of webauth's could say so; without it, its models cannot load and sign-ins
+    fail on the first request. ``AuthMiddleware`` (built when the server starts)
+    and ``webauth.urls`` (imported by ``manage.py check``) call this. Before the
+    app registry is ready nothing can be told, and nothing is raised.
+    """
+    if apps.apps_ready and not apps.is_installed("webauth"):
+        raise ImproperlyConfigured(
+            f'{what} is used but "webauth" is not in INSTALLED_APPS, so webauth\'s '
+            'models, templates and system checks are missing. Add "webauth" to '
+            'INSTALLED_APPS (after "django.contrib.auth"; see docs/installation.md).'
+        )
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """The choice *word* is most likely a typo of (``sesion`` -> ``session``), or ``None``."""
+    found = difflib.get_close_matches(word.lower(), list(choices), n=1, cutoff=0.75)
+    return found[0] if found else None
 
 
 @functools.lru_cache(maxsize=512)

@@ -11,8 +11,9 @@ class Validator(OAuth2Validator):
     def get_additional_claims(self, request):
         user = request.user
         # The IdP shares this project's user table. A real IdP is a separate system;
-        # an address of its own keeps its users from colliding with the site's
-        # (webauth refuses to link an account to an existing user by email).
+        # an address of its own keeps its users apart from the site's (webauth
+        # refuses to link an account to an existing user by email). idp-alice is
+        # both: manage.py example_setup links her IdP account to her site user.
         return {
             "email": f"{user.get_username()}@idp.example",
             "email_verified": True,

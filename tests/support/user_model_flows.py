@@ -100,3 +100,25 @@ def test_admin_user_page_lists_the_users_passkeys(admin_client):
     assert change.status_code == 200
     assert b"Laptop keychain" in change.content
     assert b"webauth_authenticators-TOTAL_FORMS" in change.content
+
+
+def test_admin_user_page_lists_the_users_linked_accounts_without_tokens(admin_client):
+    from django.urls import reverse
+
+    from webauth.models import Account
+
+    user = get_user_model().objects.create_user("linked@example.com")
+    Account.objects.create(
+        user=user,
+        type="oauth",
+        provider="github",
+        provider_account_id="4242",
+        access_token="gho_inline_secret",
+        refresh_token="ghr_inline_secret",
+    )
+    change = admin_client.get(reverse("admin:webauth_user_change", args=[user.pk]))
+    assert change.status_code == 200
+    assert b"webauth_accounts-TOTAL_FORMS" in change.content
+    assert b"Linked accounts" in change.content and b"4242" in change.content
+    assert b"gho_inline_secret" not in change.content
+    assert b"ghr_inline_secret" not in change.content

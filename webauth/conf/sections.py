@@ -17,8 +17,8 @@ from ..client_ip import TrustedProxies, networks_from
 from ..jwt import DEFAULT_MAX_AGE
 from ..logger import AuthLogger
 from ..providers.base import Provider
-from ..providers.catalog import provider_class
-from ..utils import resolve
+from ..providers.catalog import CATALOG, provider_class
+from ..utils import did_you_mean, resolve
 from .options import (
     COOKIE_KEYS,
     DEFAULT_RATE_LIMITS,
@@ -102,17 +102,22 @@ def provider(index: int, value: Any) -> Provider:
         try:
             obj = provider_class(obj)
         except KeyError:
+            guess = did_you_mean(obj, CATALOG)
             raise config_error(
                 f"providers[{index}]",
                 f"{value!r} is not a built-in provider id",
-                "See docs/providers.md for the catalog, or give a dotted path.",
+                (f"Did you mean {guess!r}? " if guess else "")
+                + "See docs/providers.md for the catalog, or give a dotted path.",
             ) from None
     elif isinstance(obj, str):
         try:
             obj = resolve(obj)
         except ImportError as exc:
             raise config_error(
-                f"providers[{index}]", f"could not import {value!r}", str(exc)
+                f"providers[{index}]",
+                f"could not import {value!r} ({exc})",
+                "Give a provider object, or the dotted path of a provider class such as "
+                "'webauth.providers.DjangoCredentials'.",
             ) from exc
     if isinstance(obj, type) and issubclass(obj, Provider):
         obj = obj()
@@ -123,6 +128,25 @@ def provider(index: int, value: Any) -> Provider:
             "Use e.g. webauth.providers.DjangoCredentials() or a dotted path to one.",
         )
     return obj
+
+
+#: The page that documents each kind of provider, for the hints of its problems.
+_PROVIDER_DOCS = {
+    "credentials": "docs/credentials.md",
+    "email": "docs/email.md",
+    "webauthn": "docs/passkeys.md",
+    "oauth": "docs/oauth.md",
+    "oidc": "docs/oauth.md",
+}
+
+
+def _provider_fix(p: Provider) -> str:
+    """Where to fix a provider's problem: its entry in ``providers``, and its page."""
+    page = _PROVIDER_DOCS.get(getattr(p, "type", ""), "docs/providers.md")
+    return (
+        f"Give {type(p).__name__}(id={p.id!r}, ...) in WEBAUTH['providers'] the option "
+        f"the message names ({page})."
+    )
 
 
 def providers(value: Any) -> tuple[Provider, ...]:
@@ -138,10 +162,12 @@ def validate_providers(configured: tuple[Provider, ...]) -> None:
     seen: set[str] = set()
     for p in configured:
         for problem in p.validate():
-            raise config_error("providers", problem, "", "webauth.E004")
+            raise config_error("providers", problem, _provider_fix(p), "webauth.E004")
         if p.id in seen:
             raise config_error(
-                "providers", f"has two providers with id {p.id!r}", "Give one of them id=..."
+                "providers",
+                f"has two providers with id {p.id!r}",
+                f"Give one of them another id: {type(p).__name__}(id='{p.id}-2', ...).",
             )
         seen.add(p.id)
 
@@ -155,7 +181,12 @@ def secret(value: Any) -> tuple[str, ...]:
         return tuple(s for s in value if s)
     if value is None:
         return ()
-    raise config_error("secret", "must be a string or a list of strings", "Put the newest first.")
+    raise config_error(
+        "secret",
+        "must be a string or a list of strings",
+        "Give one secret, or a list of them with the newest first (see secret rotation "
+        "in docs/configuration.md).",
+    )
 
 
 def adapter(value: Any) -> Any:
@@ -165,7 +196,12 @@ def adapter(value: Any) -> Any:
         try:
             obj = resolve(obj)
         except ImportError as exc:
-            raise config_error("adapter", f"could not import {value!r}", str(exc)) from exc
+            raise config_error(
+                "adapter",
+                f"could not import {value!r} ({exc})",
+                "Give an adapter object, or the dotted path of an adapter class such as "
+                "'webauth.adapters.django.DjangoAdapter'.",
+            ) from exc
     return obj() if isinstance(obj, type) else obj
 
 
@@ -215,7 +251,12 @@ def session(value: Any, *, has_adapter: bool) -> SessionOptions:
     s = keys_of("session", value, SESSION_KEYS)
     strategy = s.get("strategy") or ("database" if has_adapter else "jwt")
     if strategy not in ("jwt", "database"):
-        raise config_error("session", f"strategy must be 'jwt' or 'database', got {strategy!r}", "")
+        raise config_error(
+            "session",
+            f"strategy must be 'jwt' or 'database', got {strategy!r}",
+            "Use 'jwt' (an encrypted cookie) or 'database' (a row per session, needs an "
+            "adapter); see docs/sessions.md.",
+        )
     if strategy == "database" and not has_adapter:
         raise config_error(
             "session",
@@ -325,7 +366,9 @@ def cookies(value: Any) -> Mapping[str, CookieOverride]:
         same_site = options.get("same_site")
         if same_site is not None and str(same_site).lower() not in ("lax", "strict", "none"):
             raise config_error(
-                f"cookies.{key}.options", "same_site must be lax, strict or none", ""
+                f"cookies.{key}.options",
+                f"same_site must be lax, strict or none, got {same_site!r}",
+                "Use 'lax' (the default), 'strict' or 'none' (which also needs secure=True).",
             )
         overrides[key] = CookieOverride(
             name=as_str(f"cookies.{key}.name", entry.get("name")),
@@ -345,7 +388,11 @@ def theme(value: Any) -> Theme:
     th = keys_of("theme", value, THEME_KEYS)
     color_scheme = th.get("color_scheme", "auto")
     if color_scheme not in ("auto", "dark", "light"):
-        raise config_error("theme", "color_scheme must be 'auto', 'dark' or 'light'", "")
+        raise config_error(
+            "theme",
+            f"color_scheme must be 'auto', 'dark' or 'light', got {color_scheme!r}",
+            "Use 'auto' (follow the browser), 'dark' or 'light'.",
+        )
     return Theme(
         color_scheme=color_scheme,
         logo=as_str("theme.logo", th.get("logo")) or "",
@@ -391,7 +438,10 @@ def rate_limits(value: Any, cache: Any = None) -> RateLimitOptions:
     for action, rate in rates.items():
         if not isinstance(action, str) or not action:
             raise config_error(
-                "rate_limits", f"has a key {action!r} that is not an action name", ""
+                "rate_limits",
+                f"has a key {action!r} that is not an action name",
+                "Key it by action, e.g. {'signin_failed': '10/m/ip'} (docs/rate-limits.md "
+                "lists them).",
             )
         if rate is False or rate is None:
             rules[action] = ()

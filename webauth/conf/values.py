@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
-from ..utils import resolve
+from ..utils import did_you_mean, resolve
 
 __all__ = [
     "ConfigError",
@@ -16,23 +16,31 @@ __all__ = [
     "as_callable",
     "as_seconds",
     "as_str",
+    "closest_key",
     "config_error",
     "keys_of",
 ]
 
 
 class ConfigError(ImproperlyConfigured):
-    """An invalid ``settings.WEBAUTH``; ``check_id`` is the system check that reports it."""
+    """An invalid ``settings.WEBAUTH``; ``check_id`` is the system check that reports it.
 
-    def __init__(self, message: str, check_id: str = "webauth.E001") -> None:
-        super().__init__(message)
+    ``str()`` of it is the whole story (what is wrong, then the fix), as the
+    middleware raises it; the system check shows ``problem`` as its message and
+    ``hint`` as its hint.
+    """
+
+    def __init__(self, problem: str, check_id: str = "webauth.E001", hint: str = "") -> None:
+        super().__init__(f"{problem} {hint}".strip())
+        self.problem = problem
+        self.hint = hint
         self.check_id = check_id
 
 
 def config_error(key: str, problem: str, fix: str, check_id: str = "webauth.E001") -> ConfigError:
-    """``WEBAUTH['<key>'] <problem>. <fix>`` as a :class:`ConfigError`."""
+    """``WEBAUTH['<key>'] <problem>.`` as a :class:`ConfigError` whose hint is *fix*."""
     where = "settings.WEBAUTH" if key == "WEBAUTH" else f"WEBAUTH[{key!r}]"
-    return ConfigError(f"{where} {problem}. {fix}".strip(), check_id)
+    return ConfigError(f"{where} {problem}.", check_id, fix.strip())
 
 
 #: Auth.js names whose snake_case form is not the webauth option's name.
@@ -47,18 +55,42 @@ def _snake_case(key: str) -> str:
     return re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", key).lower()
 
 
+def closest_key(key: str, allowed: Iterable[str]) -> str | None:
+    """The allowed key *key* was probably meant to be, or ``None``.
+
+    An Auth.js camelCase name becomes its snake_case form (``maxAge`` ->
+    ``max_age``); a near miss (``sesion``, ``provider``, ``max-age``) gets the
+    closest allowed key.
+    """
+    choices = sorted(allowed)
+    snake = _snake_case(key)
+    if snake in choices:
+        return snake
+    return did_you_mean(snake.replace("-", "_"), choices)
+
+
 def keys_of(name: str, value: Any, allowed: frozenset[str]) -> dict[str, Any]:
     """*value* as a new dict, refusing keys outside *allowed* (hinting at camelCase slips)."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise config_error(name, f"must be a dict, not {type(value).__name__}", "Use {...}.")
+        fix = (
+            "Set WEBAUTH = {'providers': [...], ...} (docs/configuration.md lists every key)."
+            if name == "WEBAUTH"
+            else "Give a dict of its options, or leave the key out for the defaults "
+            "(docs/configuration.md)."
+        )
+        raise config_error(name, f"must be a dict, not {type(value).__name__}", fix)
     unknown = sorted(set(value) - allowed, key=str)
     if unknown:
-        hints = [
-            f"Did you mean {_snake_case(k)!r}?"
+        guesses = {
+            k: guess
             for k in unknown
-            if isinstance(k, str) and _snake_case(k) in allowed
+            if isinstance(k, str) and (guess := closest_key(k, allowed)) is not None
+        }
+        hints = [
+            f"Did you mean {guess!r}?" if len(unknown) == 1 else f"{k!r}: did you mean {guess!r}?"
+            for k, guess in guesses.items()
         ]
         raise config_error(
             name,
@@ -82,10 +114,17 @@ def as_callable(name: str, value: Any) -> Callable[..., Any] | None:
         fn = resolve(value)
     except ImportError as exc:
         raise config_error(
-            name, f"could not import {value!r} ({exc})", "Fix the dotted path."
+            name,
+            f"could not import {value!r} ({exc})",
+            "Give a function, or a dotted path to one that imports, such as "
+            "'myproject.auth.on_sign_in'.",
         ) from exc
     if not callable(fn):
-        raise config_error(name, f"must be callable, got {type(fn).__name__}", "Give a function.")
+        raise config_error(
+            name,
+            f"must be callable, got {type(fn).__name__}",
+            "Give a function (or a dotted path to one).",
+        )
     return fn
 
 
@@ -94,7 +133,11 @@ def as_seconds(name: str, value: Any, default: int) -> int:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise config_error(name, f"must be a non-negative number of seconds, got {value!r}", "")
+        raise config_error(
+            name,
+            f"must be a non-negative number of seconds, got {value!r}",
+            "Give a whole number of seconds, e.g. 30 * 24 * 3600 for 30 days.",
+        )
     return value
 
 
@@ -103,7 +146,11 @@ def as_bool(name: str, value: Any, default: bool | None) -> bool | None:
     if value is None:
         return default
     if not isinstance(value, bool):
-        raise config_error(name, f"must be True or False, got {value!r}", "")
+        raise config_error(
+            name,
+            f"must be True or False, got {value!r}",
+            "Use the Python value True or False (strings such as 'yes' are refused).",
+        )
     return value
 
 
@@ -112,5 +159,9 @@ def as_str(name: str, value: Any) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise config_error(name, f"must be a string, got {type(value).__name__}", "")
+        raise config_error(
+            name,
+            f"must be a string, got {type(value).__name__}",
+            "Give a string, or leave the key out.",
+        )
     return value

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from django.core.checks import CheckMessage, Error
 
 from ..errors import InvalidEndpoints
-from ..utils import resolve
+from ..utils import did_you_mean, resolve
 from .base import TIMEOUT, Provider
 from .profile import json_object, standard_profile
 
@@ -155,10 +155,16 @@ class OAuth2(Provider):
     def validate(self) -> list[str]:
         """Configuration problems that make the provider unusable (raised at start-up)."""
         problems = super().validate()
-        bad = set(self.checks) - CHECKS
+        bad = sorted(set(self.checks) - CHECKS, key=str)
         if bad:
+            guesses = [
+                f" (did you mean {guess!r} for {check!r}?)"
+                for check in bad
+                if isinstance(check, str) and (guess := did_you_mean(check, CHECKS)) is not None
+            ]
             problems.append(
-                f"provider {self.id!r}: unknown checks {sorted(bad)}; use pkce, state, nonce"
+                f"provider {self.id!r}: unknown checks {bad}; use pkce, state, nonce"
+                + "".join(guesses)
             )
         if self.client_auth_method not in CLIENT_AUTH_METHODS:
             problems.append(

@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 from django.core.checks import CheckMessage, Error, Warning
 from django.utils.translation import gettext_lazy as _
 
-from ..utils import call, resolve
+from ..utils import call, did_you_mean, resolve
 from ._aaguids import AAGUID_NAMES
 from .base import Provider
 
@@ -295,10 +295,17 @@ class WebAuthn(Provider):
         if not isinstance(self.relying_party, Mapping):
             problems.append(f"{label}: relying_party must be a dict")
             return problems
-        unknown = set(self.relying_party) - _RP_KEYS
+        unknown = sorted(set(self.relying_party) - _RP_KEYS, key=str)
         if unknown:
+            guesses = [
+                f"did you mean {guess!r} for {key!r}?"
+                for key in unknown
+                if isinstance(key, str) and (guess := did_you_mean(key, _RP_KEYS)) is not None
+            ]
             problems.append(
-                f"{label}: relying_party has unknown keys {sorted(unknown)} (use id, name, origins)"
+                f"{label}: relying_party has unknown keys {unknown} (use id, name, origins"
+                + ("; " + " ".join(guesses) if guesses else "")
+                + ")"
             )
         rp_id = self.relying_party.get("id")
         if rp_id is not None and (not isinstance(rp_id, str) or not rp_id or "/" in rp_id):

@@ -20,4 +20,4 @@ class Auth0(OIDC):
 
     default_id = "auth0"
     default_name = "Auth0"
-    style = {"logo": "webauth/providers/auth0.svg", "bg": "#eb5424", "text": "#fff"}
+    style = {"logo": "webauth/providers/auth0.svg", "bg": "#eb5424", "text": "#000"}

@@ -21,4 +21,4 @@ class Authentik(OIDC):
 
     default_id = "authentik"
     default_name = "Authentik"
-    style = {"logo": "webauth/providers/authentik.svg", "bg": "#fd4b2d", "text": "#fff"}
+    style = {"logo": "webauth/providers/authentik.svg", "bg": "#fd4b2d", "text": "#000"}

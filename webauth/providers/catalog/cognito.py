@@ -21,4 +21,4 @@ class Cognito(OIDC):
 
     default_id = "cognito"
     default_name = "Cognito"
-    style = {"logo": "webauth/providers/cognito.svg", "bg": "#c17b9e", "text": "#fff"}
+    style = {"logo": "webauth/providers/cognito.svg", "bg": "#c17b9e", "text": "#000"}

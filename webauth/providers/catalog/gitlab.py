@@ -26,7 +26,7 @@ class GitLab(OAuth2):
     token_endpoint = "https://gitlab.com/oauth/token"
     userinfo_endpoint = "https://gitlab.com/api/v4/user"
     scope = "read_user"
-    style = {"logo": "webauth/providers/gitlab.svg", "bg": "#fc6d26", "text": "#fff"}
+    style = {"logo": "webauth/providers/gitlab.svg", "bg": "#fc6d26", "text": "#000"}
 
     def __init__(self, *, base_url: str | None = None, **options: Any) -> None:
         if base_url:

@@ -21,4 +21,4 @@ class Keycloak(OIDC):
 
     default_id = "keycloak"
     default_name = "Keycloak"
-    style = {"logo": "webauth/providers/keycloak.svg", "bg": "#428bca", "text": "#fff"}
+    style = {"logo": "webauth/providers/keycloak.svg", "bg": "#3979b0", "text": "#fff"}

@@ -22,4 +22,4 @@ class Line(OIDC):
     issuer = "https://access.line.me"
     id_token_signing_algs = ("HS256",)
     checks = ("state",)
-    style = {"logo": "webauth/providers/line.svg", "bg": "#06c755", "text": "#fff"}
+    style = {"logo": "webauth/providers/line.svg", "bg": "#06c755", "text": "#000"}

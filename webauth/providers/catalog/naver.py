@@ -23,7 +23,7 @@ class Naver(OAuth2):
     authorization_endpoint = "https://nid.naver.com/oauth2.0/authorize"
     token_endpoint = "https://nid.naver.com/oauth2.0/token"
     userinfo_endpoint = "https://openapi.naver.com/v1/nid/me"
-    style = {"logo": "webauth/providers/naver.svg", "bg": "#03c75a", "text": "#fff"}
+    style = {"logo": "webauth/providers/naver.svg", "bg": "#03c75a", "text": "#000"}
 
     def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
         """``response``'s id, nickname, email and profile image."""

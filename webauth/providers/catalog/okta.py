@@ -22,4 +22,4 @@ class Okta(OIDC):
     default_id = "okta"
     default_name = "Okta"
     checks = ("pkce", "state")
-    style = {"logo": "webauth/providers/okta.svg", "bg": "#007dc1", "text": "#fff"}
+    style = {"logo": "webauth/providers/okta.svg", "bg": "#007abd", "text": "#fff"}

@@ -25,7 +25,7 @@ class Patreon(OAuth2):
     token_endpoint = "https://www.patreon.com/api/oauth2/token"
     userinfo_endpoint = "https://www.patreon.com/api/oauth2/api/current_user"
     scope = "identity identity[email]"
-    style = {"logo": "webauth/providers/patreon.svg", "bg": "#ff424d", "text": "#fff"}
+    style = {"logo": "webauth/providers/patreon.svg", "bg": "#ff424d", "text": "#000"}
 
     def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
         """``data.id`` and ``data.attributes``' full name, email and image URL."""

@@ -34,7 +34,7 @@ class Reddit(OAuth2):
     userinfo_endpoint = "https://oauth.reddit.com/api/v1/me"
     scope = "identity"
     checks = ("state",)
-    style = {"logo": "webauth/providers/reddit.svg", "bg": "#ff4500", "text": "#fff"}
+    style = {"logo": "webauth/providers/reddit.svg", "bg": "#ff4500", "text": "#000"}
 
     def get_userinfo(
         self, http: requests.Session, tokens: dict[str, Any], endpoint: str | None

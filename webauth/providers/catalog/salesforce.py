@@ -28,7 +28,7 @@ class Salesforce(OIDC):
     default_name = "Salesforce"
     id_token = False
     checks = ("pkce", "state", "nonce")
-    style = {"logo": "webauth/providers/salesforce.svg", "bg": "#00a1e0", "text": "#fff"}
+    style = {"logo": "webauth/providers/salesforce.svg", "bg": "#00a1e0", "text": "#000"}
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -24,7 +24,7 @@ class Spotify(OAuth2):
     token_endpoint = "https://accounts.spotify.com/api/token"
     userinfo_endpoint = "https://api.spotify.com/v1/me"
     scope = "user-read-email"
-    style = {"logo": "webauth/providers/spotify.svg", "bg": "#1db954", "text": "#fff"}
+    style = {"logo": "webauth/providers/spotify.svg", "bg": "#1db954", "text": "#000"}
 
     def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
         """id, ``display_name``, email, ``images[0].url``."""

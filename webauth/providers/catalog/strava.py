@@ -27,7 +27,7 @@ class Strava(OAuth2):
     scope = "read"
     authorization_params = {"approval_prompt": "auto"}
     client_auth_method = "client_secret_post"
-    style = {"logo": "webauth/providers/strava.svg", "bg": "#fc4c02", "text": "#fff"}
+    style = {"logo": "webauth/providers/strava.svg", "bg": "#fc4c02", "text": "#000"}
 
     def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
         """id, ``firstname lastname``, no email, ``profile`` (the large picture)."""

@@ -28,7 +28,7 @@ class Yandex(OAuth2):
     token_endpoint = "https://oauth.yandex.ru/token"
     userinfo_endpoint = "https://login.yandex.ru/info?format=json"
     scope = "login:info login:email login:avatar"
-    style = {"logo": "webauth/providers/yandex.svg", "bg": "#fc3f1d", "text": "#fff"}
+    style = {"logo": "webauth/providers/yandex.svg", "bg": "#fc3f1d", "text": "#000"}
 
     def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
         """id, a display name, the default email (else the first), the 200 px avatar."""

@@ -20,4 +20,4 @@ class Zitadel(OIDC):
 
     default_id = "zitadel"
     default_name = "ZITADEL"
-    style = {"logo": "webauth/providers/zitadel.svg", "bg": "#ff7032", "text": "#fff"}
+    style = {"logo": "webauth/providers/zitadel.svg", "bg": "#ff7032", "text": "#000"}

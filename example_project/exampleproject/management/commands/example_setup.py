@@ -28,16 +28,37 @@ class Command(BaseCommand):
         """The IdP's own user and the OAuth client webauth uses (see settings.WEBAUTH)."""
         from oauth2_provider.models import get_application_model
 
+        from webauth.models import Account
+
         idp_user, _ = users.get_or_create(
             username=IDP_USERNAME,
             defaults={"first_name": "Alice", "last_name": "Example"},
         )
+        idp_user.email = f"{IDP_USERNAME}@idp.example"  # what the IdP says (idp.py)
         idp_user.set_password(IDP_PASSWORD)
         idp_user.save()
         provider = next(
             p for p in settings.WEBAUTH["providers"] if getattr(p, "id", "") == "example-idp"
         )
-        redirect_uri = f"http://localhost:{settings.PORT}/auth/callback/example-idp"
+        # The IdP shares this project's user table, so the person who logs in to it
+        # as idp-alice already is a user of the site: link the IdP account (its
+        # subject is the user's primary key, as django-oauth-toolkit says) to that
+        # user, and "Sign in with Example IdP" lands on idp-alice. Without the link,
+        # webauth would create a second user for the same person (a real IdP is a
+        # separate system, where that is what should happen). update_or_create
+        # also moves a link that an older run of the example gave such a user.
+        Account.objects.update_or_create(
+            provider=provider.id,
+            provider_account_id=str(idp_user.pk),
+            defaults={"user": idp_user, "type": provider.type},
+        )
+        # The callback URL on every host the site answers to (settings.ALLOWED_HOSTS),
+        # so that the sign-in works whether the site is opened as localhost or
+        # 127.0.0.1: webauth sends the callback on the host the request came to.
+        redirect_uris = [
+            f"http://{host}:{settings.PORT}/auth/callback/{provider.id}"
+            for host in settings.ALLOWED_HOSTS
+        ]
         application, _ = get_application_model().objects.get_or_create(
             client_id=provider.client_id, defaults={"user": idp_user}
         )
@@ -45,7 +66,7 @@ class Command(BaseCommand):
         application.client_secret = provider.client_secret  # hashed on save
         application.client_type = "confidential"
         application.authorization_grant_type = "authorization-code"
-        application.redirect_uris = redirect_uri
+        application.redirect_uris = " ".join(redirect_uris)
         application.algorithm = "RS256"
         application.skip_authorization = True
         application.save()

@@ -1,0 +1,290 @@
+"""Every built-in page, in each state a person can meet it, reached as a person does.
+
+The accessibility tests (tests/test_accessibility_browser.py) and the screenshot
+script (scripts/screenshots) walk this one list, so what a reviewer looks at is
+what axe-core checked. A stop starts as a browser the site has never seen (no
+cookies), does what leads to its page (signs in, asks for an email, opens the
+email's link, ...) and leaves the page there; the caller then looks at it in
+each colour scheme and size.
+
+The site is the test project (tests/support/settings.py, urls.py) served on
+``http://localhost:<port>``: every provider kind on the sign-in page (a password,
+an email link or code, a passkey, OpenID Connect and OAuth buttons), the
+passkeys page at ``/passkeys/``. Emails go to Django's ``locmem`` backend, read
+back from ``django.core.mail.outbox`` (the server runs in the caller's process).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+SECRET = "test-secret-0123456789abcdef0123456789abcdef"
+PASSWORD = "correct horse battery staple"
+EMAIL_VERIFY_REQUEST = "/auth/verify-request?provider=email&type=email"
+
+#: The colour schemes and window sizes every page is looked at in (name, viewport).
+SCHEMES = ("light", "dark")
+SIZES = {"desktop": {"width": 1280, "height": 800}, "mobile": {"width": 390, "height": 844}}
+
+#: Buttons, fields and links styled as buttons must be at least this tall and wide
+#: (CSS pixels): the usual minimum for a finger (WCAG 2.5.5, Apple's and Google's
+#: guidelines).
+TARGET_SIZE = 44
+
+
+def idp_origin(base_url: str) -> str:
+    """Where the sign-in page's OpenID provider is (the test project's own,
+    tests/support/idp.py): the site reached as 127.0.0.1, so that the provider's
+    login cookie stays apart from the site's (localhost)."""
+    return base_url.replace("://localhost:", "://127.0.0.1:")
+
+
+def idp_issuer(base_url: str) -> str:
+    return idp_origin(base_url) + "/idp"
+
+
+def site_settings(base_url: str, *, catalog: bool = False) -> dict[str, Any]:
+    """``WEBAUTH`` with every provider kind; *catalog*: also every built-in OAuth provider."""
+    from webauth.providers import Email, Passkey
+    from webauth.providers.catalog import CATALOG, provider_class
+    from webauth.providers.oauth import OIDC
+
+    from .oidc_helpers import CLIENT_ID, CLIENT_SECRET
+
+    providers: list[Any] = [
+        "webauth.providers.DjangoCredentials",
+        Email(from_email="Example <no-reply@example.com>", max_age=900),
+        Passkey(relying_party={"id": "localhost", "name": "webauth tests", "origins": [base_url]}),
+        OIDC(
+            id="example",
+            name="Example IdP",
+            issuer=idp_issuer(base_url),
+            client_id=CLIENT_ID,
+            client_secret=CLIENT_SECRET,
+        ),
+    ]
+    if catalog:
+        # The brand colours of all of them on one page (never clicked: no network).
+        for provider_id in CATALOG:
+            provider = provider_class(provider_id)(client_id="id", client_secret="secret")
+            if provider.issuer is None and not provider.token_endpoint:  # a tenant's
+                provider.issuer = "https://tenant.example.com"
+            providers.append(provider)
+    return {
+        "secret": SECRET,
+        "adapter": "webauth.adapters.django.DjangoAdapter",
+        "session": {"strategy": "jwt"},
+        "experimental": {"enable_webauthn": True},
+        "providers": providers,
+    }
+
+
+def create_people() -> None:
+    """The users the stops sign in as: alice (no passkey) and bob (two passkeys)."""
+    from django.contrib.auth import get_user_model
+
+    from webauth.models import Authenticator
+
+    users = get_user_model().objects
+    users.create_user("alice", email="alice@example.com", password=PASSWORD)
+    bob = users.create_user("bob", email="bob@example.com", password=PASSWORD)
+    # What the passkeys page lists; never used to sign in, so no real key is needed.
+    for n, (name, synced) in enumerate((("iCloud Keychain", True), ("YubiKey 5C", False))):
+        Authenticator.objects.create(
+            user=bob,
+            credential_id=f"dG91ci1wYXNza2V5LT{n}",
+            provider_account_id="bob",
+            credential_public_key="unused",
+            credential_device_type="multiDevice" if synced else "singleDevice",
+            credential_backed_up=synced,
+            backup_eligible=synced,
+            name=name,
+        )
+
+
+def outbox_since(start: int) -> list[Any]:
+    from django.core import mail
+
+    return list(getattr(mail, "outbox", []))[start:]
+
+
+@dataclass
+class Tour:
+    """What the stops need: a browser page on the site, and a way to configure the site.
+
+    One page serves every stop (a new one costs more than the page it shows): a
+    stop that needs a new visitor clears the cookies, which is all that tells
+    one browser from another to the site.
+    """
+
+    browser_page: Any  # a Playwright Page whose context has base_url set
+    base_url: str
+    configure: Callable[[dict[str, Any]], None]  # replaces settings.WEBAUTH
+
+    def page(self) -> Any:
+        """The page, as a browser the site has never seen (no cookies)."""
+        self.browser_page.context.clear_cookies()
+        return self.browser_page
+
+    def signed_in(self, username: str) -> Any:
+        """The page, as a browser signed in as *username* (by password, over HTTP)."""
+        page = self.page()
+        api = page.context.request
+        csrf = api.get("/auth/csrf").json()["csrfToken"]
+        answer = api.post(
+            "/auth/callback/credentials",
+            form={"csrfToken": csrf, "username": username, "password": PASSWORD},
+            max_redirects=0,
+        )
+        assert answer.status == 302, answer.text()[:500]
+        return page
+
+    def ask_for_email(self, page: Any, address: str) -> tuple[str, str]:
+        """Ask for a sign-in email in *page*'s profile; the message's link and code."""
+        from django.core import mail
+
+        before = len(getattr(mail, "outbox", []))
+        api = page.context.request
+        csrf = api.get("/auth/csrf").json()["csrfToken"]
+        answer = api.post(
+            "/auth/signin/email",
+            form={"csrfToken": csrf, "email": address, "callbackUrl": "/whoami/"},
+            max_redirects=0,
+        )
+        assert answer.status == 302, answer.text()[:500]
+        [message] = outbox_since(before)
+        text = message.body
+        [link] = re.findall(re.escape(self.base_url) + r"/auth/callback/email\?\S+", text)
+        [code] = re.findall(r"\b[0-9A-Z]{4}-[0-9A-Z]{4}\b", text)
+        return link, code
+
+
+@dataclass(frozen=True)
+class Stop:
+    """One page in one state: *name* (a file name), *about* (one line), *open* (gets there)."""
+
+    name: str
+    about: str
+    open: Callable[[Tour], Any]
+    catalog: bool = False  # the sign-in page with every built-in OAuth provider
+
+
+def _goto(path: str) -> Callable[[Tour], Any]:
+    def open(tour: Tour) -> Any:
+        page = tour.page()
+        page.goto(path)
+        return page
+
+    return open
+
+
+def _signed_in_at(path: str, username: str = "alice") -> Callable[[Tour], Any]:
+    def open(tour: Tour) -> Any:
+        page = tour.signed_in(username)
+        page.goto(path)
+        return page
+
+    return open
+
+
+def _signin_field_error(tour: Tour) -> Any:
+    # An address the server refuses (the browser's own check is off, as in a browser
+    # without it): the page comes back with the field's error and what was typed.
+    page = tour.page()
+    page.goto("/auth/signin")
+    page.fill("#input-email-for-email", "not an address")
+    page.evaluate("() => { for (const f of document.forms) f.noValidate = true; }")
+    with page.expect_navigation():
+        page.press("#input-email-for-email", "Enter")
+    return page
+
+
+def _verify_request(tour: Tour) -> Any:
+    page = tour.page()
+    tour.ask_for_email(page, "alice@example.com")
+    page.goto(EMAIL_VERIFY_REQUEST)
+    return page
+
+
+def _verify_request_wrong_code(tour: Tour) -> Any:
+    page = _verify_request(tour)
+    page.fill("#webauth-email-code-input", "0000-0000")
+    with page.expect_navigation():
+        page.press("#webauth-email-code-input", "Enter")
+    return page
+
+
+def _email_confirm(tour: Tour) -> Any:
+    page = tour.page()
+    link, _ = tour.ask_for_email(page, "alice@example.com")
+    page.goto(link)
+    return page
+
+
+def _email_elsewhere(tour: Tour) -> Any:
+    link, _ = tour.ask_for_email(tour.page(), "alice@example.com")
+    other = tour.page()  # another browser: none of the asking one's cookies
+    other.goto(link)
+    return other
+
+
+def _passkeys_after_rename(tour: Tour) -> Any:
+    page = tour.signed_in("bob")
+    page.goto("/passkeys/")
+    page.fill("#rename-1", "Work laptop")
+    with page.expect_navigation():
+        page.press("#rename-1", "Enter")
+    return page
+
+
+def stops() -> Iterator[Stop]:
+    """Every built-in page in every state a person sees it in (error pages: every type)."""
+    from webauth.pages import ERROR_PAGES
+
+    yield Stop("signin", "sign-in page, every provider kind", _goto("/auth/signin"))
+    yield Stop(
+        "signin-all-providers",
+        "sign-in page with every built-in OAuth provider's button",
+        _goto("/auth/signin"),
+        catalog=True,
+    )
+    yield Stop(
+        "signin-error",
+        "sign-in page after a wrong password",
+        _goto("/auth/signin?error=CredentialsSignin&code=credentials"),
+    )
+    yield Stop("signin-field-error", "sign-in page, a refused email address", _signin_field_error)
+    yield Stop(
+        "signin-signed-in", "sign-in page, opened while signed in", _signed_in_at("/auth/signin")
+    )
+    yield Stop("signout", "sign-out page", _signed_in_at("/auth/signout"))
+    yield Stop("signout-signed-out", "sign-out page, opened signed out", _goto("/auth/signout"))
+    for error in ERROR_PAGES:
+        query = "" if error == "default" else f"?error={quote(error)}"
+        yield Stop(f"error-{error}", f"error page: {error}", _goto(f"/auth/error{query}"))
+    yield Stop("verify-request", "check your email, with the code form", _verify_request)
+    yield Stop(
+        "verify-request-wrong-code",
+        "check your email, after a wrong code",
+        _verify_request_wrong_code,
+    )
+    yield Stop(
+        "verify-request-elsewhere",
+        "check your email, in a browser that did not ask",
+        _goto(EMAIL_VERIFY_REQUEST),
+    )
+    yield Stop("email-confirm", "the email's link, in the browser that asked", _email_confirm)
+    yield Stop("email-elsewhere", "the email's link, opened in another browser", _email_elsewhere)
+    yield Stop("passkeys-empty", "passkeys page, no passkeys yet", _signed_in_at("/passkeys/"))
+    yield Stop("passkeys", "passkeys page with two passkeys", _signed_in_at("/passkeys/", "bob"))
+    yield Stop("passkeys-renamed", "passkeys page after a rename", _passkeys_after_rename)
+
+
+def visit(tour: Tour, stop: Stop) -> Any:
+    """Configure the site for *stop*, open its page; the Playwright page."""
+    tour.configure(site_settings(tour.base_url, catalog=stop.catalog))
+    return stop.open(tour)
