@@ -689,3 +689,26 @@ def test_without_the_messages_framework_the_page_says_it(site, alice, settings):
     assert refused.status_code == 400
     assert announced(refused.content.decode())[0][0] == "alert"
     assert phone.get("/auth/session").json() is None
+
+
+def test_a_failing_store_refuses_the_change_without_a_server_error(site, alice, monkeypatch):
+    from django.db import IntegrityError
+
+    from webauth.adapters.django import DjangoAdapter
+
+    def taken_meanwhile(self, user):
+        raise IntegrityError("UNIQUE constraint failed: webauth_user.email")
+
+    browser = Browser().sign_in()
+    browser.post("/account/email/", {"op": "send", "email": "new@example.com"})
+    code = code_in(mail.outbox[0])
+    monkeypatch.setattr(DjangoAdapter, "update_user", taken_meanwhile)
+    response = browser.post(
+        "/account/email/", {"op": "confirm", "email": "new@example.com", "code": code}
+    )
+    assert response.status_code == 400
+    assert announced(response.content.decode()) == [
+        ("alert", "Your email address could not be changed. Please try again.")
+    ]
+    alice.refresh_from_db()
+    assert alice.email == "alice@example.com"

@@ -236,11 +236,18 @@ def change_email(request: HttpRequest, typed_address: Any, typed_code: Any) -> A
     if owner is not None and owner.id != user.id:
         raise EmailChangeError(_("Another account uses this email address."))
     previous = user.email
-    updated = as_user(
-        storage(
-            "update_user", {"id": user.id, "email": address, "email_verified": datetime.now(UTC)}
+    try:
+        updated = as_user(
+            storage(
+                "update_user",
+                {"id": user.id, "email": address, "email_verified": datetime.now(UTC)},
+            )
         )
-    )
+    except AuthError as exc:
+        # Logged by the adapter's caller; a unique address taken meanwhile lands here.
+        raise EmailChangeError(
+            _("Your email address could not be changed. Please try again.")
+        ) from exc
     updated = updated or user
     signal: dict[str, Any] = {"sender": provider.id, "request": request}
     emit(config, "update_user", **signal, user=updated)
