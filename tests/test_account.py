@@ -712,3 +712,29 @@ def test_a_failing_store_refuses_the_change_without_a_server_error(site, alice, 
     ]
     alice.refresh_from_db()
     assert alice.email == "alice@example.com"
+
+
+HOSTILE = ["", "x" * 20000, "\x00", "../../etc", "javascript:alert(1)", "\ufffd", "%00", "🙂" * 500]
+
+
+@pytest.mark.parametrize("page", ["sessions", "connections", "passkeys", "email"])
+def test_hostile_forms_never_give_a_server_error(site, alice, page):
+    link_github(alice)
+    add_passkey(alice)
+    browser = Browser().sign_in()
+    fields = ("op", "session_id", "provider", "account", "credential_id", "name", "email", "code")
+    ops = {
+        "sessions": ["revoke", "everywhere"],
+        "connections": ["connect", "disconnect"],
+        "passkeys": ["rename", "remove"],
+        "email": ["send", "confirm"],
+    }[page]
+    for op in [*ops, *HOSTILE]:
+        for value in HOSTILE:
+            data = {field: value for field in fields[1:]}
+            response = browser.post(f"/account/{page}/", {**data, "op": op, "next": value})
+            assert response.status_code in (200, 302, 400), (op, value[:20], response.status_code)
+            if response.status_code == 302:
+                assert response["Location"].startswith("/"), response["Location"]
+    assert Account.objects.filter(user=alice).exists()  # no hostile value removed anything
+    assert Authenticator.objects.filter(user=alice).exists()

@@ -280,6 +280,8 @@ def test_safe_next_keeps_the_browser_on_this_site():
         None,
         ["/"],
         "/" + "a" * 3000,
+        "../../etc",
+        "account/",
     ):
         assert safe_next(request, bad, "/home/") == "/home/"
     assert reauth_url(request, "https://evil.example/") == reauth_location("/")

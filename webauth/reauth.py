@@ -97,15 +97,16 @@ def is_fresh(request: HttpRequest, max_age: int | None = None) -> bool:
 
 
 def safe_next(request: HttpRequest, url: Any, default: str) -> str:
-    """*url* if it is a page of this site (same host, no other scheme), else *default*.
+    """*url* if it is a page of this site (a path, or an absolute URL of this host), else *default*.
 
     For the ``next`` parameters of the account center and the re-authentication
     page: they only ever send the browser back into this site.
     """
     if (
         isinstance(url, str)
-        and url
         and len(url) <= 2048
+        # A path or an absolute URL: "../x" would be read against the current page.
+        and url.startswith(("/", "http://", "https://"))
         and url_has_allowed_host_and_scheme(
             url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
         )
