@@ -3,12 +3,16 @@
 URL names (namespace ``webauth``) for ``{% url %}`` and ``reverse()``: ``session``,
 ``csrf``, ``providers``, ``signin``, ``signin-provider``, ``callback``, ``signout``,
 ``verify-request``, ``error``, ``webauthn-options``; with ``WEBAUTH["bearer"]``
-on, ``app-session``, ``app-signout`` and ``app-signout-everywhere``. For example
+on, ``app-session``, ``app-signout`` and ``app-signout-everywhere``, and the app
+sign-in routes (docs/apps.md) ``app-signin``, ``app-callback``,
+``app-webauthn-options``, ``app-idtoken``, ``app-authorize`` and ``app-token``,
+each with a ``provider_id``. For example
 ``reverse("webauth:callback", kwargs={"provider_id": "credentials"})``.
 """
 
 from django.urls import path, re_path
 
+from .actions.app import app_view
 from .actions.app_session import app_session_view
 from .utils import require_installed
 from .views import auth_view
@@ -47,6 +51,18 @@ urlpatterns = [
         name="app-signout-everywhere",
     ),
     # -- end of the bearer session routes ---------------------------------------------
+    # -- App sign-in: JSON in and out, no cookies (WEBAUTH["bearer"], docs/apps.md) ----------
+    # A trailing slash is accepted, as on every other route.
+    *(
+        re_path(
+            rf"^app/{action}/(?P<provider_id>[^/]+)/?$",
+            app_view,
+            {"action": action},
+            name=f"app-{action}",
+        )
+        for action in ("signin", "callback", "webauthn-options", "idtoken", "authorize", "token")
+    ),
+    # -- end of the app sign-in routes ------------------------------------------------------
     # Everything else (trailing slashes, unknown actions) is parsed by the view itself.
     re_path(r"^(?P<rest>.*)$", auth_view),
 ]

@@ -239,6 +239,7 @@ class Config:
     rate_limits: RateLimitOptions = field(default_factory=RateLimitOptions)
     trusted_proxies: TrustedProxies = field(default_factory=TrustedProxies)
     bearer: bool = False
+    app_redirect_uris: tuple[str, ...] = ()
     reauth_max_age: int = DEFAULT_REAUTH_MAX_AGE
     _providers_by_id: dict[str, Provider] = field(init=False, repr=False, compare=False)
 

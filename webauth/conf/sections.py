@@ -8,6 +8,7 @@ them changes what it was given.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -88,6 +89,7 @@ TOP_LEVEL_KEYS = frozenset(
         "rate_limit_cache",
         "trusted_proxies",
         "bearer",
+        "app_redirect_uris",
         "reauth_max_age",
     }
 )
@@ -500,3 +502,56 @@ def trusted_proxies(value: Any) -> TrustedProxies:
             "trusted_proxies", f"has a network that is not a CIDR ({exc})", fix
         ) from None
     return TrustedProxies(networks=parsed, count=count)
+
+
+# -- apps -------------------------------------------------------------------------------
+#: Hosts an ``http://`` app redirect URI may name: the device itself (RFC 8252 7.3).
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+def app_redirect_uris(value: Any) -> tuple[str, ...]:
+    """``app_redirect_uris``: the exact redirect URIs native apps and SPAs may use.
+
+    Each is an absolute URI without a fragment or a wildcard: a custom scheme
+    (``com.example.app:/oauth2redirect``, RFC 8252 7.1), ``https://`` (a claimed
+    link, 7.2), or ``http://`` on a loopback address only (7.3).
+    """
+    fix = (
+        "List exact URIs, e.g. ['com.example.app:/oauth2redirect', "
+        "'https://app.example.com/oauth/callback', 'http://127.0.0.1/callback']."
+    )
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise config_error("app_redirect_uris", "must be a list of URIs", fix)
+    for uri in value:
+        problem = _app_redirect_uri_problem(uri)
+        if problem is not None:
+            raise config_error("app_redirect_uris", f"has {uri!r}, which {problem}", fix)
+    return tuple(value)
+
+
+def _app_redirect_uri_problem(uri: Any) -> str | None:
+    if not isinstance(uri, str) or not uri:
+        return "is not a string"
+    if "*" in uri or any(c.isspace() for c in uri) or not uri.isprintable():
+        return "holds a wildcard, a space or a control character (only exact URIs match)"
+    try:
+        parts = urlsplit(uri)
+        hostname = parts.hostname
+    except ValueError:
+        return "is not a URI"
+    scheme = parts.scheme.lower()
+    if not re.fullmatch(r"[a-z][a-z0-9+.-]*", scheme):
+        return "has no scheme"
+    if parts.fragment or "#" in uri:
+        return "has a fragment (OAuth forbids one)"
+    if scheme in ("javascript", "data", "file", "vbscript", "about", "blob"):
+        return "has a scheme no browser may be sent to"
+    if scheme == "https" and not hostname:
+        return "has no host"
+    if scheme == "http" and hostname not in LOOPBACK_HOSTS:
+        return "is http:// on a host other than the loopback (127.0.0.1, [::1], localhost)"
+    if scheme not in ("http", "https") and not parts.path and not parts.netloc:
+        return "has nothing after its scheme"
+    return None

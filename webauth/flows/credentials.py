@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from ..providers.base import Provider
     from ..state import AuthState
 
-__all__ = ["CredentialsAttempt", "authorize", "callback", "identifier"]
+__all__ = ["CredentialsAttempt", "attempt_for", "authorize", "callback", "identifier"]
 
 
 @dataclass(slots=True)
@@ -143,6 +143,17 @@ def callback(
 
     Raises :class:`~webauth.errors.RateLimited` when a limit refuses the attempt.
     """
+    return finish(state, attempt_for(state, provider, params, callback_url))
+
+
+def attempt_for(
+    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+) -> CredentialsAttempt:
+    """The rate limits and ``authorize``: the sign-in *params* prove, before it is finished.
+
+    Shared by :func:`callback` and the app sign-in. Raises ``RateLimited`` when
+    a limit refuses the attempt and ``CredentialsSignin`` when ``authorize`` does.
+    """
     credentials_provider = cast(Credentials, provider)
     request, config = state.request, state.config
     # The attempt and its failure are counted together (one round trip on Redis).
@@ -157,13 +168,10 @@ def callback(
     # A refusal (CredentialsSignin) or an error leaves the failure counted.
     user, user_dict = authorize(state, credentials_provider, params)
     ratelimit.refund(failure)  # the right password: this was not a failure
-    return finish(
-        state,
-        CredentialsAttempt(
-            provider_id=provider.id,
-            callback_url=callback_url,
-            user=user,
-            user_dict=user_dict,
-            credentials=params,
-        ),
+    return CredentialsAttempt(
+        provider_id=provider.id,
+        callback_url=callback_url,
+        user=user,
+        user_dict=user_dict,
+        credentials=params,
     )

@@ -71,7 +71,7 @@ from ..types import (
 )
 from ..utils import aware, call
 from .accounts import create_and_link, prove_address
-from .signin import Attempt, SignedIn, check_sign_in, finish, require_storage
+from .signin import Attempt, SignedIn, finish, require_storage, sign_in_redirect
 
 if TYPE_CHECKING:
     from django.http import HttpResponseBase
@@ -85,9 +85,14 @@ __all__ = [
     "EmailAttempt",
     "InvalidEmail",
     "Pending",
+    "Sent",
+    "attempt_for",
     "callback",
     "read_pending",
+    "redeem_code",
+    "send",
     "start",
+    "storage_for",
     "verify_request_context",
 ]
 
@@ -189,7 +194,7 @@ def _clear_pending(state: AuthState, response: HttpResponseBase) -> None:
 # -- shared pieces -------------------------------------------------------------------------
 
 
-def _storage(state: AuthState) -> AdapterCaller:
+def storage_for(state: AuthState) -> AdapterCaller:
     """The adapter, or ``MissingAdapter`` (Auth.js: "Email login requires an adapter")."""
     return require_storage(state, "Email login", EMAIL_METHODS)
 
@@ -237,9 +242,36 @@ def start(
     ``EmailSignInError`` when delivery fails (the grant is voided first).
     """
     email = cast(Email, provider)
-    storage = _storage(state)
+    sent = send(state, email, params.get("email"), callback_url)
+    if isinstance(sent, str):
+        return redirect(sent)
+    response = redirect(
+        f"{state.base_url}/verify-request?" + urlencode({"provider": email.id, "type": "email"})
+    )
+    _write_pending(
+        state, response, email, Pending(email.id, sent.identifier, callback_url, sent.attempts)
+    )
+    return response
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """A grant mailed to *identifier*; ``attempts``: the wrong codes it inherits."""
+
+    identifier: str
+    attempts: int
+
+
+def send(state: AuthState, email: Email, typed: Any, callback_url: str) -> Sent | str:
+    """Store a grant for the address *typed* and mail its link and code.
+
+    The work of :func:`start` without its answer, shared with the app sign-in:
+    the same limits and callback, and the same work whether or not the
+    address has an account. Returns the URL the ``sign_in`` callback asked to
+    go to instead, if it did. Raises as :func:`start` does.
+    """
+    storage = storage_for(state)
     config = state.config
-    typed = params.get("email")
     try:
         identifier = email.normalize(typed)
     except ValueError as exc:
@@ -252,14 +284,14 @@ def start(
     # Auth.js's order: the user (or a stand-in), then the sign_in callback.
     user = as_user(storage("get_user_by_email", identifier))
     candidate = user or AdapterUser(id=str(uuid.uuid4()), email=identifier)
-    denied = check_sign_in(
+    elsewhere = sign_in_redirect(
         state,
         user=candidate,
         account=_account(email.id, identifier, candidate.id),
         email={"verification_request": True},
     )
-    if denied is not None:
-        return denied
+    if elsewhere is not None:
+        return elsewhere
 
     token = email.new_token()
     code = email.new_code()
@@ -296,14 +328,9 @@ def start(
             f"Sending the sign-in email with provider {email.id!r} failed", cause={"err": exc}
         ) from exc
 
-    response = redirect(
-        f"{state.base_url}/verify-request?" + urlencode({"provider": email.id, "type": "email"})
-    )
-    # The wrong codes the voided grants had carry over (the adapter says how many).
-    attempts = stored.attempts if stored is not None else 0
-    _write_pending(state, response, email, Pending(email.id, identifier, callback_url, attempts))
     config.logger.debug("verification email sent", {"provider": email.id})
-    return response
+    # The wrong codes the voided grants had carry over (the adapter says how many).
+    return Sent(identifier, stored.attempts if stored is not None else 0)
 
 
 # -- /auth/callback/<id> ---------------------------------------------------------------------
@@ -314,7 +341,7 @@ def callback(
 ) -> HttpResponse:
     """``GET``: the link (a page, or with ``confirm_link=False`` the sign-in); ``POST``: redeem."""
     email = cast(Email, provider)
-    storage = _storage(state)
+    storage = storage_for(state)
     if state.request.method != "POST":
         return _open_link(state, storage, email, params, callback_url)
     pending = read_pending(state, email)
@@ -401,12 +428,26 @@ def _redeem_code(
 ) -> HttpResponse:
     if pending is None:
         return _elsewhere(state, email, status=400)
+    if not redeem_code(state, storage, email, pending.identifier, typed):
+        return _wrong_code(state, email, pending)
+    return _sign_in(state, storage, email, pending.identifier, state.redirect(pending.callback_url))
+
+
+def redeem_code(
+    state: AuthState, storage: AdapterCaller, email: Email, identifier: str, typed: Any
+) -> bool:
+    """Use up the grant of *identifier* whose code is *typed*: whether it was right.
+
+    A wrong code counts against the grant (the adapter voids it after
+    ``code_max_attempts``) and against ``code_failed`` (``RateLimited`` beyond
+    it); a right one gives its attempt back.
+    """
     if email.code is None:
         raise Verification(f"Provider {email.id!r} sends no codes")
     config = state.config
     # A failure is counted before the check and given back on success, so that
     # concurrent guesses cannot pass the limit between check and count.
-    decision = ratelimit.hit(state.request, "code_failed", pending.identifier, config=config)
+    decision = ratelimit.hit(state.request, "code_failed", identifier, config=config)
     if not decision:
         raise RateLimited("Too many wrong codes", retry_after=decision.retry_after)
     code = email.clean_code(typed)
@@ -415,15 +456,15 @@ def _redeem_code(
         record = as_verification_token(
             storage(
                 "use_verification_code",
-                pending.identifier,
+                identifier,
                 email.hash_value(code, config.secret),
                 email.code_max_attempts,
             )
         )
     if record is None or aware(record.expires) < datetime.now(UTC):
-        return _wrong_code(state, email, pending)
+        return False
     ratelimit.refund(decision)
-    return _sign_in(state, storage, email, pending.identifier, state.redirect(pending.callback_url))
+    return True
 
 
 def _wrong_code(state: AuthState, email: Email, pending: Pending) -> HttpResponse:
@@ -463,18 +504,19 @@ def _wrong_code_message(email: Email, pending: Pending) -> str:
 def _sign_in(
     state: AuthState, storage: AdapterCaller, email: Email, identifier: str, callback_url: str
 ) -> HttpResponse:
-    existing = as_user(storage("get_user_by_email", identifier))
-    response = finish(
-        state,
-        EmailAttempt(
-            provider_id=email.id,
-            callback_url=callback_url,
-            identifier=identifier,
-            existing=existing,
-        ),
-    )
+    response = finish(state, attempt_for(storage, email, identifier, callback_url))
     _clear_pending(state, response)
     return response
+
+
+def attempt_for(
+    storage: AdapterCaller, email: Email, identifier: str, callback_url: str
+) -> EmailAttempt:
+    """The sign-in of *identifier*, whose grant was just used up."""
+    existing = as_user(storage("get_user_by_email", identifier))
+    return EmailAttempt(
+        provider_id=email.id, callback_url=callback_url, identifier=identifier, existing=existing
+    )
 
 
 # -- the verify-request page -----------------------------------------------------------------

@@ -49,7 +49,15 @@ if TYPE_CHECKING:
     from ..providers.base import Provider
     from ..state import AuthState
 
-__all__ = ["OAuthAttempt", "callback", "start"]
+__all__ = [
+    "MAX_PARAM_LENGTH",
+    "OAuthAttempt",
+    "callback",
+    "code_attempt",
+    "issuer_matches",
+    "profile_attempt",
+    "start",
+]
 
 #: Parameters the request's query may not override in the authorization request.
 _RESERVED = frozenset(
@@ -158,7 +166,7 @@ def _proxy_hop(state: AuthState, provider: OAuth2, params: dict[str, str]) -> Ht
     return redirect(f"{origin}?{urlencode(params)}")
 
 
-def _issuer_matches(received: str, expected: str) -> bool:
+def issuer_matches(received: str, expected: str) -> bool:
     """RFC 9207 ``iss`` check: exact, except that a multi-tenant issuer template
     (``.../{tenantid}/v2.0``) matches any one tenant segment."""
     if "{" not in expected:
@@ -166,6 +174,9 @@ def _issuer_matches(received: str, expected: str) -> bool:
     pattern = re.escape(expected)
     pattern = re.sub(r"\\\{[^}]*\\\}", "[^/]+", pattern)
     return re.fullmatch(pattern, received) is not None
+
+
+_issuer_matches = issuer_matches  # its earlier name (tests/test_linked_accounts.py)
 
 
 def _check_state(state: AuthState, provider: OAuth2, params: Mapping[str, str]) -> None:
@@ -310,7 +321,7 @@ def callback(
         raise OAuthCallbackError(f"{received['error'][:100]}: {description[:300]}".rstrip(": "))
     ep = endpoints(state.config, oauth)
     issuer = received.get("iss")
-    if issuer is not None and ep.get("issuer") and not _issuer_matches(issuer, ep["issuer"]):
+    if issuer is not None and ep.get("issuer") and not issuer_matches(issuer, ep["issuer"]):
         raise InvalidCheck(
             f"The authorization response's issuer {issuer[:200]!r} is not the "
             f"provider's ({ep['issuer']!r}): a mix-up attack or a misconfigured issuer"
@@ -322,22 +333,71 @@ def callback(
     nonce = read_check(state, oauth, "nonce") if "nonce" in oauth.checks else None
     redirect_uri, _own = _redirect_uri(state, oauth)
 
-    client, tokens = _exchange(state, oauth, ep, code, redirect_uri, code_verifier)
-    profile = _profile(state, oauth, ep, client, tokens, nonce)
-    profile.update(oauth.extra_callback_profile(received))
-    user_data = _user_data(oauth, profile, tokens)
+    attempt = code_attempt(
+        state,
+        oauth,
+        ep,
+        code=code,
+        redirect_uri=redirect_uri,
+        code_verifier=code_verifier,
+        nonce=nonce,
+        params=received,
+        callback_url=callback_url,
+    )
+    response = finish(state, attempt)
+    clear_checks(state, response)
+    return response
+
+
+def code_attempt(
+    state: AuthState,
+    provider: OAuth2,
+    ep: Mapping[str, Any],
+    *,
+    code: str,
+    redirect_uri: str,
+    code_verifier: str | None,
+    nonce: str | None,
+    params: Mapping[str, str],
+    callback_url: str,
+) -> OAuthAttempt:
+    """Exchange *code* for tokens, read the profile (ID token or userinfo), make the attempt.
+
+    The second half of :func:`callback`, once its checks have passed; the app
+    sign-in's code flow calls it with the app's redirect URI and PKCE verifier.
+    *params* are the authorization response's (Apple's ``user``).
+    """
+    client, tokens = _exchange(state, provider, ep, code, redirect_uri, code_verifier)
+    profile = _profile(state, provider, ep, client, tokens, nonce)
+    profile.update(provider.extra_callback_profile(params))
+    return profile_attempt(state, provider, profile, tokens, callback_url)
+
+
+def profile_attempt(
+    state: AuthState,
+    provider: OAuth2,
+    profile: dict[str, Any],
+    tokens: dict[str, Any],
+    callback_url: str,
+) -> OAuthAttempt:
+    """The attempt for a verified *profile* (and the *tokens* its account stores).
+
+    Mapped with the provider's hooks; with an adapter, the user already linked
+    to the account is looked up; without one, the user gets a fresh id (as Auth.js).
+    """
+    user_data = _user_data(provider, profile, tokens)
     account = AdapterAccount(
         user_id="",
-        type=oauth.type,
-        provider=oauth.id,
+        type=provider.type,
+        provider=provider.id,
         provider_account_id=user_data["id"],
         **{name: tokens.get(name) for name in ACCOUNT_TOKEN_FIELDS},
         extra={k: v for k, v in tokens.items() if k not in ACCOUNT_TOKEN_FIELDS},
     )
     attempt = OAuthAttempt(
-        provider_id=oauth.id,
+        provider_id=provider.id,
         callback_url=callback_url,
-        provider=oauth,
+        provider=provider,
         user_data=user_data,
         account=account,
         profile=profile,
@@ -349,6 +409,4 @@ def callback(
         attempt.known = as_user(
             caller("get_user_by_account", account.provider, account.provider_account_id)
         )
-    response = finish(state, attempt)
-    clear_checks(state, response)
-    return response
+    return attempt

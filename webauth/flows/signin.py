@@ -21,8 +21,13 @@ order (its ``handleAuthorized``, ``handleLoginOrRegister`` and session step):
    is no proof of being that user, so the session keeps the time of the sign-in
    it continues (``reauth_required`` and ``session.absolute_max_age`` count
    from it);
-5. the session cookie, the ``sign_in`` event, and the redirect to the callback
-   URL (or to ``pages.new_user`` for a new user).
+5. the ``sign_in`` event; then the session cookie and the redirect to the
+   callback URL (or to ``pages.new_user`` for a new user).
+
+Steps 1 to 4 and the event are :func:`complete`, which the app sign-in
+(:mod:`webauth.flows.app`) shares: it answers the new session's token as JSON
+instead of step 5, and skips the browser's own part of step 3 (the Django
+session and CSRF cookies, which an app's request neither reads nor gets).
 
 A new kind of provider adds its first half and an :class:`Attempt` subclass;
 this module does not change.
@@ -58,7 +63,17 @@ if TYPE_CHECKING:
     from ..adapters.base import AdapterCaller
     from ..state import AuthState
 
-__all__ = ["Attempt", "SignedIn", "check_sign_in", "finish", "refuse_inactive", "require_storage"]
+__all__ = [
+    "Attempt",
+    "Completed",
+    "SignedIn",
+    "check_sign_in",
+    "complete",
+    "finish",
+    "refuse_inactive",
+    "require_storage",
+    "sign_in_redirect",
+]
 
 
 @dataclass(slots=True)
@@ -118,8 +133,11 @@ def require_storage(state: AuthState, feature: str, methods: Sequence[str]) -> A
     return state.config.adapter_caller
 
 
-def check_sign_in(state: AuthState, **params: Any) -> HttpResponse | None:
-    """Run the ``sign_in`` callback: ``None`` to continue, or the redirect it asked for."""
+def sign_in_redirect(state: AuthState, **params: Any) -> str | None:
+    """Run the ``sign_in`` callback: ``None`` to continue, or the URL it asked to go to.
+
+    ``False`` or an exception refuses with ``AccessDenied``.
+    """
     try:
         allowed = run_sign_in(state.config, **params)
     except AuthError:
@@ -129,25 +147,43 @@ def check_sign_in(state: AuthState, **params: Any) -> HttpResponse | None:
     if allowed is False:
         raise AccessDenied("AccessDenied")
     if isinstance(allowed, str):
-        return redirect(state.redirect(allowed))
+        return state.redirect(allowed)
     return None
 
 
-def finish(state: AuthState, attempt: Attempt) -> HttpResponse:
-    """Complete *attempt*: callback, storage, session, cookie, event, redirect."""
+def check_sign_in(state: AuthState, **params: Any) -> HttpResponse | None:
+    """Run the ``sign_in`` callback: ``None`` to continue, or the redirect it asked for."""
+    url = sign_in_redirect(state, **params)
+    return redirect(url) if url is not None else None
+
+
+@dataclass(slots=True)
+class Completed:
+    """A sign-in done but for its answer: who signed in, and the new session."""
+
+    signed_in: SignedIn
+    session: SessionResult
+
+
+def complete(state: AuthState, attempt: Attempt, *, browser: bool = True) -> Completed | str:
+    """Sign *attempt* in: callback, storage, session, event; the answer is the caller's.
+
+    Returns the URL the ``sign_in`` callback asked to go to instead, if it did.
+    *browser* is false for a client that holds no cookies (the app sign-in):
+    the Django session and CSRF token it does not have are left alone.
+    """
     params = attempt.sign_in_params()
     refuse_inactive(params.get("user"))
-    denied = check_sign_in(state, **params)
-    if denied is not None:
-        return denied
+    elsewhere = sign_in_redirect(state, **params)
+    if elsewhere is not None:
+        return elsewhere
     signed_in = attempt.store(state)
     refuse_inactive(signed_in.user)  # the user the flow's rules found (an email match...)
-    _cycle_django_session(state, signed_in.user)
-    _rotate_django_csrf(state)
+    if browser:
+        _cycle_django_session(state, signed_in.user)
+        _rotate_django_csrf(state)
     _django_logged_in(state, signed_in.user)
     result = _new_session(state, signed_in)
-    response = redirect(_landing(state, attempt.callback_url, signed_in.is_new_user))
-    state.write_session(response, result)
     message: dict[str, Any] = {
         "user": signed_in.user,
         "account": signed_in.account,
@@ -157,6 +193,17 @@ def finish(state: AuthState, attempt: Attempt) -> HttpResponse:
         message["profile"] = signed_in.profile
         message["is_new_user"] = signed_in.is_new_user
     emit(state.config, "sign_in", sender=attempt.provider_id, **message)
+    return Completed(signed_in=signed_in, session=result)
+
+
+def finish(state: AuthState, attempt: Attempt) -> HttpResponse:
+    """Complete *attempt* (:func:`complete`), then the session cookie and the redirect."""
+    done = complete(state, attempt)
+    if isinstance(done, str):
+        return redirect(done)
+    landing = _landing(state, attempt.callback_url, done.signed_in.is_new_user)
+    response = redirect(landing)
+    state.write_session(response, done.session)
     return response
 
 

@@ -117,14 +117,20 @@ if TYPE_CHECKING:
     from ..state import AuthState
 
 __all__ = [
+    "BINDING_LENGTHS",
     "CHALLENGE_COOKIE",
+    "INVALID_ACTION",
+    "INVALID_REQUEST",
     "MAX_CREDENTIAL_LENGTH",
     "WEBAUTHN_METHODS",
+    "Prepared",
     "UnknownCredential",
     "WebAuthnAttempt",
     "callback",
     "options",
+    "prepare",
     "require_enabled",
+    "verify",
 ]
 
 #: The adapter methods the flow calls.
@@ -138,6 +144,9 @@ CHALLENGE_COOKIE = "webauthn_challenge"
 MAX_CREDENTIAL_LENGTH = 64 * 1024
 
 _CEREMONIES = frozenset({"register", "authenticate"})
+#: Auth.js's answers to options it cannot give: an unknown action, an undecidable request.
+INVALID_ACTION = "Invalid action"
+INVALID_REQUEST = "Invalid request"
 # As SimpleWebAuthn names them, and so Auth.js stores them (py_webauthn says
 # "single_device" / "multi_device").
 _DEVICE_TYPES = {
@@ -145,6 +154,8 @@ _DEVICE_TYPES = {
     CredentialDeviceType.MULTI_DEVICE: "multiDevice",
 }
 _CHALLENGE_BYTES = 32
+#: The lengths a binding may have (a new one is 43 characters: 32 random bytes).
+BINDING_LENGTHS = range(32, 129)
 _USER_HANDLE_BYTES = 64
 
 
@@ -217,7 +228,7 @@ def _read_binding(state: AuthState, provider: WebAuthn) -> str | None:
     if payload is None or payload.get("provider") != provider.id:
         return None
     binding = payload.get("binding")
-    return binding if isinstance(binding, str) and 32 <= len(binding) <= 128 else None
+    return binding if isinstance(binding, str) and len(binding) in BINDING_LENGTHS else None
 
 
 def _write_binding(
@@ -316,21 +327,53 @@ def options(
     ``passkey_options``.
     """
     wa = cast(WebAuthn, provider)
+    try:
+        prepared = prepare(state, wa, params, _read_binding(state, wa))
+    except RateLimited as exc:
+        state.config.logger.error(exc)
+        return ratelimit.limited_response(exc.retry_after)
+    if not isinstance(prepared, Prepared):
+        return json_response({"error": prepared}, status=400, no_cache=True)
+    answer = {"action": prepared.action, "options": prepared.options}
+    response = json_response(answer, no_cache=True)
+    response["Cache-Control"] = "no-store"
+    _write_binding(state, response, wa, prepared.binding)
+    return response
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A ceremony's options, its challenge stored under *binding*."""
+
+    action: str
+    options: dict[str, Any]
+    binding: str
+
+
+def prepare(
+    state: AuthState, wa: WebAuthn, params: Mapping[str, Any], binding: str | None
+) -> Prepared | str:
+    """The work of :func:`options` without its cookie, shared with the app sign-in.
+
+    The challenge is stored under *binding* (the asking client's, or a new one
+    when ``None``). Returns the options, or Auth.js's reason for a ``400``
+    (``"Invalid action"``, ``"Invalid request"``); raises ``RateLimited``
+    beyond ``passkey_options``.
+    """
     require_enabled(state)
     storage = _storage(state)
     config = state.config
     decision = ratelimit.hit(state.request, "passkey_options", config=config)
     if not decision:
-        config.logger.error(RateLimited("Too many passkey options requests"))
-        return ratelimit.limited_response(decision)
+        raise RateLimited("Too many passkey options requests", retry_after=decision.retry_after)
     action = params.get("action") or None
     if action is not None and action not in _CEREMONIES:
-        return json_response({"error": "Invalid action"}, status=400, no_cache=True)
+        return INVALID_ACTION
     signed_in = current_user(state)
     info = _user_info(storage, signed_in, params)
     ceremony = _decide(action, signed_in is not None, info)
     if ceremony is None or (ceremony == "register" and info is None):
-        return json_response({"error": "Invalid request"}, status=400, no_cache=True)
+        return INVALID_REQUEST
 
     rp = wa.relying_party_for(state.origin)
     challenge = secrets.token_bytes(_CHALLENGE_BYTES)
@@ -381,7 +424,7 @@ def options(
 
     # The browser's binding: kept when it has one (several tabs may each have a
     # ceremony under way), else a new one; only its hash is stored.
-    binding = _read_binding(state, wa) or secrets.token_urlsafe(32)
+    binding = binding or secrets.token_urlsafe(32)
     storage(
         "create_webauthn_challenge",
         WebAuthnChallenge(
@@ -392,10 +435,7 @@ def options(
             expires=datetime.now(UTC) + timedelta(seconds=wa.timeout),
         ),
     )
-    response = json_response({"action": ceremony, "options": answer}, no_cache=True)
-    response["Cache-Control"] = "no-store"
-    _write_binding(state, response, wa, binding)
-    return response
+    return Prepared(action=ceremony, options=answer, binding=binding)
 
 
 # -- POST /auth/callback/<id> --------------------------------------------------------------------
@@ -411,24 +451,42 @@ def callback(
     given back on success.
     """
     wa = cast(WebAuthn, provider)
-    require_enabled(state)
-    storage = _storage(state)
-    config = state.config
-    action = params.get("action")
-    if action not in _CEREMONIES:
-        # Auth.js: "Invalid action parameter" (a configuration error).
-        raise AuthError("Invalid action parameter")
-    decision = ratelimit.hit(state.request, "passkey_failed", config=config)
-    if not decision:
-        raise RateLimited("Too many passkey attempts", retry_after=decision.retry_after)
     try:
-        attempt = _verify(state, storage, wa, action, params.get("data"), callback_url)
+        attempt, decision = verify(state, wa, params, _read_binding(state, wa), callback_url)
     except WebAuthnVerificationError as exc:
         return _refused(state, exc)
     response = finish(state, attempt)
     ratelimit.refund(decision)
     _clear_binding(state, response)
     return response
+
+
+def verify(
+    state: AuthState,
+    wa: WebAuthn,
+    params: Mapping[str, Any],
+    binding: str | None,
+    callback_url: str,
+) -> tuple[WebAuthnAttempt, ratelimit.Decision]:
+    """Verify ``params["data"]`` against the challenge stored under *binding*.
+
+    The work of :func:`callback` before its sign-in, shared with the app
+    sign-in: the attempt, and the ``passkey_failed`` count to give back once
+    the sign-in succeeds. Raises ``WebAuthnVerificationError`` (or
+    :class:`UnknownCredential`) for a response that does not verify, and
+    ``RateLimited`` beyond ``passkey_failed``.
+    """
+    require_enabled(state)
+    storage = _storage(state)
+    action = params.get("action")
+    if action not in _CEREMONIES:
+        # Auth.js: "Invalid action parameter" (a configuration error).
+        raise AuthError("Invalid action parameter")
+    decision = ratelimit.hit(state.request, "passkey_failed", config=state.config)
+    if not decision:
+        raise RateLimited("Too many passkey attempts", retry_after=decision.retry_after)
+    attempt = _verify(state, storage, wa, action, params.get("data"), binding, callback_url)
+    return attempt, decision
 
 
 def _refused(state: AuthState, exc: WebAuthnVerificationError) -> HttpResponse:
@@ -479,12 +537,14 @@ def _verify(
     wa: WebAuthn,
     action: str,
     data: Any,
+    binding: str | None,
     callback_url: str,
 ) -> WebAuthnAttempt:
     raw, credential, client_data = _read_credential(action, data)
-    binding = _read_binding(state, wa)
     if binding is None:
-        raise WebAuthnVerificationError("No challenge cookie: the options were not asked here")
+        raise WebAuthnVerificationError(
+            "No challenge cookie or binding: the options were not asked by this client"
+        )
     # Consumed before any signature is checked: whatever happens next, this
     # challenge is spent, and a second use (a replay) finds nothing.
     record = as_webauthn_challenge(

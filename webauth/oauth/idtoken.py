@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from jwcrypto import jwk, jws
@@ -70,8 +71,14 @@ def validate_id_token(
     issuer: str | None,
     jwks_uri: str | None,
     nonce: str | None,
+    audiences: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Verify *id_token* and return its claims; raises :class:`InvalidIDToken`."""
+    """Verify *id_token* and return its claims; raises :class:`InvalidIDToken`.
+
+    *audiences* are client ids accepted besides the provider's own as ``aud``
+    and ``azp``: the project's native apps, whose platform SDKs get ID tokens
+    issued to their own client ids (``POST /auth/app/idtoken``).
+    """
     token = jws.JWS()
     try:
         token.deserialize(id_token)
@@ -95,12 +102,23 @@ def validate_id_token(
         raise InvalidIDToken("the ID token's payload is not JSON", cause={"err": exc}) from exc
     if not isinstance(claims, dict):
         raise InvalidIDToken("the ID token's payload is not an object")
-    _check_claims(provider, claims, issuer=provider.expected_issuer(claims, issuer), nonce=nonce)
+    _check_claims(
+        provider,
+        claims,
+        issuer=provider.expected_issuer(claims, issuer),
+        nonce=nonce,
+        clients=(provider.client_id, *audiences),
+    )
     return claims
 
 
 def _check_claims(
-    provider: OAuth2, claims: dict[str, Any], *, issuer: str | None, nonce: str | None
+    provider: OAuth2,
+    claims: dict[str, Any],
+    *,
+    issuer: str | None,
+    nonce: str | None,
+    clients: Sequence[str | None],
 ) -> None:
     now = time.time()
     if issuer is not None and claims.get("iss") != issuer:
@@ -109,10 +127,11 @@ def _check_claims(
         )
     aud = claims.get("aud")
     audiences = aud if isinstance(aud, list) else [aud]
-    if provider.client_id not in audiences:
+    accepted = [client for client in clients if client]
+    if not any(client in audiences for client in accepted):
         raise InvalidIDToken("the ID token is not meant for this client (aud)")
     azp = claims.get("azp")
-    if (len(audiences) > 1 or azp is not None) and azp != provider.client_id:
+    if (len(audiences) > 1 or azp is not None) and azp not in accepted:
         raise InvalidIDToken("the ID token's authorized party (azp) is not this client")
     exp, iat = claims.get("exp"), claims.get("iat")
     if not isinstance(exp, int | float) or exp + CLOCK_TOLERANCE < now:

@@ -59,6 +59,7 @@ _OPTIONS = (
     "private_key",
     "redirect_proxy_url",
     "style",
+    "app_client_ids",
 )
 
 
@@ -98,6 +99,11 @@ class OAuth2(Provider):
         This provider's redirect proxy, instead of the global ``redirect_proxy_url``.
     ``style``
         ``{"logo": <static path>, "bg": <css colour>, "text": <css colour>}`` for buttons.
+    ``app_client_ids``
+        The client ids of the project's own native apps at this provider (a
+        Google iOS or Android client id, an Apple bundle id), whose ID tokens
+        ``POST /auth/app/idtoken/<id>`` accepts besides ``client_id``'s
+        (docs/apps.md). Never used by the browser's sign-in.
     """
 
     type: ClassVar[str] = "oauth"
@@ -121,6 +127,7 @@ class OAuth2(Provider):
     private_key: Any = None
     redirect_proxy_url: str | None = None
     style: Mapping[str, str] = {}
+    app_client_ids: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -135,6 +142,8 @@ class OAuth2(Provider):
         super().__init__(id=id, name=name, **extra)
         for key, value in options.items():
             if key == "checks" and value is not None:
+                value = tuple(value)
+            if key == "app_client_ids" and isinstance(value, list):
                 value = tuple(value)
             if key == "authorization_params" and value is not None:
                 value = {**type(self).authorization_params, **value}
@@ -166,6 +175,9 @@ class OAuth2(Provider):
                 f"provider {self.id!r}: unknown checks {bad}; use pkce, state, nonce"
                 + "".join(guesses)
             )
+        ids = self.app_client_ids
+        if not isinstance(ids, tuple) or not all(isinstance(i, str) and i for i in ids):
+            problems.append(f"provider {self.id!r}: app_client_ids must be a list of client ids")
         if self.client_auth_method not in CLIENT_AUTH_METHODS:
             problems.append(
                 f"provider {self.id!r}: client_auth_method must be one of "

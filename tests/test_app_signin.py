@@ -1,0 +1,1180 @@
+"""App sign-in (issue 14): every method as JSON under /auth/app/, no cookie read or set.
+
+A "client" here is a test ``Client`` that keeps no cookie between requests
+(:func:`call` uses a fresh one each time, and checks that no answer sets a
+cookie), as a native app or a single-page app calling with ``fetch`` would be.
+The session token each sign-in answers is then proven to be exactly what the
+session cookie would hold: put into that cookie, ``GET /auth/session`` reads it.
+OAuth runs against the suite's real OpenID provider (tests/support/idp.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import time
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.signals import user_logged_in
+from django.core import mail
+from django.core.cache import cache
+from django.core.exceptions import ImproperlyConfigured
+from django.test import Client
+
+from webauth import jwt as jose
+from webauth.conf import build_config
+from webauth.models import Account, Authenticator, Session, token_hash
+from webauth.providers import DjangoCredentials, Email, Passkey
+from webauth.providers.oauth import OIDC, OAuth2
+
+from .support.app_helpers import (
+    APP_REDIRECT,
+    APP_SCHEME_REDIRECT,
+    IOS_CLIENT_ID,
+    hashed,
+    register_ios_app,
+    s256,
+    sdk_id_token,
+)
+from .support.authenticator import SoftAuthenticator
+from .support.helpers import query
+from .support.oidc_helpers import CLIENT_ID, CLIENT_SECRET, REDIRECT_URI, authorize, start_idp
+
+SECRET = "test-secret-0123456789abcdef0123456789abcdef"
+SESSION = "authjs.session-token"
+ADAPTER = "webauth.adapters.django.DjangoAdapter"
+ORIGIN = "http://testserver"
+SIGNIN = "/auth/app/signin/credentials"
+ALICE = {"username": "alice", "password": "correct horse"}
+
+pytestmark = pytest.mark.django_db
+
+
+# -- the site and the client ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def site(settings):
+    """webauth with bearer sessions on, DjangoAdapter, JWT sessions, a password provider."""
+
+    def configure(*, providers=None, **options):
+        settings.WEBAUTH = {
+            "secret": SECRET,
+            "adapter": ADAPTER,
+            "session": {"strategy": "jwt"},
+            "bearer": True,
+            "providers": providers or [DjangoCredentials()],
+            **options,
+        }
+
+    configure()
+    return configure
+
+
+@pytest.fixture
+def alice(db):
+    return get_user_model().objects.create_user(
+        "alice", email="alice@example.com", password="correct horse", first_name="Alice"
+    )
+
+
+def call(path, body=None, *, method="post", client=None, raw=None, token=None, **extra):
+    """One request of a client that keeps no cookie; the answer must set none either."""
+    client = client or Client()
+    headers = dict(extra.pop("headers", {}))
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    if method == "get":
+        response = client.get(path, body or {}, headers=headers, **extra)
+    else:
+        data = raw if raw is not None else json.dumps(body if body is not None else {})
+        extra.setdefault("content_type", "application/json")
+        response = client.post(path, data, headers=headers, **extra)
+    assert not response.cookies, f"the app route set cookies: {list(response.cookies)}"
+    # The server's own failures only: a misconfiguration, an email that could not leave.
+    if response.status_code == 500:
+        assert response.json()["error"] in ("Configuration", "EmailSignInError")
+    return response
+
+
+def signed_in(response) -> dict:
+    """The token answer of a successful app sign-in."""
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    assert set(answer) == {"sessionToken", "tokenType", "expires", "user"}
+    assert answer["tokenType"] == "Bearer"
+    assert answer["expires"].endswith("Z")
+    assert "no-store" in response["Cache-Control"]
+    return answer
+
+
+def session_of(token: str) -> dict | None:
+    """What GET /auth/session shows for a browser holding *token* as its session cookie."""
+    browser = Client()
+    browser.cookies[SESSION] = token
+    return browser.get("/auth/session").json()
+
+
+def whoami(token: str) -> str | None:
+    """Who a view sees signed in for a request with *token* as its bearer token."""
+    response = Client().get("/whoami/", headers={"Authorization": f"Bearer {token}"})
+    assert not response.cookies
+    return response.json()["username"]
+
+
+def claims_of(token: str) -> dict:
+    claims = jose.decode(token=token, secret=SECRET, salt=SESSION)
+    assert claims is not None
+    return claims
+
+
+def error_of(response, status: int, kind: str) -> dict:
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert body["error"] == kind, body
+    return body
+
+
+# -- configuration --------------------------------------------------------------------------------
+
+
+def config(**options):
+    return build_config({"secret": SECRET, **options}, lambda name: None)
+
+
+def test_bearer_and_app_redirect_uris_are_off_by_default():
+    built = config()
+    assert built.bearer is False
+    assert built.app_redirect_uris == ()
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        APP_SCHEME_REDIRECT,
+        "com.example.app://callback",
+        "https://app.example.com/oauth/callback",
+        "http://127.0.0.1/callback",
+        "http://[::1]:8080/callback",
+        "http://localhost/callback",
+    ],
+)
+def test_app_redirect_uris_accepts_native_app_uris(uri):
+    assert config(app_redirect_uris=[uri]).app_redirect_uris == (uri,)
+
+
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        ("https://app.example.com/cb", "must be a list"),
+        ([42], "is not a string"),
+        ([""], "is not a string"),
+        (["https://*.example.com/cb"], "wildcard"),
+        (["https://app.example.com/cb#x"], "fragment"),
+        (["http://app.example.com/cb"], "loopback"),
+        (["javascript:alert(1)"], "no browser may be sent to"),
+        (["https:///cb"], "no host"),
+        (["/relative/path"], "no scheme"),
+        (["com.example.app:"], "nothing after its scheme"),
+        (["https://app.example.com/a b"], "space"),
+    ],
+)
+def test_app_redirect_uris_refuses_what_is_not_an_exact_safe_uri(value, problem):
+    with pytest.raises(ImproperlyConfigured, match=problem):
+        config(app_redirect_uris=value)
+
+
+def test_app_client_ids_must_be_a_list_of_ids():
+    assert OIDC(id="x", app_client_ids=["a", "b"]).app_client_ids == ("a", "b")
+    with pytest.raises(ImproperlyConfigured, match="app_client_ids"):
+        config(providers=[OIDC(id="x", issuer="https://i.example", app_client_ids="one")])
+    with pytest.raises(ImproperlyConfigured, match="app_client_ids"):
+        config(providers=[OIDC(id="x", issuer="https://i.example", app_client_ids=[""])])
+
+
+# -- the ID token's audiences ---------------------------------------------------------------------
+
+
+def audience_check(aud, azp=None, *, app_ids=()):
+    """Validate an HS256 ID token for ``aud``/``azp`` as the exchange does (None: accepted)."""
+    from jwcrypto import jwk, jws
+
+    from webauth.conf import get_config
+    from webauth.oauth.idtoken import InvalidIDToken, validate_id_token
+
+    secret = "the-client-secret-0123456789abcdef"
+    provider = OIDC(
+        id="x",
+        issuer="https://idp.example",
+        client_id="web-client",
+        client_secret=secret,
+        id_token_signing_algs=("HS256",),
+    )
+    now = int(time.time())
+    payload = {"iss": "https://idp.example", "aud": aud, "sub": "u", "exp": now + 60, "iat": now}
+    if azp is not None:
+        payload["azp"] = azp
+    token = jws.JWS(json.dumps(payload))
+    token.add_signature(jwk.JWK.from_password(secret), alg="HS256", protected='{"alg":"HS256"}')
+    try:
+        validate_id_token(
+            get_config(),
+            provider,
+            token.serialize(compact=True),
+            issuer="https://idp.example",
+            jwks_uri=None,
+            nonce=None,
+            audiences=app_ids,
+        )
+    except InvalidIDToken as exc:
+        return str(exc)
+    return None
+
+
+def test_an_app_client_id_is_accepted_as_the_audience_only_when_listed(settings):
+    assert audience_check("web-client") is None
+    assert "aud" in audience_check("ios-app")
+    assert audience_check("ios-app", app_ids=("ios-app",)) is None
+
+
+def test_an_app_client_id_is_accepted_as_the_authorized_party_only_when_listed(settings):
+    # Google on Android: aud is the server's (web) client id, azp the app's.
+    assert "azp" in audience_check("web-client", "android-app")
+    assert audience_check("web-client", "android-app", app_ids=("android-app",)) is None
+    assert "azp" in audience_check(["web-client", "other"], "other", app_ids=("android-app",))
+    assert "aud" in audience_check("other", "android-app", app_ids=("android-app",))
+
+
+# -- the routes -----------------------------------------------------------------------------------
+
+
+APP_PATHS = [
+    ("post", "/auth/app/signin/credentials"),
+    ("post", "/auth/app/callback/credentials"),
+    ("get", "/auth/app/webauthn-options/passkey"),
+    ("post", "/auth/app/idtoken/example"),
+    ("post", "/auth/app/authorize/example"),
+    ("post", "/auth/app/token/example"),
+]
+
+
+@pytest.mark.parametrize("method, path", APP_PATHS)
+def test_the_app_routes_do_not_exist_without_bearer(site, method, path):
+    site(bearer=False)
+    error_of(call(path, method=method), 404, "UnknownAction")
+
+
+def test_an_unknown_provider_or_one_of_another_kind_is_404(site):
+    error_of(call("/auth/app/signin/nobody", {}), 404, "InvalidProvider")
+    error_of(call("/auth/app/idtoken/credentials", {}), 404, "InvalidProvider")
+    error_of(call("/auth/app/callback/credentials", {}), 404, "InvalidProvider")
+    error_of(call("/auth/app/webauthn-options/credentials", method="get"), 404, "InvalidProvider")
+
+
+def test_a_route_answers_only_its_method(site):
+    response = call("/auth/app/signin/credentials", method="get")
+    error_of(response, 405, "UnknownAction")
+    assert response["Allow"] == "POST"
+    response = Client().put("/auth/app/signin/credentials", "{}", content_type="application/json")
+    error_of(response, 405, "UnknownAction")
+    response = call("/auth/app/webauthn-options/passkey", {})
+    assert error_of(response, 405, "UnknownAction") and response["Allow"] == "GET"
+
+
+def test_the_url_names(site):
+    from django.urls import reverse
+
+    kwargs = {"provider_id": "google"}
+    assert reverse("webauth:app-idtoken", kwargs=kwargs) == "/auth/app/idtoken/google"
+    assert reverse("webauth:app-token", kwargs=kwargs) == "/auth/app/token/google"
+    assert (
+        reverse("webauth:app-webauthn-options", kwargs={"provider_id": "passkey"})
+        == "/auth/app/webauthn-options/passkey"
+    )
+
+
+def test_a_trailing_slash_is_accepted(site, alice):
+    signed_in(call(SIGNIN + "/", ALICE))
+
+
+# -- hostile bodies -------------------------------------------------------------------------------
+
+
+HOSTILE_BODIES = [
+    pytest.param("not json", id="not-json"),
+    pytest.param("[1, 2]", id="array"),
+    pytest.param('"text"', id="string"),
+    pytest.param("null", id="null"),
+    pytest.param("", id="empty"),
+    pytest.param("[" * 100_000 + "]" * 100_000, id="deep-nesting"),
+    pytest.param('{"a": ' + "9" * 5000 + "}", id="huge-number"),
+    pytest.param(b"\xff\xfe{}", id="not-utf8"),
+]
+
+
+@pytest.mark.parametrize("raw", HOSTILE_BODIES)
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/auth/app/signin/credentials",
+        "/auth/app/signin/email",
+        "/auth/app/callback/email",
+        "/auth/app/callback/passkey",
+        "/auth/app/idtoken/example",
+        "/auth/app/authorize/example",
+        "/auth/app/token/example",
+    ],
+)
+def test_a_body_that_is_no_json_object_is_400(site, raw, path):
+    site(
+        providers=[
+            DjangoCredentials(),
+            Email(from_email="no-reply@example.com"),
+            Passkey(),
+            OIDC(id="example", issuer="https://idp.invalid", client_id="c", client_secret="s"),
+        ],
+        experimental={"enable_webauthn": True},
+    )
+    body = error_of(call(path, raw=raw), 400, "InvalidRequest")
+    assert body["message"]
+
+
+def test_a_body_must_be_sent_as_json(site):
+    response = call("/auth/app/signin/credentials", raw="username=a", content_type="text/plain")
+    error_of(response, 400, "InvalidRequest")
+
+
+def test_a_body_with_more_fields_than_a_form_may_have_is_400(site, settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 10
+    body = {f"field{i}": "x" for i in range(11)}
+    error_of(call("/auth/app/signin/credentials", body), 400, "InvalidRequest")
+
+
+def test_a_body_over_djangos_limit_is_400(site, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    response = call("/auth/app/signin/credentials", {"username": "a" * 2000, "password": "x"})
+    error_of(response, 400, "InvalidRequest")
+
+
+# -- the shared end: one sign-in, two answers -----------------------------------------------------
+
+
+def test_credentials_sign_in_answers_the_session_cookies_value(site, alice):
+    response = call(SIGNIN, ALICE)
+    answer = signed_in(response)
+    assert claims_of(answer["sessionToken"])["sub"] == str(alice.pk)
+    assert answer["user"] == {"name": "Alice", "email": "alice@example.com", "image": None}
+    session = session_of(answer["sessionToken"])
+    assert session["user"]["email"] == "alice@example.com"
+    assert session["expires"][:16] == answer["expires"][:16]
+    assert whoami(answer["sessionToken"]) == "alice"
+
+
+def test_the_token_under_database_sessions_is_the_stored_sessions(site, alice):
+    site(session={"strategy": "database"})
+    response = call(
+        "/auth/app/signin/credentials",
+        {"username": "alice", "password": "correct horse"},
+        HTTP_USER_AGENT="ExampleApp/1.0 (iOS)",
+    )
+    answer = signed_in(response)
+    stored = Session.objects.get(token_hash=token_hash(answer["sessionToken"]))
+    assert stored.user_id == alice.pk and stored.user_agent == "ExampleApp/1.0 (iOS)"
+    assert session_of(answer["sessionToken"])["user"]["email"] == "alice@example.com"
+    assert whoami(answer["sessionToken"]) == "alice"
+
+
+def test_callbacks_and_events_run_as_for_a_cookie_sign_in(site, alice):
+    seen = []
+
+    def jwt(token, user=None, account=None, trigger=None, **kw):
+        seen.append(("jwt", trigger))
+        if trigger == "signIn":
+            token["role"] = "editor"
+        return token
+
+    def session(session, token, **kw):
+        seen.append(("session", None))
+        session["user"]["role"] = token.get("role")
+        return session
+
+    def on_sign_in(**message):
+        seen.append(("event", message["account"]["provider"]))
+
+    def sign_in(user, account, credentials=None, **kw):
+        seen.append(("sign_in", credentials["username"]))
+        return True
+
+    logged_in = []
+    receiver = lambda sender, user, **kw: logged_in.append(user.pk)  # noqa: E731
+    user_logged_in.connect(receiver)
+    try:
+        site(
+            callbacks={"jwt": jwt, "session": session, "sign_in": sign_in},
+            events={"sign_in": on_sign_in},
+        )
+        response = call(SIGNIN, ALICE)
+    finally:
+        user_logged_in.disconnect(receiver)
+    answer = signed_in(response)
+    # sign_in, the jwt callback at sign-in, the event; then the session as the app will read it.
+    assert seen == [
+        ("sign_in", "alice"),
+        ("jwt", "signIn"),
+        ("event", "credentials"),
+        ("jwt", None),
+        ("session", None),
+    ]
+    assert answer["user"]["role"] == "editor"
+    assert claims_of(answer["sessionToken"])["role"] == "editor"
+    assert logged_in == [alice.pk]
+    alice.refresh_from_db()
+    assert alice.last_login is not None
+
+
+def test_a_refusing_sign_in_callback_is_401(site, alice):
+    site(callbacks={"sign_in": lambda **kw: False})
+    response = call(SIGNIN, ALICE)
+    error_of(response, 401, "AccessDenied")
+
+
+def test_a_sign_in_callback_that_redirects_gives_the_app_the_url(site, alice):
+    site(callbacks={"sign_in": lambda **kw: "/verify-phone/"})
+    response = call(SIGNIN, ALICE)
+    body = error_of(response, 401, "AccessDenied")
+    assert body["url"] == "http://testserver/verify-phone/"
+
+
+def test_a_jwt_callback_that_returns_nothing_makes_no_session(site, alice):
+    site(callbacks={"jwt": lambda **kw: None})
+    response = call(SIGNIN, ALICE)
+    error_of(response, 401, "AccessDenied")
+
+
+def test_an_inactive_user_is_refused(site, alice):
+    alice.is_active = False
+    alice.save()
+    # ModelBackend refuses inactive users itself: the answer is a refused password.
+    response = call(SIGNIN, ALICE)
+    error_of(response, 401, "CredentialsSignin")
+
+
+def test_cookies_are_neither_read_nor_set(site, alice, client_factory):
+    # A single-page app on the site's own origin sends the browser's cookies along:
+    # another user's session, a Django session and CSRF cookie. None is used or renewed.
+    bob = get_user_model().objects.create_user("bob", email="bob@example.com", password="pw-bob-1")
+    browser = client_factory()
+    browser.force_login(bob)
+    from webauth.test import session_cookie_for
+
+    name, value = session_cookie_for(bob)
+    browser.cookies[name] = value
+    browser.cookies["csrftoken"] = "a" * 32
+    django_session = browser.cookies["sessionid"].value
+    response = call(
+        "/auth/app/signin/credentials",
+        {"username": "alice", "password": "correct horse"},
+        client=browser,
+    )
+    answer = signed_in(response)
+    assert claims_of(answer["sessionToken"])["sub"] == str(alice.pk)
+    assert browser.cookies["sessionid"].value == django_session
+
+
+# -- credentials ----------------------------------------------------------------------------------
+
+
+def test_wrong_credentials_are_401_with_the_code(site, alice):
+    response = call("/auth/app/signin/credentials", {"username": "alice", "password": "wrong"})
+    body = error_of(response, 401, "CredentialsSignin")
+    assert body["code"] == "credentials"
+
+
+def test_credentials_of_the_wrong_type_are_400(site, alice):
+    for body in (
+        {"username": ["alice"], "password": "correct horse"},
+        {"username": {"$ne": 1}, "password": "correct horse"},
+        {"username": "alice", "password": "x" * 20_000},
+    ):
+        error_of(call("/auth/app/signin/credentials", body), 400, "InvalidRequest")
+    # Numbers and booleans pass as they would in a form's JSON: authorize decides.
+    response = call("/auth/app/signin/credentials", {"username": 42, "password": True})
+    error_of(response, 401, "CredentialsSignin")
+
+
+def test_failed_credentials_are_rate_limited_as_the_form_is(site, alice):
+    for _ in range(5):
+        call("/auth/app/signin/credentials", {"username": "alice", "password": "wrong"})
+    response = call("/auth/app/signin/credentials", {"username": "alice", "password": "wrong"})
+    body = error_of(response, 429, "RateLimited")
+    assert int(response["Retry-After"]) == body["retryAfter"] >= 1
+    # The limit is the form's own: the browser's route is refused as well.
+    browser = Client()
+    token = browser.get("/auth/csrf").json()["csrfToken"]
+    refused = browser.post(
+        "/auth/callback/credentials",
+        {"csrfToken": token, "username": "alice", "password": "wrong"},
+        headers={"Accept": "application/json", "X-Auth-Return-Redirect": "1"},
+    )
+    assert refused.status_code == 429
+
+
+def test_a_right_password_gives_its_failure_back(site, alice):
+    for _ in range(4):
+        call("/auth/app/signin/credentials", {"username": "alice", "password": "wrong"})
+    for _ in range(3):
+        signed_in(call(SIGNIN, ALICE))
+
+
+# -- email codes ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def email_site(site):
+    site(providers=[Email(from_email="Example <no-reply@example.com>")])
+
+
+def code_in(message) -> str:
+    (code,) = re.findall(r"\b([0-9A-Z]{4}-[0-9A-Z]{4})\b", message.body)
+    return code
+
+
+def test_email_code_sign_in(email_site, alice):
+    response = call("/auth/app/signin/email", {"email": "Alice@Example.com"})
+    assert response.status_code == 200 and response.json() == {"sent": True}
+    (message,) = mail.outbox
+    assert message.to == ["alice@example.com"]
+    answer = signed_in(
+        call("/auth/app/callback/email", {"email": "alice@example.com", "code": code_in(message)})
+    )
+    assert claims_of(answer["sessionToken"])["sub"] == str(alice.pk)
+    # Used up.
+    again = call(
+        "/auth/app/callback/email", {"email": "alice@example.com", "code": code_in(message)}
+    )
+    error_of(again, 401, "Verification")
+
+
+def test_an_unknown_address_gets_the_same_answer_and_a_new_account(email_site):
+    response = call("/auth/app/signin/email", {"email": "new@example.com"})
+    assert response.status_code == 200 and response.json() == {"sent": True}
+    code = code_in(mail.outbox[-1])
+    answer = signed_in(call("/auth/app/callback/email", {"email": "new@example.com", "code": code}))
+    user = get_user_model().objects.get(email="new@example.com")
+    assert claims_of(answer["sessionToken"])["sub"] == str(user.pk)
+    assert Account.objects.filter(user=user, provider="email").exists()
+    assert whoami(answer["sessionToken"]) == user.get_username()
+
+
+def test_wrong_codes_use_up_the_grant(email_site, alice, settings):
+    # The grant's own limit, with the rate limit (which would refuse first) out of the way.
+    settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"code_failed": False}}
+    call("/auth/app/signin/email", {"email": "alice@example.com"})
+    code = code_in(mail.outbox[-1])
+    for _ in range(5):
+        wrong = call(
+            "/auth/app/callback/email", {"email": "alice@example.com", "code": "0000-0000"}
+        )
+        error_of(wrong, 401, "Verification")
+    right = call("/auth/app/callback/email", {"email": "alice@example.com", "code": code})
+    error_of(right, 401, "Verification")  # void after code_max_attempts
+
+
+def test_a_code_is_only_good_for_its_own_address(email_site, alice):
+    get_user_model().objects.create_user("bob", email="bob@example.com")
+    call("/auth/app/signin/email", {"email": "alice@example.com"})
+    code = code_in(mail.outbox[-1])
+    wrong = call("/auth/app/callback/email", {"email": "bob@example.com", "code": code})
+    error_of(wrong, 401, "Verification")
+
+
+def test_email_requests_are_rate_limited(email_site):
+    for _ in range(5):
+        assert call("/auth/app/signin/email", {"email": "x@example.com"}).status_code == 200
+    error_of(call("/auth/app/signin/email", {"email": "x@example.com"}), 429, "RateLimited")
+
+
+def test_wrong_codes_are_rate_limited(email_site, settings):
+    settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"code_failed": "3/m/ip"}}
+    call("/auth/app/signin/email", {"email": "x@example.com"})
+    for _ in range(3):
+        call("/auth/app/callback/email", {"email": "x@example.com", "code": "0000-0000"})
+    response = call("/auth/app/callback/email", {"email": "x@example.com", "code": "0000-0000"})
+    error_of(response, 429, "RateLimited")
+
+
+@pytest.mark.parametrize(
+    "body, status, kind",
+    [
+        ({"email": "not an address"}, 400, "EmailSignInError"),
+        ({"email": ["a@example.com"]}, 400, "InvalidRequest"),
+        ({"email": "a@example.com" * 1000}, 400, "InvalidRequest"),
+        ({}, 400, "InvalidRequest"),
+    ],
+)
+def test_a_bad_address_is_400(email_site, body, status, kind):
+    response = error_of(call("/auth/app/signin/email", body), status, kind)
+    if kind == "EmailSignInError":
+        assert response["code"] == "invalid_email"
+    assert not mail.outbox
+
+
+@pytest.mark.parametrize(
+    "body, kind",
+    [
+        ({"email": "alice@example.com"}, "InvalidRequest"),
+        ({"email": "alice@example.com", "code": 12345678}, "InvalidRequest"),
+        ({"email": "alice@example.com", "code": "x" * 100}, "InvalidRequest"),
+        ({"code": "ABCD-EFGH"}, "InvalidRequest"),
+        ({"email": "nope", "code": "ABCD-EFGH"}, "EmailSignInError"),
+    ],
+)
+def test_a_bad_redemption_is_400(email_site, body, kind):
+    error_of(call("/auth/app/callback/email", body), 400, kind)
+
+
+def test_a_provider_that_sends_only_links_has_no_app_sign_in(site):
+    site(providers=[Email(from_email="no-reply@example.com", code=None)])
+    error_of(call("/auth/app/signin/email", {"email": "a@example.com"}), 404, "InvalidProvider")
+    error_of(
+        call("/auth/app/callback/email", {"email": "a@example.com", "code": "1"}),
+        404,
+        "InvalidProvider",
+    )
+
+
+def test_a_failed_delivery_is_the_servers_error(site):
+    def broken(**kwargs):
+        raise OSError("smtp down")
+
+    site(providers=[Email(from_email="no-reply@example.com", send_verification_request=broken)])
+    response = call("/auth/app/signin/email", {"email": "a@example.com"})
+    error_of(response, 500, "EmailSignInError")
+
+
+# -- passkeys -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def passkey_site(site):
+    site(
+        providers=[Passkey(), DjangoCredentials()],
+        experimental={"enable_webauthn": True},
+    )
+
+
+def app_options(token=None, **query):
+    response = call("/auth/app/webauthn-options/passkey", query, method="get", token=token)
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert set(body) == {"action", "options", "binding"}
+    return body
+
+
+def test_passkey_registration_and_sign_in(passkey_site):
+    authenticator = SoftAuthenticator()
+    asked = app_options(action="register", email="new@example.com")
+    assert asked["action"] == "register"
+    data = authenticator.create(asked["options"], origin=ORIGIN)
+    registered = signed_in(
+        call(
+            "/auth/app/callback/passkey",
+            {"action": "register", "data": data, "binding": asked["binding"]},
+        )
+    )
+    user = get_user_model().objects.get(email="new@example.com")
+    assert claims_of(registered["sessionToken"])["sub"] == str(user.pk)
+    assert Authenticator.objects.filter(user=user).count() == 1
+
+    asked = app_options(action="authenticate")
+    data = authenticator.get(asked["options"], origin=ORIGIN)
+    body = {"action": "authenticate", "data": json.dumps(data), "binding": asked["binding"]}
+    answer = signed_in(call("/auth/app/callback/passkey", body))
+    assert claims_of(answer["sessionToken"])["sub"] == str(user.pk)
+    assert whoami(answer["sessionToken"]) == user.get_username()
+    # The challenge was used up: the same assertion again finds nothing.
+    replay = error_of(call("/auth/app/callback/passkey", body), 401, "WebAuthnVerificationError")
+    assert "unknownCredential" not in replay
+
+
+def test_a_passkey_needs_the_binding_its_options_gave(passkey_site):
+    authenticator = SoftAuthenticator()
+    asked = app_options(action="register", email="new@example.com")
+    data = authenticator.create(asked["options"], origin=ORIGIN)
+    other = app_options(action="register", email="other@example.com")["binding"]
+    for binding in (None, "", 42, "x" * 10, other):
+        body = {"action": "register", "data": data}
+        if binding is not None:
+            body["binding"] = binding
+        error_of(call("/auth/app/callback/passkey", body), 401, "WebAuthnVerificationError")
+    assert not get_user_model().objects.filter(email="new@example.com").exists()
+
+
+def test_an_unknown_passkey_is_named_for_the_app_to_forget(passkey_site):
+    asked = app_options(action="authenticate")
+    stranger = SoftAuthenticator()
+    stranger.create(
+        {"rp": {"id": "testserver"}, "user": {"id": "AAAA"}, "challenge": "x"}, origin=ORIGIN
+    )
+    data = stranger.get(asked["options"], origin=ORIGIN)
+    body = {"action": "authenticate", "data": data, "binding": asked["binding"]}
+    refused = error_of(call("/auth/app/callback/passkey", body), 401, "WebAuthnVerificationError")
+    assert refused["unknownCredential"]["rpId"] == "testserver"
+
+
+def test_a_signed_in_app_adds_a_passkey_to_its_user(passkey_site, alice):
+    token = signed_in(call(SIGNIN, ALICE))["sessionToken"]
+    asked = app_options(token=token, action="register")
+    assert asked["options"]["user"]["name"] == "alice@example.com"
+    data = SoftAuthenticator().create(asked["options"], origin=ORIGIN)
+    body = {"action": "register", "data": data, "binding": asked["binding"]}
+    answer = signed_in(call("/auth/app/callback/passkey", body, token=token))
+    assert claims_of(answer["sessionToken"])["sub"] == str(alice.pk)
+    assert Authenticator.objects.filter(user=alice).count() == 1
+
+
+@pytest.mark.parametrize("token", ["garbage", "e30." * 4000, "x" * 20_000])
+def test_an_unusable_bearer_token_is_a_visitor(passkey_site, token):
+    asked = app_options(token=token, action="register", email="new@example.com")
+    assert asked["action"] == "register"
+
+
+def test_a_session_cookie_does_not_sign_the_app_in(passkey_site, alice):
+    # Only the Authorization header says who is signed in: with the cookie alone,
+    # a registration without an address cannot be decided.
+    from webauth.test import session_cookie_for
+
+    browser = Client()
+    name, value = session_cookie_for(alice)
+    browser.cookies[name] = value
+    response = call(
+        "/auth/app/webauthn-options/passkey", {"action": "register"}, method="get", client=browser
+    )
+    body = error_of(response, 400, "InvalidRequest")
+    assert body["message"].startswith("the ceremony cannot be decided")
+
+
+def test_an_unknown_ceremony_is_400(passkey_site):
+    response = call("/auth/app/webauthn-options/passkey", {"action": "nothing"}, method="get")
+    body = error_of(response, 400, "InvalidRequest")
+    assert body["message"] == "action must be 'register' or 'authenticate'"
+
+
+@pytest.mark.parametrize(
+    "body, status, kind",
+    [
+        ({"action": "nothing", "data": "{}", "binding": "b" * 43}, 400, "InvalidRequest"),
+        ({"action": ["register"], "data": "{}", "binding": "b" * 43}, 400, "InvalidRequest"),
+        ({"action": "register", "data": "not json", "binding": "b" * 43}, 401, "WebAuthn"),
+        ({"action": "register", "data": ["x"], "binding": "b" * 43}, 401, "WebAuthn"),
+        ({"action": "register", "data": "x" * 70_000, "binding": "b" * 43}, 401, "WebAuthn"),
+        ({"action": "authenticate", "data": {"id": 1}, "binding": "b" * 43}, 401, "WebAuthn"),
+    ],
+)
+def test_bad_passkey_requests_are_refused_not_crashed(passkey_site, body, status, kind):
+    kind = "WebAuthnVerificationError" if kind == "WebAuthn" else kind
+    error_of(call("/auth/app/callback/passkey", body), status, kind)
+
+
+def test_passkey_limits_are_the_routes(passkey_site, settings):
+    settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"passkey_options": "2/m/ip"}}
+    app_options(action="authenticate")
+    app_options(action="authenticate")
+    response = call("/auth/app/webauthn-options/passkey", {"action": "authenticate"}, method="get")
+    error_of(response, 429, "RateLimited")
+
+
+def test_failed_passkeys_are_limited_as_the_routes(passkey_site, settings):
+    settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"passkey_failed": "2/m/ip"}}
+    body = {"action": "authenticate", "data": "{}", "binding": "b" * 43}
+    for _ in range(2):
+        error_of(call("/auth/app/callback/passkey", body), 401, "WebAuthnVerificationError")
+    error_of(call("/auth/app/callback/passkey", body), 429, "RateLimited")
+
+
+def test_passkeys_off_is_404(site):
+    site(providers=[Passkey()], experimental={"enable_webauthn": False})
+    response = call("/auth/app/webauthn-options/passkey", method="get")
+    error_of(response, 404, "ExperimentalFeatureNotEnabled")
+
+
+# -- OAuth against the real OpenID provider -------------------------------------------------------
+
+
+@pytest.fixture
+def idp(live_server, settings):
+    cache.clear()
+    # The provider (django-oauth-toolkit) lets the app's custom scheme through too.
+    settings.OAUTH2_PROVIDER = {
+        **settings.OAUTH2_PROVIDER,
+        "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", "com.example.app"],
+    }
+    return start_idp(
+        live_server, redirect_uri=" ".join([REDIRECT_URI, APP_REDIRECT, APP_SCHEME_REDIRECT])
+    )
+
+
+@pytest.fixture
+def ios_app(idp):
+    return register_ios_app(idp)
+
+
+@pytest.fixture
+def rp(site, idp):
+    """webauth with the provider, app redirect URIs allowed, bearer on."""
+
+    def configure(*, provider=None, **options):
+        provider = provider or OIDC(
+            id="example",
+            issuer=idp.issuer,
+            client_id=CLIENT_ID,
+            client_secret=CLIENT_SECRET,
+            checks=("pkce", "nonce"),
+            app_client_ids=[IOS_CLIENT_ID],
+        )
+        site(
+            providers=[provider, DjangoCredentials()],
+            app_redirect_uris=[APP_REDIRECT, APP_SCHEME_REDIRECT, "http://127.0.0.1/cb"],
+            **options,
+        )
+        return provider
+
+    configure()
+    return configure
+
+
+def test_id_token_exchange_signs_in_with_the_apps_own_client_id(rp, idp, ios_app):
+    raw = secrets.token_urlsafe(32)
+    id_token = sdk_id_token(idp, nonce=hashed(raw))
+    answer = signed_in(call("/auth/app/idtoken/example", {"id_token": id_token, "nonce": raw}))
+    account = Account.objects.get(provider="example")
+    assert account.provider_account_id == str(idp.user.pk) and account.id_token == id_token
+    assert claims_of(answer["sessionToken"])["sub"] == str(account.user_id)
+    assert answer["user"]["email"] == "ida@idp.example"
+    assert session_of(answer["sessionToken"])["user"]["name"] == "Ida Provider"
+    assert whoami(answer["sessionToken"]) == account.user.get_username()
+
+
+def test_id_token_exchange_with_the_web_client_id(rp, idp):
+    raw = secrets.token_urlsafe(32)
+    id_token = sdk_id_token(
+        idp, nonce=hashed(raw), client_id=CLIENT_ID, redirect_uri=REDIRECT_URI, secret=CLIENT_SECRET
+    )
+    signed_in(call("/auth/app/idtoken/example", {"id_token": id_token, "nonce": raw}))
+
+
+def test_an_app_client_id_must_be_configured(rp, idp, ios_app):
+    rp(
+        provider=OIDC(
+            id="example", issuer=idp.issuer, client_id=CLIENT_ID, client_secret=CLIENT_SECRET
+        )
+    )
+    raw = secrets.token_urlsafe(32)
+    id_token = sdk_id_token(idp, nonce=hashed(raw))
+    response = call("/auth/app/idtoken/example", {"id_token": id_token, "nonce": raw})
+    error_of(response, 401, "CallbackRouteError")
+    assert not Account.objects.exists()
+
+
+def test_the_nonce_must_be_the_one_hashed_into_the_token(rp, idp, ios_app):
+    raw = secrets.token_urlsafe(32)
+    id_token = sdk_id_token(idp, nonce=hashed(raw))
+    for nonce in (secrets.token_urlsafe(32), hashed(raw)):  # another, or the token's own claim
+        response = call("/auth/app/idtoken/example", {"id_token": id_token, "nonce": nonce})
+        error_of(response, 401, "CallbackRouteError")
+    no_nonce = sdk_id_token(idp, nonce=None)
+    response = call("/auth/app/idtoken/example", {"id_token": no_nonce, "nonce": raw})
+    error_of(response, 401, "CallbackRouteError")
+    assert not Account.objects.exists()
+
+
+def test_a_nonce_signs_in_once(rp, idp, ios_app):
+    raw = secrets.token_urlsafe(32)
+    id_token = sdk_id_token(idp, nonce=hashed(raw))
+    signed_in(call("/auth/app/idtoken/example", {"id_token": id_token, "nonce": raw}))
+    replay = call("/auth/app/idtoken/example", {"id_token": id_token, "nonce": raw})
+    error_of(replay, 401, "InvalidCheck")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"id_token": "not.a.jwt", "nonce": "n" * 32},
+        {"id_token": "x", "nonce": "n" * 32},
+        {"id_token": "e30.e30.e30", "nonce": "n" * 32},
+    ],
+)
+def test_a_forged_id_token_is_401(rp, body):
+    error_of(call("/auth/app/idtoken/example", body), 401, "CallbackRouteError")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"nonce": "n" * 32},
+        {"id_token": ["x"], "nonce": "n" * 32},
+        {"id_token": "x" * 20_000, "nonce": "n" * 32},
+        {"id_token": "x"},
+        {"id_token": "x", "nonce": "short"},
+        {"id_token": "x", "nonce": 12345678901234567890},
+    ],
+)
+def test_a_malformed_id_token_request_is_400(rp, body):
+    error_of(call("/auth/app/idtoken/example", body), 400, "InvalidRequest")
+
+
+def test_a_provider_without_id_tokens_has_no_exchange(rp, idp):
+    rp(
+        provider=OAuth2(
+            id="example",
+            authorization_endpoint=f"{idp.issuer}/authorize/",
+            token_endpoint=f"{idp.issuer}/token/",
+            userinfo_endpoint=f"{idp.issuer}/userinfo/",
+            client_id=CLIENT_ID,
+            client_secret=CLIENT_SECRET,
+        )
+    )
+    response = call("/auth/app/idtoken/example", {"id_token": "x", "nonce": "n" * 32})
+    error_of(response, 404, "InvalidProvider")
+
+
+def test_id_token_exchange_links_to_the_signed_in_user(rp, idp, ios_app, alice):
+    token = signed_in(call(SIGNIN, ALICE))["sessionToken"]
+    raw = secrets.token_urlsafe(32)
+    id_token = sdk_id_token(idp, nonce=hashed(raw))
+    answer = signed_in(
+        call("/auth/app/idtoken/example", {"id_token": id_token, "nonce": raw}, token=token)
+    )
+    assert Account.objects.get(provider="example").user_id == alice.pk
+    assert claims_of(answer["sessionToken"])["sub"] == str(alice.pk)
+
+
+def test_apples_first_consent_name_may_come_along(rp, idp, ios_app, settings):
+    from webauth.providers.catalog.apple import Apple
+
+    apple = Apple(
+        id="example",
+        issuer=idp.issuer,
+        client_id=CLIENT_ID,
+        client_secret=CLIENT_SECRET,
+        app_client_ids=[IOS_CLIENT_ID],
+    )
+    rp(provider=apple)
+    raw = secrets.token_urlsafe(32)
+    id_token = sdk_id_token(idp, nonce=hashed(raw))
+    user = {"name": {"firstName": "Ada", "lastName": "Lovelace"}}
+    answer = signed_in(
+        call("/auth/app/idtoken/example", {"id_token": id_token, "nonce": raw, "user": user})
+    )
+    assert answer["user"]["name"] == "Ada Lovelace"
+
+
+# -- OAuth: authorization code with PKCE, the app's redirect URI ----------------------------------
+
+
+def app_authorize(redirect_uri=APP_REDIRECT, verifier=None, **extra):
+    verifier = verifier or secrets.token_urlsafe(48)
+    body = {
+        "redirect_uri": redirect_uri,
+        "code_challenge": s256(verifier),
+        "code_challenge_method": "S256",
+        **extra,
+    }
+    response = call("/auth/app/authorize/example", body)
+    assert response.status_code == 200, response.content
+    return response.json(), verifier
+
+
+def test_code_flow_with_pkce_end_to_end(rp, idp):
+    started, verifier = app_authorize()
+    assert set(started) == {"url", "state"}
+    sent = query(started["url"])
+    assert sent["redirect_uri"] == APP_REDIRECT and sent["client_id"] == CLIENT_ID
+    assert sent["code_challenge"] == s256(verifier) and sent["code_challenge_method"] == "S256"
+    assert sent["state"] == started["state"] and sent["nonce"]
+    # The app opens the URL; the provider sends the browser to the app's redirect URI.
+    location = authorize(idp, started["url"])
+    assert location.startswith(APP_REDIRECT + "?")
+    back = query(location)
+    assert back["state"] == started["state"]
+    answer = signed_in(
+        call(
+            "/auth/app/token/example",
+            {
+                "code": back["code"],
+                "state": back["state"],
+                "code_verifier": verifier,
+                "redirect_uri": APP_REDIRECT,
+                "iss": idp.issuer,
+            },
+        )
+    )
+    account = Account.objects.get(provider="example")
+    assert account.access_token and account.id_token
+    assert claims_of(answer["sessionToken"])["sub"] == str(account.user_id)
+    assert session_of(answer["sessionToken"])["user"]["email"] == "ida@idp.example"
+    assert whoami(answer["sessionToken"]) == account.user.get_username()
+
+
+def test_code_flow_with_the_apps_custom_scheme(rp, idp):
+    started, verifier = app_authorize(APP_SCHEME_REDIRECT)
+    location = authorize(idp, started["url"])
+    assert location.startswith(APP_SCHEME_REDIRECT + "?")
+    back = query(location)
+    body = {
+        "code": back["code"],
+        "state": back["state"],
+        "code_verifier": verifier,
+        "redirect_uri": APP_SCHEME_REDIRECT,
+    }
+    signed_in(call("/auth/app/token/example", body))
+
+
+def finish_body(idp, started, verifier, redirect_uri=APP_REDIRECT):
+    back = query(authorize(idp, started["url"]))
+    return {
+        "code": back["code"],
+        "state": back["state"],
+        "code_verifier": verifier,
+        "redirect_uri": redirect_uri,
+    }
+
+
+def test_the_state_is_single_use(rp, idp):
+    started, verifier = app_authorize()
+    body = finish_body(idp, started, verifier)
+    signed_in(call("/auth/app/token/example", body))
+    error_of(call("/auth/app/token/example", body), 401, "InvalidCheck")
+
+
+def test_of_concurrent_uses_of_a_state_exactly_one_gets_it(site):
+    import threading
+
+    from webauth.conf import get_config
+    from webauth.flows import app as app_flows
+
+    config = get_config()
+    key = app_flows._cache_key("state", "the-state")
+    for _ in range(20):
+        cache.add(key, {"provider": "example"}, 60)
+        barrier = threading.Barrier(8)
+        won = []
+
+        def take():
+            barrier.wait()
+            won.append(app_flows._take(config, key))
+
+        threads = [threading.Thread(target=take) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert [record for record in won if record is not None] == [{"provider": "example"}]
+
+
+def test_a_wrong_verifier_costs_the_state(rp, idp):
+    started, verifier = app_authorize()
+    body = finish_body(idp, started, verifier)
+    wrong = {**body, "code_verifier": secrets.token_urlsafe(48)}
+    error_of(call("/auth/app/token/example", wrong), 401, "InvalidCheck")
+    error_of(call("/auth/app/token/example", body), 401, "InvalidCheck")
+    assert not Account.objects.exists()
+
+
+def test_the_redirect_uri_must_be_the_authorizations(rp, idp):
+    started, verifier = app_authorize()
+    body = {**finish_body(idp, started, verifier), "redirect_uri": APP_SCHEME_REDIRECT}
+    error_of(call("/auth/app/token/example", body), 401, "InvalidCheck")
+
+
+def test_a_made_up_state_is_401(rp):
+    body = {
+        "code": "c",
+        "state": secrets.token_urlsafe(32),
+        "code_verifier": secrets.token_urlsafe(48),
+        "redirect_uri": APP_REDIRECT,
+    }
+    error_of(call("/auth/app/token/example", body), 401, "InvalidCheck")
+
+
+def test_another_issuer_in_the_response_is_a_mix_up(rp, idp):
+    started, verifier = app_authorize()
+    body = {**finish_body(idp, started, verifier), "iss": "https://evil.example"}
+    error_of(call("/auth/app/token/example", body), 401, "InvalidCheck")
+    assert not Account.objects.exists()
+
+
+def test_a_code_the_provider_refuses_is_401(rp, idp):
+    started, verifier = app_authorize()
+    body = {**finish_body(idp, started, verifier), "code": "made-up-code"}
+    error_of(call("/auth/app/token/example", body), 401, "CallbackRouteError")
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"redirect_uri": "https://evil.example/cb"},
+        {"redirect_uri": APP_REDIRECT + "/more"},
+        {"redirect_uri": "http://127.0.0.1:5000/cb?x=1"},
+        {"redirect_uri": "http://user@127.0.0.1:5000/cb"},
+        {"redirect_uri": ["x"]},
+        {"code_challenge_method": "plain"},
+        {"code_challenge_method": None},
+        {"code_challenge": "short"},
+        {"code_challenge": "!" * 43},
+    ],
+)
+def test_authorize_refuses_a_bad_request(rp, changes):
+    body = {
+        "redirect_uri": APP_REDIRECT,
+        "code_challenge": s256("v" * 43),
+        "code_challenge_method": "S256",
+        **changes,
+    }
+    body = {k: v for k, v in body.items() if v is not None}
+    error_of(call("/auth/app/authorize/example", body), 400, "InvalidRequest")
+
+
+def test_a_loopback_redirect_uri_may_take_any_port(rp):
+    started, _ = app_authorize("http://127.0.0.1:53123/cb")
+    assert query(started["url"])["redirect_uri"] == "http://127.0.0.1:53123/cb"
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"code": ["c"]},
+        {"code": "c" * 9000},
+        {"state": None},
+        {"code_verifier": "short"},
+        {"code_verifier": "v" * 129},
+        {"code_verifier": "ü" * 50},
+        {"iss": 42},
+    ],
+)
+def test_token_refuses_a_bad_request(rp, changes):
+    body = {
+        "code": "c",
+        "state": "s" * 43,
+        "code_verifier": "v" * 43,
+        "redirect_uri": APP_REDIRECT,
+        **changes,
+    }
+    body = {k: v for k, v in body.items() if v is not None}
+    error_of(call("/auth/app/token/example", body), 400, "InvalidRequest")
+
+
+def test_oauth_app_requests_count_as_callbacks(rp, settings):
+    settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"oauth_callback": "2/m/ip"}}
+    app_authorize()
+    app_authorize()
+    body = {"redirect_uri": APP_REDIRECT, "code_challenge": s256("v" * 43)}
+    body["code_challenge_method"] = "S256"
+    error_of(call("/auth/app/authorize/example", body), 429, "RateLimited")
+    error_of(
+        call("/auth/app/idtoken/example", {"id_token": "x", "nonce": "n" * 32}), 429, "RateLimited"
+    )
+    body = {"code": "c", "state": "s" * 43, "code_verifier": "v" * 43, "redirect_uri": APP_REDIRECT}
+    error_of(call("/auth/app/token/example", body), 429, "RateLimited")

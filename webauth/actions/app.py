@@ -1,0 +1,202 @@
+"""The app sign-in routes under ``/auth/app/``: JSON in and out, no cookies (docs/apps.md).
+
+Served only with ``WEBAUTH["bearer"]`` on (``404`` otherwise), since the
+session token they answer is only usable as a bearer token:
+
+============================================  =============================================
+route                                         flow (:mod:`webauth.flows.app`)
+============================================  =============================================
+``POST /auth/app/signin/<credentials id>``    ``credentials_sign_in``
+``POST /auth/app/signin/<email id>``          ``email_request``
+``POST /auth/app/callback/<email id>``        ``email_redeem``
+``GET /auth/app/webauthn-options/<id>``       ``passkey_options``
+``POST /auth/app/callback/<webauthn id>``     ``passkey_verify``
+``POST /auth/app/idtoken/<oauth id>``         ``id_token_sign_in``
+``POST /auth/app/authorize/<oauth id>``       ``authorize``
+``POST /auth/app/token/<oauth id>``           ``token``
+============================================  =============================================
+
+:func:`app_view` reads the request without its cookies (a single-page app on
+the site's own origin sends them along): the only session it knows is the one
+in an ``Authorization: Bearer`` header, which lets a signed-in app add a
+passkey or link a provider as a signed-in browser does. A ``POST`` must carry
+a JSON object. Every failure is ``{"error": <type>}``: ``400`` for a malformed
+request, ``401`` for a refused sign-in, ``404`` for an unknown provider or
+route, ``405`` for another method, ``429`` (with ``Retry-After``) beyond a rate
+limit, ``500`` ``{"error": "Configuration"}`` for the server's own problems only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import DisallowedHost, ImproperlyConfigured, RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+
+from .. import ratelimit
+from ..bearer import bearer_token
+from ..conf import Config, get_config
+from ..errors import (
+    AuthError,
+    CredentialsSignin,
+    InvalidProvider,
+    MissingSecret,
+    RateLimited,
+    UnknownAction,
+)
+from ..flows import app
+from ..flows.email import InvalidEmail
+from ..flows.webauthn import UnknownCredential
+from ..logger import AuthLogger
+from ..responses import json_response
+from ..state import STATE_KEY, AuthState
+
+__all__ = ["APP_ROUTES", "app_view"]
+
+AppFlow = Callable[[AuthState, Any, Mapping[str, Any]], dict[str, Any]]
+
+#: ``(method, action)`` -> provider type -> the flow that answers it.
+APP_ROUTES: Mapping[tuple[str, str], Mapping[str, AppFlow]] = {
+    ("POST", "signin"): {"credentials": app.credentials_sign_in, "email": app.email_request},
+    ("POST", "callback"): {"email": app.email_redeem, "webauthn": app.passkey_verify},
+    ("GET", "webauthn-options"): {"webauthn": app.passkey_options},
+    ("POST", "idtoken"): {"oauth": app.id_token_sign_in, "oidc": app.id_token_sign_in},
+    ("POST", "authorize"): {"oauth": app.authorize, "oidc": app.authorize},
+    ("POST", "token"): {"oauth": app.token, "oidc": app.token},
+}
+
+#: The status of each error type an app may get; any other is the server's (500).
+_STATUS = {
+    app.InvalidRequest.type: 400,
+    "CredentialsSignin": 401,
+    "AccessDenied": 401,
+    "Verification": 401,
+    "WebAuthnVerificationError": 401,
+    "InvalidCheck": 401,
+    "CallbackRouteError": 401,
+    "OAuthCallbackError": 401,
+    "OAuthAccountNotLinked": 401,
+    "AccountNotLinked": 401,
+    "OAuthProfileParseError": 401,
+    "InvalidProvider": 404,
+    "UnknownAction": 404,
+    "ExperimentalFeatureNotEnabled": 404,
+}
+
+
+def app_view(request: HttpRequest, action: str, provider_id: str) -> HttpResponseBase:
+    """Serve the app sign-in routes (``webauth.urls`` names them ``app-<action>``)."""
+    try:
+        config = get_config()
+    except ImproperlyConfigured as exc:
+        AuthLogger().error(exc)
+        return _answer({"error": "Configuration"}, 500)
+    if not config.bearer:
+        return _answer({"error": UnknownAction.type}, 404)
+    flows = APP_ROUTES.get((request.method or "", action))
+    if flows is None:
+        # As the bearer session's routes answer another method.
+        response = _answer({"error": UnknownAction.type}, 405)
+        response["Allow"] = ", ".join(method for method, name in APP_ROUTES if name == action)
+        return response
+    try:
+        state = app_state(request, config)
+        state.origin  # noqa: B018 - the trusted origin, or UntrustedHost now
+        if not config.secret:
+            raise MissingSecret("Please define a `secret`.")
+    except DisallowedHost:
+        raise
+    except Exception as exc:
+        config.logger.error(exc if isinstance(exc, AuthError) else AuthError(cause={"err": exc}))
+        return _answer({"error": "Configuration"}, 500)
+    try:
+        provider = config.get_provider(provider_id)
+        flow = flows.get(provider.type) if provider is not None else None
+        if provider is None or flow is None:
+            raise InvalidProvider(f"No app {action} for provider {provider_id[:100]!r}")
+        params = _json_body(request) if request.method == "POST" else state.query
+        answer = flow(state, provider, params)
+    except Exception as exc:
+        return _error_response(config, exc)
+    return _answer(answer, 200)
+
+
+# webauth's app routes are called with a JSON body and no cookie, so no CSRF
+# token: a browser cannot send a cross-site JSON POST without a CORS preflight,
+# and nothing here acts on a cookie or sets one (as Django's csrf_exempt).
+app_view.csrf_exempt = True  # type: ignore[attr-defined]
+# Reachable without a session when a project turns on LoginRequiredMiddleware.
+app_view.login_required = False  # type: ignore[attr-defined]
+
+
+def app_state(request: HttpRequest, config: Config) -> AuthState:
+    """The request's state, made to see no cookies and the bearer token as its session.
+
+    Whether or not the request has an ``Authorization`` header, it is a bearer
+    request here (:attr:`AuthState.bearer`): its session is the header's token
+    alone, and nothing writes a session cookie. Its cookies are none at all, so
+    no other cookie (a challenge, a pending email, OAuth checks, CSRF) is read.
+    It replaces any state the request had, so that the middleware finishes
+    this one on the way out.
+    """
+    state = AuthState(request, config)
+    state.__dict__["bearer"] = True
+    state.__dict__["request_cookies"] = {}
+    state.__dict__["session_token"] = bearer_token(request)
+    request.__dict__[STATE_KEY] = state
+    return state
+
+
+def _json_body(request: HttpRequest) -> dict[str, Any]:
+    """The body as a JSON object; :class:`~webauth.flows.app.InvalidRequest` otherwise."""
+    content_type = request.content_type or ""
+    if content_type != "application/json" and not content_type.endswith("+json"):
+        raise app.InvalidRequest("the body must be JSON (Content-Type: application/json)")
+    try:
+        data = json.loads(request.body or b"null")
+    except RequestDataTooBig:
+        raise app.InvalidRequest("the body is too large") from None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise app.InvalidRequest("the body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise app.InvalidRequest("the body must be a JSON object")
+    # The limit Django puts on a form's fields, for the same reason.
+    most = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+    if most is not None and len(data) > most:
+        raise app.InvalidRequest("the body has too many fields")
+    return data
+
+
+def _answer(data: Any, status: int) -> HttpResponse:
+    # Token answers and errors alike: never stored by a cache (RFC 6749 5.1).
+    return json_response(data, status=status, no_cache=True)
+
+
+def _error_response(config: Config, exc: BaseException) -> HttpResponse:
+    """Log *exc* and answer its type with its status (the server's own errors: 500)."""
+    error = exc if isinstance(exc, AuthError) else AuthError(str(exc), cause={"err": exc})
+    config.logger.error(error)
+    if isinstance(error, RateLimited):
+        return ratelimit.limited_response(max(1, error.retry_after))
+    status = _STATUS.get(error.type)
+    body: dict[str, Any] = {"error": error.type}
+    if isinstance(error, InvalidEmail):
+        status = 400
+        body["code"] = error.code
+    elif isinstance(error, app.InvalidRequest):
+        body["message"] = error.message
+    elif isinstance(error, CredentialsSignin):
+        body["code"] = error.code
+    elif isinstance(error, app.SignInRedirected):
+        body["url"] = error.url
+    elif isinstance(error, UnknownCredential):
+        body["unknownCredential"] = {"rpId": error.rp_id, "credentialId": error.credential_id}
+    if status is None:
+        # The email could not be sent, discovery failed, a misconfiguration: say
+        # which of Auth.js's types it is only when the client can act on it.
+        kind = error.type if error.type == "EmailSignInError" else "Configuration"
+        return _answer({"error": kind}, 500)
+    return _answer(body, status)
