@@ -140,3 +140,53 @@ def test_sign_in_revoke_a_device_and_disconnect_after_confirming(site, alice, op
     assert laptop.get_by_role("button", name="Connect GitHub").is_visible()
     assert not Account.objects.filter(provider="github").exists()
     assert session_of(laptop)["user"]["email"] == "alice@example.com"
+
+
+def test_a_passkey_proves_it_is_them_before_a_passkey_is_removed(settings, browser, live_server):
+    """Re-authentication with a passkey (Chromium's virtual authenticator), then the removal."""
+    from django.contrib.auth import get_user_model
+
+    from webauth.models import Authenticator
+    from webauth.providers import Passkey
+
+    from .test_passkeys_browser import SIGNIN_BUTTON, Person, register
+
+    assert live_server.url.startswith("http://localhost:"), live_server.url
+    settings.WEBAUTH = {
+        "secret": "test-secret-0123456789abcdef0123456789abcdef",
+        "adapter": "webauth.adapters.django.DjangoAdapter",
+        "session": {"strategy": "database"},
+        "experimental": {"enable_webauthn": True},
+        "providers": [
+            Passkey(
+                relying_party={"id": "localhost", "name": "tests", "origins": [live_server.url]}
+            ),
+            DjangoCredentials(),
+        ],
+    }
+    context = browser.new_context(base_url=live_server.url)
+    context.set_default_timeout(10_000)
+    try:
+        person = Person(context, "hold")
+        register(person, "pat@example.com", callback="/account/passkeys/")
+        page = person.page
+        pat = get_user_model().objects.get(email="pat@example.com")
+        # A second way in, so that the passkey may go (a new password would end the session).
+        Account.objects.create(user=pat, type="oauth", provider="github", provider_account_id="p")
+        Session.objects.update(created_at=timezone.now() - timedelta(hours=1))
+        [passkey] = Authenticator.objects.filter(user=pat)
+
+        page.goto("/account/passkeys/")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Remove").click()
+        assert path_of(page.url) == "/account/reauthenticate/?next=%2Faccount%2Fpasskeys%2F"
+        with page.expect_navigation(url="**/account/passkeys/"):
+            page.click(SIGNIN_BUTTON)  # the device answers: it is Pat
+        assert Authenticator.objects.filter(pk=passkey.pk).exists()
+
+        with page.expect_navigation():
+            page.get_by_role("button", name="Remove").click()
+        assert page.get_by_role("status").inner_text() == "The passkey was removed."
+        assert not Authenticator.objects.filter(user=pat).exists()
+    finally:
+        context.close()

@@ -369,6 +369,7 @@ def test_the_page_offers_only_the_ways_in_the_user_has(client, site, alice, sett
         'action="http://testserver/auth/signin/email"' in html and 'value="bob@example.com"' in html
     )
     assert 'id="webauth-passkey-signin"' in html
+    assert 'id="input-email-for-passkey"' not in html  # a discoverable passkey names its user
     assert "Create an account with a passkey" not in html
     assert callback_url_of(html) == "http://testserver/account/"
 

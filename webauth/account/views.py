@@ -375,7 +375,9 @@ def _ways_in(request: HttpRequest) -> dict[str, Any]:
             if has_passkey and passkey is None:
                 passkey = passkey_context(provider, state.base_url, autofill=False)
                 passkey["register"] = False
-                if passkey["field"] is not None:
+                if passkey["discoverable"]:
+                    passkey["field"] = None  # the passkey names its user: nothing to type
+                elif passkey["field"] is not None:
                     passkey["field"] = {**passkey["field"], "value": address}
             continue
         else:
