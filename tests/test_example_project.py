@@ -222,6 +222,10 @@ def test_email_sign_in_through_the_example(example_server):
     assert signed_in.status_code == 302 and signed_in.headers["Location"] == f"{base}/private/"
     assert session_of(person, base)["user"]["email"] == "reader@example.com"
     assert person.get(f"{base}/private/", allow_redirects=False).status_code == 200
+    # The nav links the account center, which is routed and shows the address.
+    assert 'href="/account/">Account</a>' in person.get(f"{base}/").text
+    account = person.get(f"{base}/account/email/", allow_redirects=False)
+    assert account.status_code == 200 and "<dd data-email>reader@example.com</dd>" in account.text
     # Signed in, the pending cookie is gone: the same form again is a page that says
     # where to finish, not a second session.
     again = person.post(urljoin(base, form["action"]), data=form["fields"])

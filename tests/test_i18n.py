@@ -26,6 +26,7 @@ from django.core import mail
 from django.test import Client
 from django.urls import reverse
 from django.utils import translation
+from freezegun import freeze_time
 
 from webauth.providers import DjangoCredentials, Email, Passkey
 from webauth.providers.catalog.github import GitHub
@@ -483,6 +484,115 @@ def test_an_api_error_in_each_language(site, settings, lang):
     response = browser(lang).get("/api/profile", HTTP_AUTHORIZATION="Bearer nope")
     assert response.status_code == 401
     assert response.json()["detail"] == PHRASES[lang]["api"]
+
+
+#: The account center in each language.
+ACCOUNT_PHRASES = {
+    "de": {
+        "index": ["Ihr Konto", ">Sitzungen<", "Verbundene Konten verwalten"],
+        "sessions": "In diesem Browser abmelden",
+        "connections": "Beim Verbinden oder Trennen werden Sie eventuell zuerst gebeten",
+        "email": "Neue E-Mail-Adresse",
+        "sent": "Wir haben einen Code an new@example.com gesendet.",
+        "subject": "Bestätigen Sie Ihre neue E-Mail-Adresse für testserver",
+        "body": "Ohne den Code ändert sich Ihre Adresse nicht.",
+        "reauth": "Bestätigen Sie, dass Sie es sind",
+    },
+    "fr": {
+        "index": ["Votre compte", "Gérer vos sessions", "Gérer vos comptes associés"],
+        "sessions": "Se déconnecter de ce navigateur",
+        "connections": "Pour associer ou dissocier un compte",
+        "email": "Nouvelle adresse e-mail",
+        "sent": "Nous avons envoyé un code à new@example.com.",
+        "subject": "Confirmez votre nouvelle adresse e-mail pour testserver",
+        "body": "votre adresse ne changera pas sans le code.",
+        "reauth": "Confirmez votre identité",
+    },
+    "es": {
+        "index": ["Tu cuenta", ">Sesiones<", "Gestionar tus cuentas conectadas"],
+        "sessions": "Cerrar sesión en este navegador",
+        "connections": "Para conectar o desconectar, puede que primero te pidamos",
+        "email": "Nueva dirección de correo electrónico",
+        "sent": "Hemos enviado un código a new@example.com.",
+        "subject": "Confirma tu nueva dirección de correo electrónico para testserver",
+        "body": "tu dirección no cambiará sin el código.",
+        "reauth": "Confirma que eres tú",
+    },
+    "pt_BR": {
+        "index": ["Sua conta", ">Sessões<", "Gerenciar suas contas conectadas"],
+        "sessions": "Sair neste navegador",
+        "connections": "Ao conectar ou desconectar, talvez seja preciso",
+        "email": "Novo endereço de e-mail",
+        "sent": "Enviamos um código para new@example.com.",
+        "subject": "Confirme seu novo endereço de e-mail para testserver",
+        "body": "seu endereço não muda sem o código.",
+        "reauth": "Confirme que é você",
+    },
+    "ja": {
+        "index": ["連携アカウントを管理", ">セッション<", "セッションを管理"],
+        "sessions": "このブラウザからサインアウト",
+        "connections": "連携や連携解除の前に、本人確認を求められることがあります。",
+        "email": "新しいメールアドレス",
+        "sent": "new@example.com にコードを送信しました。",
+        "subject": "testserver の新しいメールアドレスを確認してください",
+        "body": "コードがなければアドレスは変更されません。",
+        "reauth": "本人確認",
+    },
+    "zh_Hans": {
+        "index": ["你的账号", ">会话<", "管理你的关联账号"],
+        "sessions": "在此浏览器上退出登录",
+        "connections": "关联或解除关联前，可能需要先确认是你本人。",
+        "email": "新的电子邮件地址",
+        "sent": "我们已向 new@example.com 发送验证码。",
+        "subject": "确认你在 testserver 的新电子邮件地址",
+        "body": "没有验证码，你的地址不会更改。",
+        "reauth": "确认是你本人",
+    },
+}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_account_center_in_each_language(site, lang):
+    user = get_user_model().objects.create_user("alice", email="alice@example.com", password="x")
+    phrases = ACCOUNT_PHRASES[lang]
+    client = browser(lang)
+    with freeze_time("2031-03-04 10:00:00") as clock:
+        force_sign_in(client, user)
+        page = text_of(client.get("/account/"))
+        assert_in_language(lang, page)
+        for phrase in phrases["index"]:
+            assert phrase in page, phrase
+        assert "Manage your sessions" not in page
+        if lang != "fr":  # French says "Sessions" too
+            assert ">Sessions<" not in page
+
+        page = text_of(client.get("/account/sessions/"))
+        assert phrases["sessions"] in page
+        assert "Your sessions are kept by your browsers" not in page
+
+        page = text_of(client.get("/account/connections/"))
+        assert phrases["connections"] in page
+        assert "Connecting or disconnecting may ask you" not in page
+
+        page = text_of(client.get("/account/email/"))
+        assert phrases["email"] in page
+        assert "New email address" not in page
+
+        # Changing the address: the page's notice and the email with the code.
+        page = text_of(client.post("/account/email/", {"op": "send", "email": "new@example.com"}))
+        assert phrases["sent"] in page
+        (message,) = mail.outbox
+        assert message.subject == phrases["subject"]
+        for body in (message.body, html.unescape(message.alternatives[0][0])):
+            assert phrases["body"] in body
+            assert "your address will not change without the code" not in body
+
+        # Past the freshness window, a sensitive change asks to sign in again.
+        clock.tick(3600)
+        page = text_of(client.get("/account/reauthenticate/?next=/account/email/"))
+        assert_in_language(lang, page)
+        assert phrases["reauth"] in page
+        assert "Confirm it is you" not in page
 
 
 #: The admin's sessions list under JWT sessions: its note, and the app's name.

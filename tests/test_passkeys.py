@@ -21,7 +21,8 @@ from .test_flows_webauthn import SECRET, register
 
 pytestmark = pytest.mark.django_db
 
-urlpatterns = [*base_patterns, path("account/passkeys/", passkeys.passkeys_view)]
+# Before the base patterns: the account center (webauth.account.urls) is at account/ too.
+urlpatterns = [path("account/passkeys/", passkeys.passkeys_view), *base_patterns]
 
 
 @pytest.fixture
@@ -134,7 +135,7 @@ def test_async_twins(owner):
 
 def test_the_page_lists_and_acts(client, owner):
     page = client.get("/account/passkeys/")
-    assert page.status_code == 200 and page["Cache-Control"] == "no-store"
+    assert page.status_code == 200 and page["Cache-Control"] == "private, no-store"
     html = page.content.decode()
     assert html.count('class="webauth-passkey"') == 2
     assert 'id="webauth-passkey-register"' in html  # add another

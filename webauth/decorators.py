@@ -1,4 +1,4 @@
-"""``@auth_required`` and ``AuthRequiredMixin``: views only for signed-in users.
+"""``@auth_required``, ``@reauth_required`` and their mixins: views only for signed-in users.
 
 Built like ``login_required`` on one primitive, :func:`session_passes_test`::
 
@@ -11,6 +11,22 @@ Built like ``login_required`` on one primitive, :func:`session_passes_test`::
 A request without a session is redirected to the sign-in page with
 ``callbackUrl`` set to the page it asked for, or gets ``401`` JSON when it asked
 for JSON (``Accept: application/json``). Works on sync and async views.
+
+``@reauth_required`` (and ``ReauthRequiredMixin``) is for views that make
+sensitive changes: it requires a session that signed in at most
+``WEBAUTH["reauth_max_age"]`` seconds ago (300 by default), and sends an older
+one to the re-authentication page, which brings the user back once they have
+signed in again (:mod:`webauth.reauth`)::
+
+    from webauth.decorators import reauth_required
+
+    @reauth_required
+    def delete_account(request):
+        ...
+
+    @reauth_required(max_age=60)
+    def show_recovery_codes(request):
+        ...
 """
 
 from __future__ import annotations
@@ -24,8 +40,15 @@ from django.http import HttpRequest
 
 from .access import has_user, session_required_response
 from .helpers import get_session
+from .reauth import require_fresh
 
-__all__ = ["AuthRequiredMixin", "auth_required", "session_passes_test"]
+__all__ = [
+    "AuthRequiredMixin",
+    "ReauthRequiredMixin",
+    "auth_required",
+    "reauth_required",
+    "session_passes_test",
+]
 
 V = TypeVar("V", bound=Callable[..., Any])
 
@@ -85,4 +108,80 @@ class AuthRequiredMixin:
     async def _async_dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         if not has_user(await sync_to_async(get_session)(request)):
             return session_required_response(request, self.redirect_to)
+        return await super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+
+
+def reauth_required(
+    function: V | None = None,
+    *,
+    max_age: int | None = None,
+    redirect_to: str | None = None,
+) -> Any:
+    """Require a session that signed in at most *max_age* seconds ago.
+
+    *max_age* defaults to ``WEBAUTH["reauth_max_age"]``. Use as
+    ``@reauth_required`` or ``@reauth_required(max_age=..., redirect_to=...)``.
+    Without a session the view answers as ``@auth_required`` does; with an
+    older one the browser goes to the re-authentication page (or
+    *redirect_to*) and comes back to this URL once the user has signed in
+    again. A JSON client gets ``401 {"error": "ReauthenticationRequired"}``.
+    Every method is checked; for a view that shows a form freely and protects
+    only its ``POST``, call :func:`webauth.reauth.require_fresh` in the view.
+    """
+
+    def decorator(view: V) -> V:
+        if iscoroutinefunction(view):
+
+            @wraps(view)
+            async def _async_view(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+                refused = await sync_to_async(require_fresh)(
+                    request, max_age=max_age, redirect_to=redirect_to
+                )
+                if refused is not None:
+                    return refused
+                return await view(request, *args, **kwargs)
+
+            return _async_view  # type: ignore[return-value]
+
+        @wraps(view)
+        def _view(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+            refused = require_fresh(request, max_age=max_age, redirect_to=redirect_to)
+            if refused is not None:
+                return refused
+            return view(request, *args, **kwargs)
+
+        return _view  # type: ignore[return-value]
+
+    if function is not None:
+        return decorator(function)
+    return decorator
+
+
+class ReauthRequiredMixin:
+    """Class-based-view twin of :func:`reauth_required`.
+
+    Set ``reauth_max_age`` (seconds; default ``WEBAUTH["reauth_max_age"]``) and
+    ``reauth_redirect_to`` to customise.
+    """
+
+    reauth_max_age: int | None = None
+    reauth_redirect_to: str | None = None
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        if getattr(self, "view_is_async", False):
+            # An async view's dispatch must return an awaitable, refusal included.
+            return self._async_dispatch(request, *args, **kwargs)
+        refused = require_fresh(
+            request, max_age=self.reauth_max_age, redirect_to=self.reauth_redirect_to
+        )
+        if refused is not None:
+            return refused
+        return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+
+    async def _async_dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        refused = await sync_to_async(require_fresh)(
+            request, max_age=self.reauth_max_age, redirect_to=self.reauth_redirect_to
+        )
+        if refused is not None:
+            return refused
         return await super().dispatch(request, *args, **kwargs)  # type: ignore[misc]

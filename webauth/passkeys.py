@@ -18,12 +18,15 @@ stored ones (:attr:`UserPasskey.id`). Everything goes through the adapter
 to sign in. Each function has an ``a``-prefixed twin for async views.
 
 :func:`passkeys_view` is a ready page (list, rename, remove, add) that a
-project routes itself; its forms are protected by Django's CSRF middleware.
+project routes itself, and the account center's passkeys page
+(:mod:`webauth.account`); its forms are protected by Django's CSRF middleware,
+and removing a passkey there needs a fresh sign-in (:mod:`webauth.reauth`).
 """
 
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -31,15 +34,16 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
-from django.shortcuts import render
+from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from .access import session_required_response
 from .conf import get_config
 from .errors import LastSignInMethod
-from .pages import theme_context
+from .pages import render_page
+from .reauth import require_fresh, safe_next
+from .state import get_state
 from .types import AdapterAuthenticator, as_authenticator
 from .utils import user_id
 
@@ -169,41 +173,70 @@ async def aremove_passkey(request: HttpRequest, credential_id: str) -> bool:
     return await sync_to_async(remove_passkey)(request, credential_id)
 
 
-@require_http_methods(["GET", "POST"])
-def passkeys_view(request: HttpRequest) -> HttpResponseBase:
+@require_http_methods(["GET", "HEAD", "POST"])
+def passkeys_view(
+    request: HttpRequest,
+    template_name: str = "webauth/passkeys.html",
+    extra_context: Mapping[str, Any] | None = None,
+) -> HttpResponseBase:
     """A page listing the signed-in user's passkeys, with rename, remove and add.
 
-    Route it yourself, e.g. ``path("account/passkeys/", passkeys_view)``. A
-    visitor gets what ``auth_required`` gives (the sign-in page, or 401 JSON).
-    ``POST`` takes ``op`` (``rename`` or ``remove``), ``credential_id`` and
-    ``name`` (Django's CSRF middleware checks the form). With
+    Route it yourself, e.g. ``path("account/passkeys/", passkeys_view)``, or use
+    the account center's (``webauth.account.urls``), which is this view in its
+    frame. A visitor gets what ``auth_required`` gives (the sign-in page, or
+    401 JSON). ``POST`` takes ``op`` (``rename`` or ``remove``),
+    ``credential_id``, ``name`` and optionally ``next``, a page of this site to
+    go back to (Django's CSRF middleware checks the form). Removing needs a
+    fresh sign-in (``reauth_required``'s rule): an older session goes to the
+    re-authentication page first, and comes back. With
     ``django.contrib.messages`` the outcome is a message and the page is
-    reloaded (post/redirect/get); without it a refusal is shown on the page
-    (status 400). Template: ``webauth/passkeys.html`` (context: ``passkeys``,
-    ``error``, and ``theme`` as the other built-in pages have it).
+    reloaded (post/redirect/get); without it the outcome is shown on the page
+    (status 400 for a refusal). Template: *template_name* (context:
+    ``passkeys``, ``error``, ``notice``, ``last_way_in``: whether removing the
+    only one would be refused, ``theme``, and *extra_context*). Every answer has
+    ``Cache-Control: private, no-store``.
     """
     if not getattr(request.user, "is_authenticated", False):
         return session_required_response(request)
-    error = ""
+    error = notice = ""
     if request.method == "POST":
+        back = safe_next(request, request.POST.get("next"), request.get_full_path())
+        if request.POST.get("op") == "remove":
+            refused = require_fresh(request, next_url=back)
+            if refused is not None:
+                return refused
         done, note = _apply(request)
         if hasattr(request, "_messages"):
-            messages.add_message(request, messages.SUCCESS if done else messages.ERROR, note)
-            return HttpResponseRedirect(request.get_full_path())
+            level = messages.SUCCESS if done else messages.ERROR
+            messages.add_message(request, level, note, extra_tags="webauth-account")
+            return _no_store(HttpResponseRedirect(back))
         if done:
-            return HttpResponseRedirect(request.get_full_path())
-        error = note
-    response: HttpResponse = render(
-        request,
-        "webauth/passkeys.html",
+            notice = note
+        else:
+            error = note
+    state = get_state(request)
+    storage = state.config.storage
+    last_way_in = storage.has("count_sign_in_methods") and (
+        int(storage("count_sign_in_methods", _user_id(request))) <= 1
+    )
+    response = render_page(
+        state,
+        template_name,
         {
+            **(extra_context or {}),
             "passkeys": list_passkeys(request),
             "error": error,
-            "theme": theme_context(get_config()),  # base.html's colour scheme and colours
+            "notice": notice,
+            "last_way_in": last_way_in,
         },
+        config=state.config,
         status=400 if error else 200,
     )
-    response["Cache-Control"] = "no-store"
+    return _no_store(response)
+
+
+def _no_store(response: HttpResponseBase) -> HttpResponseBase:
+    response["Cache-Control"] = "private, no-store"  # one user's list, with CSRF tokens
     return response
 
 

@@ -60,6 +60,7 @@ __all__ = [
     "rebind_jwt",
     "reissue_jwt",
     "session_auth_hash",
+    "signed_in_at",
 ]
 
 _UNSET: Any = object()
@@ -547,8 +548,14 @@ def new_jwt_session(
     account: Mapping[str, Any] | None,
     profile: Any = None,
     is_new_user: bool = False,
+    since: float | None = None,
 ) -> SessionResult:
-    """Create the JWT for a fresh sign-in (``jwt`` callback with trigger signIn/signUp)."""
+    """Create the JWT for a fresh sign-in (``jwt`` callback with trigger signIn/signUp).
+
+    *since* is the sign-in time to record when it is not now: a sign-in that
+    only linked a new account to the user already signed in carries on that
+    session's time (see :func:`webauth.flows.signin.finish`).
+    """
     default = {
         "name": user_dict.get("name"),
         "email": user_dict.get("email"),
@@ -567,7 +574,7 @@ def new_jwt_session(
     if token is None:
         return SessionResult(clear=True)
     now = time.time()
-    token = {**token, **binding_claims(user, now)}
+    token = {**token, **binding_claims(user, now if since is None else min(since, now))}
     jwt_max_age, expires_ts = jwt_lifetime(config, token, now)
     return SessionResult(
         token=token,
@@ -766,22 +773,25 @@ def new_database_session(
     ip_address: str | None = None,
     replaces: str | None = None,
     user: Any = None,
+    since: float | None = None,
 ) -> SessionResult:
     """Create a database session for a fresh sign-in.
 
     ``replaces`` is the request's previous session token, deleted so that a
     sign-in always starts a new session (no session fixation). ``user`` (the
     model instance or ``AdapterUser``) gives the session its auth hash: it ends
-    when the password changes.
+    when the password changes. ``since`` is the sign-in time to record
+    (``created_at``) when it is not now: see :func:`new_jwt_session`.
     """
     caller = config.adapter_caller
     caller.require("create_session")
     generate = config.session.generate_session_token
     token = str(generate()) if generate is not None else secrets.token_urlsafe(32)
     now = datetime.now(UTC)
+    signed_in = now if since is None else min(datetime.fromtimestamp(since, UTC), now)
     expires = now + timedelta(seconds=config.session.max_age)
     if config.session.absolute_max_age is not None:
-        expires = min(expires, now + timedelta(seconds=config.session.absolute_max_age))
+        expires = min(expires, signed_in + timedelta(seconds=config.session.absolute_max_age))
     if replaces:
         caller("delete_session", replaces)
     record = AdapterSession(
@@ -790,7 +800,7 @@ def new_database_session(
         expires=expires,
         user_agent=(user_agent or "")[:512] or None,
         ip_address=ip_address,
-        created_at=now,
+        created_at=signed_in,
         auth_hash=session_auth_hash(user) if user is not None else None,
     )
     created = as_session(caller("create_session", record))
@@ -821,6 +831,30 @@ def rebind_database_session(config: Config, session_token: str | None, user: Any
         {"session_token": session_token, "user_id": stored.user_id, "auth_hash": new_hash},
     )
     return updated is not None
+
+
+def signed_in_at(config: Config, raw: str | None, salt: str) -> float | None:
+    """When the session of cookie value *raw* signed in (a POSIX time), if it says.
+
+    The JWT's ``webauth_auth_time`` claim as the token carries it, or the
+    database session's ``created_at``, read through the adapter. ``None`` for no
+    session, an unreadable one, or one that does not record it (a token an
+    Auth.js app made, an adapter that returns no ``created_at``). Only the time
+    is read: whether the session is still valid is the caller's concern.
+    """
+    if not raw:
+        return None
+    if config.session.strategy == "database":
+        try:
+            pair = as_session_and_user(config.adapter_caller("get_session_and_user", raw))
+        except AuthError:  # a failing adapter (logged): the time is unknown
+            return None
+        return _timestamp(pair[0].created_at) if pair is not None else None
+    try:
+        token = decode_token(config, raw, salt)
+    except Exception:  # a custom jwt.decode may raise for a bad token
+        return None
+    return _auth_time(token) if token is not None else None
 
 
 def current_user(config: Config, raw: str | None, salt: str) -> AdapterUser | None:

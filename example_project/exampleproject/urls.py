@@ -13,6 +13,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # webauth: /auth/signin, /auth/signout, /auth/session, /auth/csrf, /auth/callback/...
     path("auth/", include("webauth.urls")),
+    # webauth's account center: sessions, connections, passkeys, email address, and the
+    # page that asks for a new sign-in before a sensitive change (docs/account.md).
+    path("account/", include("webauth.account.urls")),
     # The bundled Example IdP (not needed to use webauth).
     path(
         "idp/login/",

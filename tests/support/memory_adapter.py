@@ -266,6 +266,13 @@ class MemoryAdapter:
                 del self.sessions[key]
             return True
 
+    async def forget_unproven_email(self, user_id):
+        with self._passkeys:
+            if user_id not in self.unproven:
+                return False
+            self.unproven.discard(user_id)
+            return True
+
     async def get_user_by_handle(self, handle):
         owner = next((u for u, h in self.handles.items() if h == handle), None)
         return self.users.get(owner) if owner is not None else None

@@ -10,8 +10,9 @@ each colour scheme and size.
 The site is the test project (tests/support/settings.py, urls.py) served on
 ``http://localhost:<port>``: every provider kind on the sign-in page (a password,
 an email link or code, a passkey, OpenID Connect and OAuth buttons), the
-passkeys page at ``/passkeys/``. Emails go to Django's ``locmem`` backend, read
-back from ``django.core.mail.outbox`` (the server runs in the caller's process).
+passkeys page at ``/passkeys/``, the account center at ``/account/``. Emails go
+to Django's ``locmem`` backend, read back from ``django.core.mail.outbox`` (the
+server runs in the caller's process).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def idp_issuer(base_url: str) -> str:
     return idp_origin(base_url) + "/idp"
 
 
-def site_settings(base_url: str, *, catalog: bool = False) -> dict[str, Any]:
+def site_settings(base_url: str, *, catalog: bool = False, strategy: str = "jwt") -> dict[str, Any]:
     """``WEBAUTH`` with every provider kind; *catalog*: also every built-in OAuth provider."""
     from webauth.providers import Email, Passkey
     from webauth.providers.catalog import CATALOG, provider_class
@@ -77,7 +78,7 @@ def site_settings(base_url: str, *, catalog: bool = False) -> dict[str, Any]:
     return {
         "secret": SECRET,
         "adapter": "webauth.adapters.django.DjangoAdapter",
-        "session": {"strategy": "jwt"},
+        "session": {"strategy": strategy},
         "experimental": {"enable_webauthn": True},
         "providers": providers,
     }
@@ -171,6 +172,8 @@ class Stop:
     about: str
     open: Callable[[Tour], Any]
     catalog: bool = False  # the sign-in page with every built-in OAuth provider
+    strategy: str = "jwt"  # the session strategy (the account center's sessions page lists
+    # database sessions)
 
 
 def _goto(path: str) -> Callable[[Tour], Any]:
@@ -241,6 +244,103 @@ def _passkeys_after_rename(tour: Tour) -> Any:
     return page
 
 
+# -- the account center (webauth.account, routed at /account/) ---------------------------------
+
+
+def _signed_in_long_ago(tour: Tour, username: str) -> Any:
+    """The page, signed in as *username* an hour ago (by cookie: such a user may have no
+    password): the session is no longer fresh for re-authentication."""
+    import time
+
+    from django.contrib.auth import get_user_model
+
+    from webauth.sessions import AUTH_TIME_CLAIM
+    from webauth.test import session_cookie_for
+
+    page = tour.page()
+    user = get_user_model().objects.get(username=username)
+    name, value = session_cookie_for(user, claims={AUTH_TIME_CLAIM: int(time.time()) - 3600})
+    page.context.add_cookies([{"name": name, "value": value, "url": tour.base_url}])
+    return page
+
+
+def _account_at(path: str, username: str = "alice") -> Callable[[Tour], Any]:
+    def open(tour: Tour) -> Any:
+        page = tour.signed_in(username)
+        page.goto(path)
+        return page
+
+    return open
+
+
+def _account_sessions(tour: Tour) -> Any:
+    # Two devices: a first sign-in whose browser then forgets its cookie, and this one.
+    tour.signed_in("alice")
+    page = tour.signed_in("alice")
+    page.goto("/account/sessions/")
+    assert page.locator(".webauth-account-item").count() >= 2  # and more at the next stop
+    return page
+
+
+def _account_session_revoked(tour: Tour) -> Any:
+    page = _account_sessions(tour)
+    with page.expect_navigation():
+        page.locator("form button[aria-label^='Sign out']").first.click()
+    assert page.get_by_role("status").inner_text() == "That device was signed out."
+    return page
+
+
+def _account_connections(tour: Tour) -> Any:
+    from django.contrib.auth import get_user_model
+
+    from webauth.models import Account
+
+    bob = get_user_model().objects.get(username="bob")
+    Account.objects.get_or_create(
+        user=bob, type="oidc", provider="example", provider_account_id="bob-at-idp"
+    )
+    page = tour.signed_in("bob")
+    page.goto("/account/connections/")
+    return page
+
+
+def _account_last_way_in(tour: Tour) -> Any:
+    from django.contrib.auth import get_user_model
+
+    from webauth.models import Account
+
+    # Carol signs in only through the OpenID provider: her one way in stays.
+    users = get_user_model().objects
+    carol = users.filter(username="carol").first() or users.create_user(
+        "carol",
+        email="carol@example.com",  # no password: an unusable one
+    )
+    Account.objects.get_or_create(
+        user=carol, type="oidc", provider="example", provider_account_id="carol-at-idp"
+    )
+    page = _signed_in_long_ago(tour, "carol")
+    page.goto("/account/connections/")
+    assert page.get_by_role("button", name="Disconnect Example IdP").is_disabled()
+    return page
+
+
+def _account_email_code(tour: Tour) -> Any:
+    page = tour.signed_in("alice")
+    page.goto("/account/email/")
+    page.fill("#webauth-email-change-address", "alice.new@example.com")
+    with page.expect_navigation():
+        page.press("#webauth-email-change-address", "Enter")
+    assert page.locator("#webauth-email-change-code").is_visible()
+    return page
+
+
+def _account_reauthenticate(tour: Tour) -> Any:
+    page = _signed_in_long_ago(tour, "bob")
+    page.goto("/account/reauthenticate/?next=/account/connections/")
+    assert page.locator("h1").inner_text() == "Confirm it is you"
+    return page
+
+
 def stops() -> Iterator[Stop]:
     """Every built-in page in every state a person sees it in (error pages: every type)."""
     from webauth.pages import ERROR_PAGES
@@ -282,9 +382,45 @@ def stops() -> Iterator[Stop]:
     yield Stop("passkeys-empty", "passkeys page, no passkeys yet", _signed_in_at("/passkeys/"))
     yield Stop("passkeys", "passkeys page with two passkeys", _signed_in_at("/passkeys/", "bob"))
     yield Stop("passkeys-renamed", "passkeys page after a rename", _passkeys_after_rename)
+    yield Stop("account", "account center: overview", _account_at("/account/"))
+    yield Stop(
+        "account-sessions-jwt",
+        "account center: sessions under the JWT strategy",
+        _account_at("/account/sessions/"),
+    )
+    yield Stop(
+        "account-sessions",
+        "account center: two devices (database sessions)",
+        _account_sessions,
+        strategy="database",
+    )
+    yield Stop(
+        "account-session-revoked",
+        "account center: after signing the other device out",
+        _account_session_revoked,
+        strategy="database",
+    )
+    yield Stop("account-connections", "account center: a connected provider", _account_connections)
+    yield Stop(
+        "account-connections-last",
+        "account center: the last way in, its button disabled",
+        _account_last_way_in,
+    )
+    yield Stop(
+        "account-passkeys", "account center: two passkeys", _account_at("/account/passkeys/", "bob")
+    )
+    yield Stop("account-email", "account center: the email address", _account_at("/account/email/"))
+    yield Stop(
+        "account-email-code", "account center: the code sent to a new address", _account_email_code
+    )
+    yield Stop(
+        "account-reauthenticate",
+        "re-authentication: every way in bob has",
+        _account_reauthenticate,
+    )
 
 
 def visit(tour: Tour, stop: Stop) -> Any:
     """Configure the site for *stop*, open its page; the Playwright page."""
-    tour.configure(site_settings(tour.base_url, catalog=stop.catalog))
+    tour.configure(site_settings(tour.base_url, catalog=stop.catalog, strategy=stop.strategy))
     return stop.open(tour)

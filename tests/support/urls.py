@@ -32,5 +32,6 @@ urlpatterns = [
     path("session-async/", views.session_async, name="session-async"),
     path("private-cbv-async/", views.PrivateAsyncView.as_view(), name="private-cbv-async"),
     path("passkeys/", passkeys_view, name="passkeys"),
+    path("account/", include("webauth.account.urls")),
     path("passkey-signin/", views.passkey_signin, name="passkey-signin"),
 ]

@@ -94,6 +94,7 @@ EXTENSION_METHODS: tuple[str, ...] = (
     "get_user_by_handle",
     "mark_email_unproven",
     "prove_email",
+    "forget_unproven_email",
     "rename_authenticator",
     "delete_authenticator",
     "update_authenticator_backup_state",
@@ -393,6 +394,15 @@ class Adapter(Protocol):
         account the address was just proven with, if any), a usable password,
         and the user's sessions; then return ``True``. Of concurrent callers at
         most one gets ``True``.
+        """
+
+    def forget_unproven_email(self, user_id: str) -> bool:
+        """The user no longer has the unproven address: take the mark away, nothing else.
+
+        Their address was changed to one its holder proved (the account
+        center's email change); the address nobody proved is no longer the
+        user's, so nothing on the user is a stranger's claim to it. Return
+        whether there was a mark.
         """
 
     def rename_authenticator(

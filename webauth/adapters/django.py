@@ -1211,6 +1211,11 @@ class DjangoAdapter:
                 user.save(update_fields=["password"])
         return True
 
+    def forget_unproven_email(self, user_id: str) -> bool:
+        """Delete the user's unproven mark, if any (one indexed ``DELETE``)."""
+        alias = self._write_db(UnprovenEmail)
+        return bool(UnprovenEmail.objects.using(alias).filter(user_id=user_id).delete()[0])
+
     def get_user_by_handle(self, handle: str) -> AdapterUser | None:
         """The user with this handle (one joined query; the handle compared exactly)."""
         if not isinstance(handle, str) or not handle:

@@ -21,6 +21,7 @@ __all__ = [
     "COOKIE_KEYS",
     "DEFAULT_MAX_AGE",
     "DEFAULT_RATE_LIMITS",
+    "DEFAULT_REAUTH_MAX_AGE",
     "DEFAULT_UPDATE_AGE",
     "RATE_SCOPES",
     "CallbacksOptions",
@@ -36,6 +37,10 @@ __all__ = [
 ]
 
 DEFAULT_UPDATE_AGE = 24 * 60 * 60
+
+#: ``reauth_max_age``: how long after signing in a session may make sensitive
+#: changes (``reauth_required``) without proving who it is again.
+DEFAULT_REAUTH_MAX_AGE = 5 * 60
 
 #: The cookies of ``WEBAUTH["cookies"]``, by their snake_case Auth.js keys.
 COOKIE_KEYS = frozenset(
@@ -235,6 +240,7 @@ class Config:
     trusted_proxies: TrustedProxies = field(default_factory=TrustedProxies)
     bearer: bool = False
     app_redirect_uris: tuple[str, ...] = ()
+    reauth_max_age: int = DEFAULT_REAUTH_MAX_AGE
     _providers_by_id: dict[str, Provider] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -23,6 +23,7 @@ from ..utils import did_you_mean, resolve
 from .options import (
     COOKIE_KEYS,
     DEFAULT_RATE_LIMITS,
+    DEFAULT_REAUTH_MAX_AGE,
     DEFAULT_UPDATE_AGE,
     CallbacksOptions,
     CookieOverride,
@@ -52,6 +53,7 @@ __all__ = [
     "provider",
     "providers",
     "rate_limits",
+    "reauth_max_age",
     "secret",
     "session",
     "theme",
@@ -88,6 +90,7 @@ TOP_LEVEL_KEYS = frozenset(
         "trusted_proxies",
         "bearer",
         "app_redirect_uris",
+        "reauth_max_age",
     }
 )
 
@@ -286,6 +289,21 @@ def absolute_max_age(value: Any) -> int | None:
             "Use e.g. 30 * 24 * 3600 to end every session 30 days after its sign-in, "
             "or None for no limit.",
             ABSOLUTE_MAX_AGE_CHECK,
+        )
+    return value
+
+
+def reauth_max_age(value: Any) -> int:
+    """``reauth_max_age``: seconds after a sign-in during which sensitive changes need no
+    new proof (``webauth.decorators.reauth_required``); a positive whole number."""
+    if value is None:
+        return DEFAULT_REAUTH_MAX_AGE
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise config_error(
+            "reauth_max_age",
+            f"must be a positive number of seconds, got {value!r}",
+            "Use e.g. 300 (the default): a sensitive change asks the user to sign in "
+            "again when their sign-in is older than that.",
         )
     return value
 

@@ -54,6 +54,8 @@ class LoginResult:
     user: AdapterUser
     account: AdapterAccount
     is_new_user: bool
+    #: The account was linked to the user the request was signed in as.
+    linked_to_session: bool = False
 
 
 def current_user(state: AuthState) -> AdapterUser | None:
@@ -107,7 +109,9 @@ def login_or_register(
         account.user_id = signed_in.id
         linked = as_account(caller("link_account", account)) or account
         emit(config, "link_account", **signal, user=signed_in, account=linked, profile=user_data)
-        return LoginResult(user=signed_in, account=linked, is_new_user=False)
+        return LoginResult(
+            user=signed_in, account=linked, is_new_user=False, linked_to_session=True
+        )
 
     email = user_data.get("email")
     existing = as_user(caller("get_user_by_email", email)) if email else None

@@ -300,6 +300,7 @@ class OAuthAttempt(Attempt):
             account=result.account.to_wire(),
             profile=self.profile,
             is_new_user=result.is_new_user,
+            linked_to_session=result.linked_to_session,
         )
 
 

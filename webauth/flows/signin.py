@@ -15,7 +15,12 @@ order (its ``handleAuthorized``, ``handleLoginOrRegister`` and session step):
    and ``django.contrib.auth``'s ``user_logged_in`` signal is sent for a
    Django user;
 4. a new session, JWT or database (a database session replaces the one the
-   request had, so a sign-in never keeps a planted session);
+   request had, so a sign-in never keeps a planted session). Its sign-in time
+   is now, unless the sign-in only linked a new way in (an OAuth account, a
+   passkey) to the user already signed in: proving an account of one's own
+   is no proof of being that user, so the session keeps the time of the sign-in
+   it continues (``reauth_required`` and ``session.absolute_max_age`` count
+   from it);
 5. the ``sign_in`` event; then the session cookie and the redirect to the
    callback URL (or to ``pages.new_user`` for a new user).
 
@@ -47,7 +52,7 @@ from ..callbacks import run_sign_in
 from ..errors import AccessDenied, AuthError, MissingAdapter
 from ..events import emit
 from ..responses import redirect
-from ..sessions import SessionResult, new_database_session, new_jwt_session
+from ..sessions import SessionResult, new_database_session, new_jwt_session, signed_in_at
 from ..types import AdapterUser
 
 if TYPE_CHECKING:
@@ -86,6 +91,9 @@ class SignedIn:
     account: Mapping[str, Any] | None
     profile: Any = None
     is_new_user: bool = False
+    #: Whether the sign-in only linked a new way in to the user the request was
+    #: signed in as (the new session keeps that session's sign-in time).
+    linked_to_session: bool = False
 
 
 class Attempt(ABC):
@@ -257,6 +265,12 @@ def _django_logged_in(state: AuthState, user: Any) -> None:
 
 def _new_session(state: AuthState, signed_in: SignedIn) -> SessionResult:
     config = state.config
+    since = None
+    if signed_in.linked_to_session:
+        # Linking proved an account of the person's own, not that they are the
+        # user: the session carries on from its sign-in (else anyone holding a
+        # stale session would make it fresh by linking an account of theirs).
+        since = signed_in_at(config, state.session_token, state.cookies["session_token"].name)
     if config.session.strategy == "database":
         # Unlike Auth.js, credentials sign-ins get database sessions too.
         meta = state.request.META
@@ -267,6 +281,7 @@ def _new_session(state: AuthState, signed_in: SignedIn) -> SessionResult:
             ip_address=meta.get("REMOTE_ADDR") or None,
             replaces=state.session_token,
             user=signed_in.user,
+            since=since,
         )
     return new_jwt_session(
         config,
@@ -276,6 +291,7 @@ def _new_session(state: AuthState, signed_in: SignedIn) -> SessionResult:
         account=signed_in.account,
         profile=signed_in.profile,
         is_new_user=signed_in.is_new_user,
+        since=since,
     )
 
 

@@ -815,12 +815,14 @@ class WebAuthnAttempt(Attempt):
                     storage(*undo)
             raise
         self.user = user
-        return self._signed_in(user, is_new_user=is_new_user)
+        # A passkey added to the signed-in user proves no more than that session did.
+        return self._signed_in(user, is_new_user=is_new_user, linked=not is_new_user)
 
-    def _signed_in(self, user: AdapterUser, *, is_new_user: bool) -> SignedIn:
+    def _signed_in(self, user: AdapterUser, *, is_new_user: bool, linked: bool = False) -> SignedIn:
         return SignedIn(
             user=user,
             user_dict={"id": user.id, "name": user.name, "email": user.email, "image": user.image},
             account=_account(self.provider_id, self.account.provider_account_id, user.id),
             is_new_user=is_new_user,
+            linked_to_session=linked,
         )

@@ -16,10 +16,20 @@ shown only to a signed-in user who has no passkey yet (place it where users
 land after a password or email sign-in). Each takes ``provider="<id>"`` (default:
 the first WebAuthn provider) and ``callback_url``, and renders nothing when
 no WebAuthn provider is enabled. They load ``static/webauth/passkeys.js``.
+
+The account center's sections, for a project's own account page (each renders
+nothing for a visitor, and needs ``webauth.account.urls`` routed: its forms
+post there and come back to the page, with the outcome as a
+``django.contrib.messages`` message): ``{% webauth_account_sessions %}`` (the
+devices signed in, or what JWT sessions are), ``{% webauth_account_connections %}``
+(connect and disconnect providers), ``{% webauth_account_passkeys %}`` (list,
+rename, remove, add) and ``{% webauth_account_email %}`` (the address, its
+verification, changing it). Each renders ``webauth/account/includes/<section>.html``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django import template
@@ -29,6 +39,8 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 
+from ..access import has_user
+from ..account import sections as account
 from ..conf import get_config
 from ..flows import flow_for
 from ..flows.accounts import current_user
@@ -196,3 +208,50 @@ def webauth_passkey_offer(
     return _register_button(
         context, "webauth_passkey_offer", provider, callback_url, label, offer=True
     )
+
+
+def _account_section(
+    context: Any, tag: str, name: str, build: Callable[[HttpRequest], dict[str, Any]]
+) -> SafeString:
+    """One account-center section for the signed-in user; nothing for a visitor."""
+    request = _request(context, tag)
+    if not has_user(get_state(request).session) or not request.user.is_authenticated:
+        return mark_safe("")
+    try:
+        action = account.section_url(name)
+    except account.AccountNotRouted as exc:
+        raise template.TemplateSyntaxError(f"{{% {tag} %}}: {exc}") from None
+    section = {**build(request), "action": action, "next": request.get_full_path()}
+    return mark_safe(
+        render_to_string(f"webauth/account/includes/{name}.html", section, request=request)
+    )
+
+
+@register.simple_tag(takes_context=True)
+def webauth_account_sessions(context: Any) -> SafeString:
+    """The signed-in user's sessions: sign one out, or every other (database strategy)."""
+    return _account_section(
+        context, "webauth_account_sessions", "sessions", account.sessions_context
+    )
+
+
+@register.simple_tag(takes_context=True)
+def webauth_account_connections(context: Any) -> SafeString:
+    """The OAuth providers: connect, disconnect (never the last way in)."""
+    return _account_section(
+        context, "webauth_account_connections", "connections", account.connections_context
+    )
+
+
+@register.simple_tag(takes_context=True)
+def webauth_account_passkeys(context: Any) -> SafeString:
+    """The signed-in user's passkeys: rename, remove (never the last way in), add."""
+    return _account_section(
+        context, "webauth_account_passkeys", "passkeys", account.passkeys_context
+    )
+
+
+@register.simple_tag(takes_context=True)
+def webauth_account_email(context: Any) -> SafeString:
+    """The signed-in user's address, whether it is verified, and changing it."""
+    return _account_section(context, "webauth_account_email", "email", account.email_context)

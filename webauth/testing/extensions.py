@@ -22,7 +22,8 @@ sign-in (``update_account``), :func:`webauth.get_access_token`
 (``replace_verification_token``, ``use_verification_code``, beside Auth.js's
 ``use_verification_token``) and passkeys (``create_webauthn_challenge``,
 ``use_webauthn_challenge``, ``get_user_handle``, ``get_user_by_handle``,
-``rename_authenticator``, ``delete_authenticator``, and the stricter
+``rename_authenticator``, ``delete_authenticator``, ``mark_email_unproven``,
+``prove_email``, ``forget_unproven_email``, and the stricter
 ``update_authenticator_counter`` that refuses a counter that does not go up);
 and the session route's check of a JWT's user without loading it
 (``get_user_session_check``). The suite calls them as webauth does, so sync and
@@ -912,6 +913,22 @@ class AdapterExtensionsSuite(AdapterHelpers):
         prove = partial(self.run, adapter, "prove_email", user.id, "email", user.email)
         results = race([prove] * 20)
         assert results.count(True) == 1 and results.count(False) == 19
+
+    def test_forgetting_the_mark_keeps_every_way_in(self, adapter: Any) -> None:
+        user = self.new_user(adapter)
+        assert self.run(adapter, "forget_unproven_email", user.id) is False
+        self.run(adapter, "mark_email_unproven", user.id)
+        passkey = self.pair(adapter, user)
+        account = self.link(adapter, user, "github")
+        session = self.new_session(adapter, user)
+        assert self.run(adapter, "forget_unproven_email", user.id) is True
+        assert self.run(adapter, "forget_unproven_email", user.id) is False
+        assert self.run(adapter, "get_authenticator", passkey.credential_id) is not None
+        assert self.run(adapter, "get_account", account.provider_account_id, "github") is not None
+        assert self.run(adapter, "get_session_and_user", session.session_token) is not None
+        # Without the mark, proving the address later removes nothing.
+        assert self.run(adapter, "prove_email", user.id, "email", user.email) is False
+        assert self.run(adapter, "get_authenticator", passkey.credential_id) is not None
 
     # -- checking a session's user ------------------------------------------------------------
     def session_check(self, adapter: Any, user_id: str) -> UserSessionCheck | None:

@@ -1,0 +1,207 @@
+"""What each part of the account center shows: one function per section.
+
+The pages (:mod:`webauth.account.views`) and the template tags
+(``{% webauth_account_sessions %}``...) render the same section templates
+(``webauth/account/includes/<section>.html``) from these contexts, so a
+project's own page and the built-in one show the same thing. Each takes the
+request of a signed-in user and reads through the adapter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from django.urls import NoReverseMatch, reverse
+from django.utils.translation import gettext as _
+
+from ..adapters.base import FLOW_METHODS
+from ..conf import Config, get_config
+from ..linked_accounts import linked_accounts, sign_in_methods
+from ..pages import usable_providers
+from ..passkeys import list_passkeys
+from ..state import get_state
+from ..types import as_user
+from ..user_sessions import list_sessions
+from ..utils import user_id
+from .email import change_provider
+
+__all__ = [
+    "NAMESPACE",
+    "OAUTH_TYPES",
+    "SECTIONS",
+    "AccountNotRouted",
+    "connections_context",
+    "describe_device",
+    "email_context",
+    "passkeys_context",
+    "section_url",
+    "sessions_context",
+]
+
+#: The URL namespace of ``webauth.account.urls``.
+NAMESPACE = "webauth_account"
+
+#: The sections, in the order of the account center's menu.
+SECTIONS = ("sessions", "connections", "passkeys", "email")
+
+#: The provider types that connect as linked accounts.
+OAUTH_TYPES = ("oauth", "oidc")
+
+
+class AccountNotRouted(LookupError):
+    """The account center's URLs are not routed (``include("webauth.account.urls")``)."""
+
+
+def section_url(name: str) -> str:
+    """The URL of an account center page (``index``, ``sessions``, ..., ``reauthenticate``)."""
+    try:
+        return reverse(f"{NAMESPACE}:{name}")
+    except NoReverseMatch:
+        raise AccountNotRouted(
+            "The account center's URLs are not routed: add "
+            'path("account/", include("webauth.account.urls")) to your urlpatterns.'
+        ) from None
+
+
+# Browsers' and systems' marks in a User-Agent, the most specific first (Chrome's
+# names Safari too, Edge's names Chrome, an iPhone's names Mac OS X, Android's Linux).
+_BROWSERS = (
+    ("Edg/", "Edge"),
+    ("OPR/", "Opera"),
+    ("Firefox/", "Firefox"),
+    ("Chrome/", "Chrome"),
+    ("Chromium/", "Chromium"),
+    ("Safari/", "Safari"),
+)
+_SYSTEMS = (
+    ("iPhone", "iPhone"),
+    ("iPad", "iPad"),
+    ("Android", "Android"),
+    ("Windows", "Windows"),
+    ("CrOS", "ChromeOS"),
+    ("Mac OS X", "macOS"),
+    ("Linux", "Linux"),
+)
+
+
+def describe_device(user_agent: str | None) -> str:
+    """A session's device as a person recognises it: "Firefox on Windows".
+
+    Only the well-known marks are read; anything else is shown as it came
+    (cut to 60 characters), or "Unknown device".
+    """
+    text = user_agent or ""
+    browser = next((name for mark, name in _BROWSERS if mark in text), None)
+    system = next((name for mark, name in _SYSTEMS if mark in text), None)
+    if browser and system:
+        return _("%(browser)s on %(system)s") % {"browser": browser, "system": system}
+    if browser or system:
+        return str(browser or system)
+    text = " ".join(text.split())
+    return text[:60] if text else _("Unknown device")
+
+
+def _has(config: Config, feature: str) -> bool:
+    storage = config.storage
+    return all(storage.has(m) for m in FLOW_METHODS[feature])
+
+
+def sessions_context(request: HttpRequest) -> dict[str, Any]:
+    """The signed-in user's sessions (database strategy) or what JWT sessions are."""
+    state = get_state(request)
+    config = state.config
+    database = config.session.strategy == "database"
+    context: dict[str, Any] = {
+        "database": database,
+        "manageable": database and _has(config, "session_management"),
+        "signout_url": state.page_url("signout", raw=True),
+        "sessions": [],
+    }
+    if context["manageable"]:
+        context["sessions"] = [
+            {
+                "id": s.id,
+                "device": describe_device(s.user_agent),
+                "user_agent": s.user_agent,
+                "ip_address": s.ip_address,
+                "created_at": s.created_at,
+                "last_active": s.last_extended_at,
+                "expires": s.expires,
+                "current": s.current,
+            }
+            for s in list_sessions(request.user, request)
+        ]
+        context["others"] = sum(1 for s in context["sessions"] if not s["current"])
+    return context
+
+
+def _ways_in(config: Config, request: HttpRequest) -> int:
+    """How many ways the user has to sign in (a large number when it cannot be counted)."""
+    if not config.storage.has("count_sign_in_methods"):
+        return 2  # the adapter refuses the last one itself, if it can tell
+    return sign_in_methods(request.user)
+
+
+def connections_context(request: HttpRequest) -> dict[str, Any]:
+    """Each OAuth provider: the user's accounts there, and whether one may be disconnected."""
+    config = get_config()
+    listed = _has(config, "linked_accounts")
+    accounts = [a for a in linked_accounts(request.user) if a.type in OAUTH_TYPES] if listed else []
+    providers = []
+    configured = set()
+    for provider in usable_providers(config):
+        if provider.type not in OAUTH_TYPES:
+            continue
+        configured.add(provider.id)
+        mine = [a for a in accounts if a.provider == provider.id]
+        providers.append(
+            {"id": provider.id, "name": provider.name, "accounts": mine, "available": True}
+        )
+    for account in accounts:
+        if account.provider not in configured:
+            # A provider the site no longer offers: its account can still be removed.
+            configured.add(account.provider)
+            mine = [a for a in accounts if a.provider == account.provider]
+            providers.append(
+                {
+                    "id": account.provider,
+                    "name": account.provider,
+                    "accounts": mine,
+                    "available": False,
+                }
+            )
+    return {
+        "providers": providers,
+        "manageable": listed,
+        "last_way_in": listed and _ways_in(config, request) <= 1,
+    }
+
+
+def passkeys_context(request: HttpRequest) -> dict[str, Any]:
+    """The user's passkeys, whether passkeys are on, and whether one may be removed."""
+    config = get_config()
+    manageable = _has(config, "passkeys")
+    passkeys = list_passkeys(request) if manageable else []
+    return {
+        "passkeys": passkeys,
+        "manageable": manageable,
+        "enabled": any(p.type == "webauthn" for p in usable_providers(config)),
+        "last_way_in": manageable and _ways_in(config, request) <= 1,
+    }
+
+
+def email_context(request: HttpRequest) -> dict[str, Any]:
+    """The user's address, when it was verified, and whether it can be changed here."""
+    config = get_config()
+    record = as_user(config.storage("get_user", user_id(request.user)))
+    email = record.email if record is not None else getattr(request.user, "email", None)
+    verified_at = record.email_verified if record is not None else None
+    return {
+        "email": email or "",
+        "verified_at": verified_at,
+        # Django's auth.User has nowhere to keep it: then nothing is said either way.
+        "tracks_verification": verified_at is not None
+        or hasattr(type(request.user), "email_verified"),
+        "can_change": change_provider(config) is not None,
+    }

@@ -1,0 +1,390 @@
+"""The account center's pages: overview, sessions, connections, passkeys, email, re-authentication.
+
+Routed by :mod:`webauth.account.urls`. Every page is for a signed-in user (a
+visitor gets what ``@auth_required`` gives) and goes out with
+``Cache-Control: private, no-store``. Changes are ``POST`` forms with an ``op``,
+protected by Django's CSRF middleware; those that could lock the owner out or
+let someone in for good (disconnecting a provider, removing a passkey, signing
+out everywhere, changing the email address, and connecting a provider) first
+require a fresh sign-in (:func:`webauth.reauth.require_fresh`): an older session
+goes to the re-authentication page and comes back.
+
+A form may carry ``next``, a page of this site to return to (the template tags
+set it to the page they are on). The outcome is a message of
+``django.contrib.messages`` (``SUCCESS`` or ``ERROR``, extra tag
+``webauth-account``) and a redirect there; without the messages framework the
+page is shown again with the outcome (status 400 for a refusal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext, pgettext_lazy
+from django.views.decorators.http import require_http_methods
+
+from ..access import has_user, session_required_response
+from ..errors import LastSignInMethod
+from ..flows import flow_for
+from ..forms import FormResult
+from ..helpers import sign_in
+from ..linked_accounts import unlink
+from ..pages import passkey_context, provider_forms, render_page, usable_providers
+from ..passkeys import passkeys_view
+from ..providers.credentials import DjangoCredentials
+from ..reauth import is_fresh, require_fresh, safe_next, signed_in_at
+from ..state import get_state
+from ..types import as_user
+from ..user_sessions import revoke_session, sign_out_everywhere
+from ..utils import user_id
+from . import sections
+from .email import EmailChangeError, change_email, send_code
+
+__all__ = ["connections", "email", "index", "passkeys", "reauthenticate", "sessions"]
+
+#: The extra tag of the account center's messages.
+MESSAGE_TAG = "webauth-account"
+
+#: The menu: section name -> its label.
+_MENU = (
+    ("index", gettext_lazy("Overview")),
+    # With a context: django.contrib.sessions' catalog, found first when it comes
+    # before webauth in INSTALLED_APPS, has its own "Sessions" (German: "Sessions").
+    ("sessions", pgettext_lazy("account center", "Sessions")),
+    ("connections", gettext_lazy("Connections")),
+    ("passkeys", gettext_lazy("Passkeys")),
+    ("email", gettext_lazy("Email")),
+)
+
+
+def _nav(current: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": name,
+            "label": label,
+            "url": sections.section_url(name),
+            "current": name == current,
+        }
+        for name, label in _MENU
+    ]
+
+
+def _render(
+    request: HttpRequest, page: str, context: dict[str, Any], *, status: int = 200
+) -> HttpResponse:
+    state = get_state(request)
+    response = render_page(
+        state,
+        f"webauth/account/{page}.html",
+        {"nav": _nav(page), "page": page, "next": sections.section_url(page), **context},
+        config=state.config,
+        status=status,
+    )
+    response["Cache-Control"] = "private, no-store"  # one user's account, with CSRF tokens
+    return response
+
+
+def _signed_in(request: HttpRequest) -> bool:
+    return has_user(get_state(request).session) and getattr(request.user, "is_authenticated", False)
+
+
+def _outcome(
+    request: HttpRequest,
+    back: str,
+    ok: bool,
+    text: str,
+    again: Callable[[dict[str, Any], int], HttpResponse],
+) -> HttpResponseBase:
+    """Announce the outcome: a message and a redirect to *back*, or the page again."""
+    if hasattr(request, "_messages"):
+        level = messages.SUCCESS if ok else messages.ERROR
+        messages.add_message(request, level, text, extra_tags=MESSAGE_TAG)
+        response = HttpResponseRedirect(back)
+        response["Cache-Control"] = "private, no-store"
+        return response
+    return again(_said(ok, text), 200 if ok else 400)
+
+
+def _said(ok: bool, text: str) -> dict[str, str]:
+    """The page's context for an outcome: ``notice`` (role=status) or ``error`` (role=alert)."""
+    return {"notice": text} if ok else {"error": text}
+
+
+def _back(request: HttpRequest, page: str) -> str:
+    """Where a form's outcome goes: its ``next`` (a page of this site), else *page*."""
+    return safe_next(request, request.POST.get("next"), sections.section_url(page))
+
+
+# -- overview ------------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "HEAD"])
+def index(request: HttpRequest) -> HttpResponseBase:
+    """The overview: the address, and a line about each section with its link."""
+    if not _signed_in(request):
+        return session_required_response(request)
+    context: dict[str, Any] = {
+        "email": sections.email_context(request),
+        "sessions": sections.sessions_context(request),
+        "connections": sections.connections_context(request),
+        "passkeys": sections.passkeys_context(request),
+    }
+    context["connected"] = sum(len(p["accounts"]) for p in context["connections"]["providers"])
+    return _render(request, "index", context)
+
+
+# -- sessions ------------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def sessions(request: HttpRequest) -> HttpResponseBase:
+    """The user's sessions: revoke one (``op=revoke``, ``session_id``) or all others
+    (``op=everywhere``, behind re-authentication). Under JWT: what sessions are."""
+    if not _signed_in(request):
+        return session_required_response(request)
+
+    def again(extra: dict[str, Any], status: int) -> HttpResponse:
+        return _render(
+            request, "sessions", {**sections.sessions_context(request), **extra}, status=status
+        )
+
+    if request.method != "POST":
+        return again({}, 200)
+    back = _back(request, "sessions")
+    context = sections.sessions_context(request)
+    op = request.POST.get("op")
+    if not context["manageable"]:
+        return _outcome(request, back, False, _("Sessions cannot be managed here."), again)
+    if op == "revoke":
+        if revoke_session(request.user, request.POST.get("session_id", "")):
+            return _outcome(request, back, True, _("That device was signed out."), again)
+        return _outcome(
+            request, back, False, _("No such session: it may have ended already."), again
+        )
+    if op == "everywhere":
+        refused = require_fresh(request, next_url=back)
+        if refused is not None:
+            return refused
+        count = sign_out_everywhere(request.user, request)
+        text = ngettext(
+            "%(count)d other session was signed out.",
+            "%(count)d other sessions were signed out.",
+            count,
+        ) % {"count": count}
+        return _outcome(request, back, True, text, again)
+    return _outcome(request, back, False, _("Unknown action."), again)
+
+
+# -- connections ---------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def connections(request: HttpRequest) -> HttpResponseBase:
+    """The OAuth providers: connect one (``op=connect``, ``provider``) or disconnect
+    an account (``op=disconnect``, ``provider``, ``account``), both behind
+    re-authentication; the last way in is never disconnected."""
+    if not _signed_in(request):
+        return session_required_response(request)
+
+    def again(extra: dict[str, Any], status: int) -> HttpResponse:
+        context = {**sections.connections_context(request), **extra}
+        return _render(request, "connections", context, status=status)
+
+    if request.method != "POST":
+        return again({}, 200)
+    back = _back(request, "connections")
+    op = request.POST.get("op")
+    provider_id = request.POST.get("provider", "")
+    if op not in ("connect", "disconnect"):
+        return _outcome(request, back, False, _("Unknown action."), again)
+    refused = require_fresh(request, next_url=back)
+    if refused is not None:
+        return refused
+    if op == "connect":
+        return _connect(request, back, provider_id, again)
+    try:
+        done = unlink(request.user, provider_id, request.POST.get("account") or None)
+    except LastSignInMethod:
+        return _outcome(request, back, False, str(_LAST_WAY_IN), again)
+    if not done:
+        return _outcome(request, back, False, _("No such connection."), again)
+    provider = get_state(request).config.get_provider(provider_id)
+    name = provider.name if provider is not None else provider_id
+    return _outcome(request, back, True, _("%(name)s was disconnected.") % {"name": name}, again)
+
+
+_LAST_WAY_IN = gettext_lazy(
+    "This is your only way to sign in. Add a password, a passkey or another "
+    "connection before you remove it."
+)
+
+
+def _connect(
+    request: HttpRequest,
+    back: str,
+    provider_id: str,
+    again: Callable[[dict[str, Any], int], HttpResponse],
+) -> HttpResponseBase:
+    """Start the provider's sign-in while signed in: its account is linked to this user."""
+    config = get_state(request).config
+    provider = config.get_provider(provider_id)
+    if (
+        provider is None
+        or provider.type not in sections.OAUTH_TYPES
+        or provider not in (usable_providers(config))
+    ):
+        return _outcome(request, back, False, _("No such provider."), again)
+    result = sign_in(request, provider_id, redirect_to=back)
+    if isinstance(result, FormResult):
+        text = " ".join(result.form_errors or ()) or _("The provider could not be reached.")
+        return _outcome(request, back, False, text, again)
+    return result
+
+
+# -- passkeys ------------------------------------------------------------------------------
+
+
+def passkeys(request: HttpRequest) -> HttpResponseBase:
+    """:func:`webauth.passkeys.passkeys_view` in the account center's frame."""
+    return passkeys_view(
+        request,
+        template_name="webauth/account/passkeys.html",
+        extra_context={"nav": _nav("passkeys"), "page": "passkeys"},
+    )
+
+
+# -- email ---------------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def email(request: HttpRequest) -> HttpResponseBase:
+    """The address: send a code to a new one (``op=send``, ``email``; behind
+    re-authentication), then confirm it (``op=confirm``, ``email``, ``code``)."""
+    if not _signed_in(request):
+        return session_required_response(request)
+
+    def again(extra: dict[str, Any], status: int) -> HttpResponse:
+        return _render(
+            request, "email", {**sections.email_context(request), **extra}, status=status
+        )
+
+    if request.method != "POST":
+        return again({}, 200)
+    back = _back(request, "email")
+    op = request.POST.get("op")
+    if op not in ("send", "confirm"):
+        return _outcome(request, back, False, _("Unknown action."), again)
+    typed = request.POST.get("email", "")
+    if op == "send":
+        # Confirming needs no new proof: only a fresh session could ask for the
+        # code, and the code is good for this user and this address only.
+        refused = require_fresh(request, next_url=back)
+        if refused is not None:
+            return refused
+        try:
+            address = send_code(request, typed)
+        except EmailChangeError as exc:
+            return again({**_said(False, str(exc)), "typed": typed}, 400)
+        # The code form, on this response: the address waits only in the form.
+        text = _("We sent a code to %(address)s. Enter it here to confirm the address.") % {
+            "address": address
+        }
+        return again({**_said(True, text), "pending": address}, 200)
+    try:
+        updated = change_email(request, typed, request.POST.get("code", ""))
+    except EmailChangeError as exc:
+        pending = typed if isinstance(typed, str) and len(typed) <= 320 else ""
+        return again({**_said(False, str(exc)), "pending": pending}, 400)
+    text = _("Your email address is now %(address)s.") % {"address": updated.email}
+    return _outcome(request, back, True, text, again)
+
+
+# -- re-authentication ---------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "HEAD"])
+def reauthenticate(request: HttpRequest) -> HttpResponseBase:
+    """Prove who you are again, by any way you have, then go back to ``next``.
+
+    Each way is a sign-in form of the user's own (a password, a passkey, an
+    email code, a provider they have connected) whose ``callbackUrl`` is
+    ``next`` (a page of this site, else the overview). A session that is
+    fresh already goes there at once.
+    """
+    if not _signed_in(request):
+        return session_required_response(request)
+    target = safe_next(request, request.GET.get("next"), sections.section_url("index"))
+    if is_fresh(request):
+        return HttpResponseRedirect(target)
+    state = get_state(request)
+    return _render(
+        request,
+        "reauthenticate",
+        {
+            **_ways_in(request),
+            "csrf_token_value": state.form_csrf_token(),
+            "callback_url": state.redirect(target),
+            "cancel_url": sections.section_url("index"),
+            "signed_in_at": signed_in_at(request),
+            "user_label": _user_label(request),
+        },
+    )
+
+
+def _user_label(request: HttpRequest) -> str:
+    user = request.user
+    return str(getattr(user, "email", "") or user.get_username())
+
+
+def _ways_in(request: HttpRequest) -> dict[str, Any]:
+    """The sign-in forms of the ways the user has: providers, and a passkey section."""
+    state = get_state(request)
+    config = state.config
+    storage = config.storage
+    uid = user_id(request.user)
+    user = request.user
+    record = as_user(storage("get_user", uid))
+    address = record.email if record is not None and record.email else ""
+    linked = (
+        {a.provider for a in storage("list_accounts_by_user_id", uid)}
+        if storage.has("list_accounts_by_user_id")
+        else set()
+    )
+    has_passkey = storage.has("list_authenticators_by_user_id") and bool(
+        storage("list_authenticators_by_user_id", uid)
+    )
+    chosen = []
+    passkey = None
+    values: dict[str, dict[str, str]] = {}
+    for provider in usable_providers(config):
+        kind = provider.type
+        if kind in sections.OAUTH_TYPES:
+            usable = provider.id in linked
+        elif kind == "email":
+            usable = bool(address)
+            values[provider.id] = {"email": address}
+        elif kind == "credentials":
+            # DjangoCredentials checks the password; a project's own may check anything.
+            usable = not isinstance(provider, DjangoCredentials) or bool(
+                getattr(user, "has_usable_password", lambda: False)()
+            )
+            values[provider.id] = {"username": user.get_username()}
+        elif kind == "webauthn":
+            if has_passkey and passkey is None:
+                passkey = passkey_context(provider, state.base_url, autofill=False)
+                passkey["register"] = False
+                if passkey["discoverable"]:
+                    passkey["field"] = None  # the passkey names its user: nothing to type
+                elif passkey["field"] is not None:
+                    passkey["field"] = {**passkey["field"], "value": address}
+            continue
+        else:
+            usable = flow_for(provider) is not None
+        if usable:
+            chosen.append(provider)
+    forms = provider_forms(tuple(chosen), state.base_url, values=values)
+    return {"providers": forms, "passkey": passkey}
