@@ -101,6 +101,7 @@ def build_config(raw: Mapping[str, Any] | None, env: Callable[[str], str | None]
         trusted_proxies=sections.trusted_proxies(data.get("trusted_proxies")),
         bearer=bool(as_bool("bearer", data.get("bearer"), False)),
         app_redirect_uris=sections.app_redirect_uris(data.get("app_redirect_uris")),
+        openapi=bool(as_bool("openapi", data.get("openapi"), False)),
     )
     _warn(config)
     return config

@@ -235,6 +235,8 @@ class Config:
     trusted_proxies: TrustedProxies = field(default_factory=TrustedProxies)
     bearer: bool = False
     app_redirect_uris: tuple[str, ...] = ()
+    #: Serve the OpenAPI description at ``<base path>/openapi.json`` (docs/openapi.md).
+    openapi: bool = False
     _providers_by_id: dict[str, Provider] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -88,6 +88,7 @@ TOP_LEVEL_KEYS = frozenset(
         "trusted_proxies",
         "bearer",
         "app_redirect_uris",
+        "openapi",
     }
 )
 
