@@ -567,6 +567,48 @@ def test_hostile_authorization_headers_never_give_a_500(strategy, alice, header,
     assert cookie_route.json()["user"]["email"] == "alice@example.com"
 
 
+BODIES = {
+    # Found by the contract test (tests/test_openapi_contract.py): a 500 before.
+    "multipart without boundary": ("multipart/form-data", b'{"data": null}', 200),
+    "multipart broken": (
+        "multipart/form-data; boundary=zz",
+        b"--zz\r\nContent-Disposition: x",
+        200,
+    ),
+    "too many form fields": (
+        "application/x-www-form-urlencoded",
+        b"&".join(b"f%d=1" % i for i in range(1500)),
+        400,
+    ),
+    "larger than DATA_UPLOAD_MAX_MEMORY_SIZE": (
+        "application/json",
+        b'{"data": "' + b"a" * 3_000_000 + b'"}',
+        400,
+    ),
+}
+
+
+@pytest.mark.parametrize("body", list(BODIES))
+def test_a_body_django_refuses_is_the_requests_fault_not_a_500(strategy, alice, body):
+    content_type, data, status = BODIES[body]
+    client = Client(raise_request_exception=False)
+    token = token_for(alice)
+    response = client.generic(
+        "POST", "/auth/app/session", data, content_type=content_type, **auth(token)
+    )
+    assert response.status_code == status, response.content
+    if status == 400:
+        assert response.json()["error"] == "InvalidRequest"
+        assert response["Cache-Control"] == "private, no-cache, no-store"
+    else:  # no readable body: a refresh
+        assert response.json()["user"]["email"] == "alice@example.com"
+    for route in ("signout", "signout-everywhere"):  # they read no body
+        answer = client.generic(
+            "POST", f"/auth/app/{route}", data, content_type=content_type, **auth(token)
+        )
+        assert answer.status_code in (200, 401), answer.content
+
+
 def test_tokens_are_never_logged(strategy, alice, caplog):
     token = token_for(alice)
     tampered = token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB")

@@ -130,6 +130,31 @@ def test_too_many_form_fields_are_refused_as_django_refuses_them(rf, settings):
         parse_body(request)
 
 
+@pytest.mark.parametrize(
+    "content_type, body",
+    [
+        ("multipart/form-data", b'{"data": null}'),  # no boundary (found by schemathesis)
+        ("multipart/form-data; boundary=zz", b"--zz\r\nContent-Disposition: x"),
+    ],
+)
+def test_a_multipart_body_django_cannot_parse_is_no_body(rf, content_type, body):
+    from webauth.state import parse_body
+
+    request = rf.generic("POST", "/", body, content_type=content_type)
+    assert parse_body(request) == {}
+    assert not request.POST  # Django's own reading of it afterwards: empty, no error
+
+
+def test_a_multipart_body_without_boundary_is_a_missing_csrf_token(client):
+    # Read as no body, as malformed JSON is: the CSRF token is missing, which the
+    # sign-in page explains; before, the parse error itself was error=Configuration.
+    response = client.generic(
+        "POST", "/auth/callback/credentials", b"a", content_type="multipart/form-data"
+    )
+    assert response.status_code == 302
+    assert response["Location"].endswith("/auth/signin?error=MissingCSRF")
+
+
 def test_too_many_form_fields_on_a_route_is_no_server_error(client, settings):
     settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 3
     response = client.post(

@@ -27,6 +27,7 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import TooManyFieldsSent
 from django.http import HttpRequest, HttpResponseBase
+from django.http.multipartparser import MultiPartParserError
 from django.utils.functional import cached_property  # unlike functools' (3.11), no lock
 
 from . import cookies as ck
@@ -123,7 +124,12 @@ def parse_body(request: HttpRequest) -> dict[str, Any]:
     if content_type == "multipart/form-data":
         # Auth.js reads only url-encoded forms; multipart is accepted too because
         # Django's test client and many HTML forms send it. Files are ignored.
-        return {k: v[-1] for k, v in request.POST.lists()}
+        try:
+            return {k: v[-1] for k, v in request.POST.lists()}
+        except MultiPartParserError:
+            # No boundary, or parts that do not parse: a body that cannot be read
+            # is no body, as malformed JSON is (Django leaves request.POST empty).
+            return {}
     return {}
 
 

@@ -2,7 +2,8 @@
 
 URL names (namespace ``webauth``) for ``{% url %}`` and ``reverse()``: ``session``,
 ``csrf``, ``providers``, ``signin``, ``signin-provider``, ``callback``, ``signout``,
-``verify-request``, ``error``, ``webauthn-options``; with ``WEBAUTH["bearer"]``
+``verify-request``, ``error``, ``webauthn-options``, ``openapi`` (the OpenAPI
+description, with ``WEBAUTH["openapi"]`` on: docs/openapi.md); with ``WEBAUTH["bearer"]``
 on, ``app-session``, ``app-signout`` and ``app-signout-everywhere``, and the app
 sign-in routes (docs/apps.md) ``app-signin``, ``app-callback``,
 ``app-webauthn-options``, ``app-idtoken``, ``app-authorize`` and ``app-token``,
@@ -14,6 +15,7 @@ from django.urls import path, re_path
 
 from .actions.app import app_view
 from .actions.app_session import app_session_view
+from .openapi import openapi_view
 from .utils import require_installed
 from .views import auth_view
 
@@ -63,6 +65,9 @@ urlpatterns = [
         for action in ("signin", "callback", "webauthn-options", "idtoken", "authorize", "token")
     ),
     # -- end of the app sign-in routes ------------------------------------------------------
+    # Not an Auth.js action, so nothing Auth.js serves is shadowed: with
+    # WEBAUTH["openapi"] off the view answers the catch-all's 400 "Bad request.".
+    path("openapi.json", openapi_view, name="openapi"),
     # Everything else (trailing slashes, unknown actions) is parsed by the view itself.
     re_path(r"^(?P<rest>.*)$", auth_view),
 ]

@@ -23,8 +23,9 @@ session cookie is never accepted in their place, so they need no CSRF token
   ``session.absolute_max_age``).
 
 Errors: ``401 {"error": "SessionRequired"}`` with ``WWW-Authenticate`` without a
-usable token, ``404``/``405 {"error": "UnknownAction"}``, ``429`` past the
-limit, ``500 {"error": <type>}`` when the server fails (logged).
+usable token, ``400 {"error": "InvalidRequest"}`` for a body beyond Django's
+``DATA_UPLOAD_MAX_*`` limits, ``404``/``405 {"error": "UnknownAction"}``,
+``429`` past the limit, ``500 {"error": <type>}`` when the server fails (logged).
 """
 
 from __future__ import annotations
@@ -32,7 +33,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import (
+    ImproperlyConfigured,
+    RequestDataTooBig,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 
 from .. import ratelimit
 from ..bearer import session_required, token_answer
@@ -56,7 +62,16 @@ __all__ = ["ROUTES", "app_session_view", "session", "signout", "signout_everywhe
 def session(state: AuthState) -> HttpResponse:
     """``POST /auth/app/session``: the session and a refreshed token (an update with ``data``)."""
     config = state.config
-    body = state.body
+    try:
+        body = state.body
+    except (RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent):
+        # Django's limits on what it reads (DATA_UPLOAD_MAX_MEMORY_SIZE, ..._NUMBER_FIELDS,
+        # ..._NUMBER_FILES): the request's fault, as the app sign-in routes answer it.
+        return json_response(
+            {"error": "InvalidRequest", "message": "the body is too large or has too many fields"},
+            status=400,
+            no_cache=True,
+        )
     is_update = "data" in body
     if is_update:
         # Counted before the token is read, so that forged updates are limited too.

@@ -102,6 +102,7 @@ def build_config(raw: Mapping[str, Any] | None, env: Callable[[str], str | None]
         bearer=bool(as_bool("bearer", data.get("bearer"), False)),
         app_redirect_uris=sections.app_redirect_uris(data.get("app_redirect_uris")),
         reauth_max_age=sections.reauth_max_age(data.get("reauth_max_age")),
+        openapi=bool(as_bool("openapi", data.get("openapi"), False)),
     )
     _warn(config)
     return config

@@ -241,6 +241,8 @@ class Config:
     bearer: bool = False
     app_redirect_uris: tuple[str, ...] = ()
     reauth_max_age: int = DEFAULT_REAUTH_MAX_AGE
+    #: Serve the OpenAPI description at ``<base path>/openapi.json`` (docs/openapi.md).
+    openapi: bool = False
     _providers_by_id: dict[str, Provider] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

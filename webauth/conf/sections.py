@@ -91,6 +91,7 @@ TOP_LEVEL_KEYS = frozenset(
         "bearer",
         "app_redirect_uris",
         "reauth_max_age",
+        "openapi",
     }
 )
 
