@@ -243,8 +243,9 @@ def _user_data(provider: OAuth2, profile: dict[str, Any], tokens: dict[str, Any]
             cause={"err": exc},
         ) from exc
     mapped["id"] = str(ident)
-    email = mapped.get("email")
-    mapped["email"] = email.lower() if isinstance(email, str) and email else None
+    if "email" in mapped:  # a mapping that leaves the email out keeps it out (Auth.js)
+        email = mapped["email"]
+        mapped["email"] = email.lower() if isinstance(email, str) and email else None
     return mapped
 
 
