@@ -161,3 +161,23 @@ def test_form_whose_csrf_cookie_is_gone_asks_to_try_again(page, live_server, ali
     assert session_cookies(page) == []
     submit_credentials(page, "alice", PASSWORD)  # the reloaded page carries a fresh token
     assert whoami(page)["username"] == "alice"
+
+
+def test_back_after_sign_out_fetches_the_private_page_again(page, live_server, alice):
+    # Issue 13, point 1: the page behind @auth_required is "private, no-store", so
+    # Back after signing out asks the server again (which sends the visitor to
+    # sign in) instead of showing "Hello, alice." from the browser's cache.
+    page.goto("/private-page/")
+    submit_credentials(page, "alice", PASSWORD)
+    assert page.url == f"{live_server.url}/private-page/"
+    assert page.locator("h1").inner_text() == "Hello, alice."
+
+    with page.expect_navigation():
+        page.click("#sign-out")
+    assert page.url == f"{live_server.url}/"
+    assert session_cookies(page) == []
+
+    page.go_back(wait_until="load")
+    assert "Hello" not in page.content()
+    assert path_of(page.url).startswith("/auth/signin?callbackUrl=%2Fprivate-page%2F")
+    assert page.locator("h1").inner_text() == "Sign in"

@@ -134,7 +134,7 @@ def test_async_twins(owner):
 
 def test_the_page_lists_and_acts(client, owner):
     page = client.get("/account/passkeys/")
-    assert page.status_code == 200 and page["Cache-Control"] == "no-store"
+    assert page.status_code == 200 and page["Cache-Control"] == "private, no-store"
     html = page.content.decode()
     assert html.count('class="webauth-passkey"') == 2
     assert 'id="webauth-passkey-register"' in html  # add another

@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect, JsonResponse
 
 from .conf import get_config
+from .responses import private_no_store
 
 __all__ = ["has_user", "session_required_response", "signin_url", "wants_json"]
 
@@ -56,10 +57,14 @@ def session_required_response(
 
     ``401 {"error": "SessionRequired"}`` for a client that asked for JSON, else a
     redirect to *redirect_to* or to the sign-in page with ``callbackUrl`` set to
-    the page that was asked for.
+    the page that was asked for; ``Cache-Control: private, no-store`` either way.
     """
+    response: HttpResponseBase
     if wants_json(request):
-        return JsonResponse({"error": "SessionRequired"}, status=401)
-    if redirect_to is not None:
-        return HttpResponseRedirect(redirect_to)
-    return HttpResponseRedirect(signin_url(request, callback_url=request.get_full_path()))
+        response = JsonResponse({"error": "SessionRequired"}, status=401)
+    elif redirect_to is not None:
+        response = HttpResponseRedirect(redirect_to)
+    else:
+        response = HttpResponseRedirect(signin_url(request, callback_url=request.get_full_path()))
+    # Never kept by a cache: served again after signing in, it would loop.
+    return private_no_store(response)

@@ -2,6 +2,8 @@
 
 Each is a Django template under ``templates/webauth/`` that a project can
 override, styled by the ``theme`` option. Strings are marked for translation.
+Every page goes out with ``Cache-Control: private, no-store``: each carries a
+CSRF token or says who is signed in, so no cache may keep or show it again.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from .conf import Config
 from .flows import flow_for
 from .flows.email import verify_request_context
 from .providers.base import Provider
+from .responses import private_no_store
 from .state import AuthState
 
 __all__ = [
@@ -112,10 +115,12 @@ def render_page(
     config: Config,
     status: int = 200,
 ) -> HttpResponse:
-    """Render a built-in page with the theme in its context."""
+    """Render a built-in page with the theme in its context (``private, no-store``)."""
     request = state.request if state is not None else None
     html = render_to_string(template, {"theme": _theme_context(config), **context}, request=request)
-    return HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
+    response = HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
+    private_no_store(response)
+    return response
 
 
 def _button_style(provider: Provider) -> dict[str, Any]:
@@ -303,14 +308,12 @@ def render_verify_request_page(state: AuthState) -> HttpResponse:
     In the browser that asked (it holds the email flow's pending cookie) it also
     names the address and, when the provider sends codes, has the code form.
     """
-    response = render_page(
+    return render_page(  # no-store, as every page: it may name the address
         state,
         "webauth/verify_request.html",
         {"url": state.origin, "host": state.request.get_host(), **verify_request_context(state)},
         config=state.config,
     )
-    response["Cache-Control"] = "no-store"  # it may name the address
-    return response
 
 
 def render_error_page(

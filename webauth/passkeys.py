@@ -39,6 +39,7 @@ from django.views.decorators.http import require_http_methods
 from .access import session_required_response
 from .conf import get_config
 from .errors import LastSignInMethod
+from .responses import private_no_store
 from .types import AdapterAuthenticator, as_authenticator
 from .utils import user_id
 
@@ -179,7 +180,7 @@ def passkeys_view(request: HttpRequest) -> HttpResponseBase:
     ``django.contrib.messages`` the outcome is a message and the page is
     reloaded (post/redirect/get); without it a refusal is shown on the page
     (status 400). Template: ``webauth/passkeys.html`` (context: ``passkeys``,
-    ``error``).
+    ``error``). Every answer has ``Cache-Control: private, no-store``.
     """
     if not getattr(request.user, "is_authenticated", False):
         return session_required_response(request)
@@ -188,9 +189,9 @@ def passkeys_view(request: HttpRequest) -> HttpResponseBase:
         done, note = _apply(request)
         if hasattr(request, "_messages"):
             messages.add_message(request, messages.SUCCESS if done else messages.ERROR, note)
-            return HttpResponseRedirect(request.get_full_path())
+            return private_no_store(HttpResponseRedirect(request.get_full_path()))
         if done:
-            return HttpResponseRedirect(request.get_full_path())
+            return private_no_store(HttpResponseRedirect(request.get_full_path()))
         error = note
     response: HttpResponse = render(
         request,
@@ -198,7 +199,7 @@ def passkeys_view(request: HttpRequest) -> HttpResponseBase:
         {"passkeys": list_passkeys(request), "error": error},
         status=400 if error else 200,
     )
-    response["Cache-Control"] = "no-store"
+    private_no_store(response)  # one user's list, with CSRF tokens
     return response
 
 
