@@ -68,7 +68,8 @@ def test_trailing_slash_is_tolerated(client):
 def test_post_on_get_only_routes_is_unknown_action(client, path):
     response = client.post(path)
     assert response.status_code == 302
-    assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+    # Auth.js: error=Configuration; webauth: the URL is the visitor's, no server error.
+    assert response["Location"] == "http://testserver/auth/error?error=SignInExpired"
 
 
 # -- csrf ------------------------------------------------------------------------
@@ -319,7 +320,7 @@ def test_signin_page_redirects_to_custom_page(client, settings):
 def test_get_signin_provider_is_unsupported(client):
     response = client.get("/auth/signin/credentials")
     assert response.status_code == 302
-    assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+    assert response["Location"] == "http://testserver/auth/error?error=SignInExpired"
 
 
 def test_post_signin_requires_csrf(client):
@@ -339,7 +340,7 @@ def test_post_signin_credentials_redirects_to_signin_page(client):
 def test_post_signin_unknown_provider(client):
     token = csrf_pair(client)
     response = client.post("/auth/signin/nope", {"csrfToken": token})
-    assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+    assert response["Location"] == "http://testserver/auth/error?error=SignInExpired"
 
 
 # -- sign-out ----------------------------------------------------------------------

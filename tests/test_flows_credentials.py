@@ -104,9 +104,10 @@ def test_credentials_with_wrong_csrf(client, alice):
     assert response["Location"] == "http://testserver/auth/signin?error=MissingCSRF"
 
 
-def test_get_callback_on_credentials_is_configuration_error(client):
+def test_get_callback_on_credentials_is_a_sign_in_expired(client):
+    # Auth.js: error=Configuration; webauth: a URL the visitor opened is no server error.
     response = client.get("/auth/callback/credentials")
-    assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+    assert response["Location"] == "http://testserver/auth/error?error=SignInExpired"
 
 
 class WrongCode(CredentialsSignin):

@@ -17,6 +17,7 @@ from django.templatetags.static import static
 from django.utils.translation import gettext_lazy as _
 
 from .conf import Config
+from .errors import SIGN_IN_EXPIRED
 from .flows import flow_for
 from .flows.email import verify_request_context
 from .providers.base import Provider
@@ -34,6 +35,7 @@ __all__ = [
     "render_signin_page",
     "render_signout_page",
     "render_verify_request_page",
+    "signed_in_context",
     "usable_providers",
 ]
 
@@ -93,6 +95,14 @@ ERROR_PAGES: dict[str, tuple[int, Any, Any, Any]] = {
         _("The passkey could not be verified."),
         _("Try again, or use another way to sign in."),
     ),
+    # webauth addition (errors.SIGN_IN_EXPIRED): what the visitor did, not a server
+    # error: an OAuth callback opened again or forged, an unknown provider in the URL.
+    SIGN_IN_EXPIRED: (
+        200,
+        _("Sign-in expired"),
+        _("This sign-in link has expired or was already used."),
+        _("Please sign in again."),
+    ),
     "default": (200, _("Error"), _("An error occurred while signing in."), ""),
 }
 
@@ -104,6 +114,29 @@ def _theme_context(config: Config) -> dict[str, Any]:
         "logo": theme.logo,
         "brand_color": theme.brand_color,
         "button_text": theme.button_text,
+    }
+
+
+def signed_in_context(state: AuthState) -> dict[str, str] | None:
+    """Who the visitor is signed in as, for the pages that say so; ``None`` when signed out.
+
+    ``label`` is the session user's name, else its email, else empty;
+    ``continue_url`` the callback URL (where the visitor was going);
+    ``signout_url`` the sign-out page. Template: ``includes/signed_in_as.html``.
+    """
+    session = state.session
+    user = session.get("user") if isinstance(session, Mapping) else None
+    if user is None:
+        return None
+    label = ""
+    if isinstance(user, Mapping):
+        label = next(
+            (v for v in (user.get("name"), user.get("email")) if isinstance(v, str) and v), ""
+        )
+    return {
+        "label": label,
+        "continue_url": state.callback_url,
+        "signout_url": f"{state.base_url}/signout",
     }
 
 
@@ -322,6 +355,11 @@ def render_error_page(
     """The error page; its status depends on the error type."""
     status, heading, message, hint = ERROR_PAGES.get(error or "", ERROR_PAGES["default"])
     signin = f"{state.base_url}/signin" if state is not None else f"{config.base_path}/signin"
+    # A signed-in visitor (who opened a stale callback, say) is told so. Not on the
+    # Configuration page: reading the session may be what fails there.
+    signed_in = signed_in_context(state) if state is not None and status < 500 else None
+    if signed_in is not None and error == SIGN_IN_EXPIRED:
+        hint = ""  # "Please sign in again": moot for a visitor who is signed in
     return render_page(
         state,
         "webauth/error.html",
@@ -332,6 +370,7 @@ def render_error_page(
             "hint": hint,
             "signin_url": signin,
             "home_url": state.origin if state is not None else home,
+            "signed_in": signed_in,
         },
         config=config,
         status=status,

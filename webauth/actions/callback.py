@@ -26,13 +26,17 @@ def callback(state: AuthState, provider_id: str | None) -> HttpResponse:
     """Hand the provider's answer (the query, or the body of a POST) to its flow."""
     provider = state.config.get_provider(provider_id)
     if provider is None:
-        raise InvalidProvider(f"Unknown provider {provider_id!r}"[:120])
+        shown = (provider_id or "")[:100]
+        raise InvalidProvider(f"Unknown provider {shown!r}", user_caused=True)
     flow = flow_for(provider)
     if flow is None:
         raise InvalidProvider(f"Provider {provider.id!r} has no callback")
     method = state.request.method
     if method not in flow.callback_methods:
-        raise InvalidProvider(f"{provider.type} sign-in does not support {method}")
+        raise InvalidProvider(
+            f"{provider.type} sign-in does not support {method} (provider {provider.id!r})",
+            user_caused=True,
+        )
     if flow.callback_needs_csrf and method == "POST" and not state.csrf_verified:
         raise MissingCSRF("CSRF token was missing during an action callback")
     try:

@@ -106,6 +106,7 @@ class InvalidEmail(EmailSignInError):
     """
 
     code = "invalid_email"
+    user_caused = True  # what was typed: a warning, unlike a delivery failure
 
     def __init__(self, field_message: str, *, value: str = "") -> None:
         super().__init__("The email address is not valid")
