@@ -181,3 +181,26 @@ def test_back_after_sign_out_fetches_the_private_page_again(page, live_server, a
     assert "Hello" not in page.content()
     assert path_of(page.url).startswith("/auth/signin?callbackUrl=%2Fprivate-page%2F")
     assert page.locator("h1").inner_text() == "Sign in"
+
+
+def test_an_expired_sign_out_form_shows_the_sign_out_page_again(page, live_server, alice):
+    # Issue 13, point 5: the sign-out page was left open while its CSRF cookie
+    # went away (another tab, the browser's cookie clean-up). Pressing "Sign out"
+    # lands on the sign-out page again, saying so, still signed in.
+    page.goto("/auth/signin")
+    submit_credentials(page, "alice", PASSWORD)
+    page.goto("/auth/signout")
+    page.context.clear_cookies(name="authjs.csrf-token")
+
+    with page.expect_navigation():
+        page.click("#submitButton")
+    assert path_of(page.url) == "/auth/signout?error=MissingCSRF"
+    alert = page.locator(".webauth-error[role=alert]")
+    assert alert.inner_text() == "Your sign-out form expired. Please try again."
+    assert whoami(page)["authenticated"] is True
+    assert len(session_cookies(page)) == 1
+
+    with page.expect_navigation():
+        page.click("#submitButton")
+    assert session_cookies(page) == []
+    assert whoami(page)["authenticated"] is False

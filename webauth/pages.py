@@ -28,6 +28,7 @@ __all__ = [
     "ERROR_PAGES",
     "SIGNIN_ERRORS",
     "SIGNIN_ERROR_CODES",
+    "SIGNOUT_ERRORS",
     "passkey_context",
     "provider_forms",
     "render_error_page",
@@ -62,6 +63,12 @@ SIGNIN_ERRORS: dict[str, Any] = {
     # webauth addition: a rate limit of WEBAUTH["rate_limits"] refused the attempt.
     "RateLimited": _("Too many attempts. Please wait a few minutes before you try again."),
     "default": _("Unable to sign in."),
+}
+
+#: Messages shown on the sign-out page for ``?error=`` (a webauth addition: Auth.js
+#: sends a sign-out without its CSRF token to the sign-in page).
+SIGNOUT_ERRORS: dict[str, Any] = {
+    "MissingCSRF": _("Your sign-out form expired. Please try again."),
 }
 
 #: Messages for ``?error=<type>&code=<code>`` where the code says more than the type.
@@ -322,7 +329,12 @@ def render_signin_page(
 
 
 def render_signout_page(state: AuthState) -> HttpResponse:
-    """The sign-out confirmation page; its form POSTs the CSRF token."""
+    """The sign-out confirmation page; its form POSTs the CSRF token.
+
+    ``?error=MissingCSRF`` (a sign-out whose form had expired) shows
+    :data:`SIGNOUT_ERRORS`' message above a form with the current token.
+    """
+    error = state.query.get("error")
     return render_page(
         state,
         "webauth/signout.html",
@@ -330,6 +342,8 @@ def render_signout_page(state: AuthState) -> HttpResponse:
             "action": f"{state.base_url}/signout",
             "csrf_token_value": state.csrf.token,
             "callback_url": state.callback_url,
+            "error": error,
+            "error_message": SIGNOUT_ERRORS.get(error) if error else None,
         },
         config=state.config,
     )

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from ..state import AuthState
 
-__all__ = ["callback", "rate_limited"]
+__all__ = ["callback", "rate_limited", "wants_json"]
 
 #: Provider types whose callback is limited here, per address (``oauth_callback``).
 #: The credentials and email flows limit their own attempts (so that
@@ -50,7 +50,8 @@ def callback(state: AuthState, provider_id: str | None) -> HttpResponse:
         return rate_limited(state, exc)
 
 
-def _wants_json(state: AuthState) -> bool:
+def wants_json(state: AuthState) -> bool:
+    """Whether the client reads JSON answers (Auth.js's clients, ``fetch``) rather than pages."""
     meta = state.request.META
     if "HTTP_X_AUTH_RETURN_REDIRECT" in meta:
         return True  # next-auth/react's signIn(..., {redirect: false}) and friends
@@ -69,7 +70,7 @@ def rate_limited(state: AuthState, exc: RateLimited) -> HttpResponse:
     state.config.logger.error(exc)
     retry_after = max(1, exc.retry_after)
     url = state.page_url("signin", {"error": "RateLimited"})
-    if _wants_json(state):
+    if wants_json(state):
         return ratelimit.limited_response(retry_after, {"url": url})
     response = redirect(url)
     response["Retry-After"] = str(retry_after)
