@@ -561,7 +561,9 @@ def _assert_refused(client, route, response, before, session_value):
         assert response.status_code == 400 and response.content == b"null"
     else:
         url = response["Location"] if response.status_code == 302 else response.json()["url"]
-        assert url == "http://testserver/auth/signin?error=MissingCSRF"
+        # A browser's sign-out goes back to the sign-out page (JSON clients: Auth.js's URL).
+        page = "signout" if route == "signout" and response.status_code == 302 else "signin"
+        assert url == f"http://testserver/auth/{page}?error=MissingCSRF"
     # The session is untouched: still there, still the same user.
     assert client.cookies[SESSION].value == session_value
     assert client.get("/auth/session").json()["user"]["email"] == "alice@example.com"
