@@ -346,7 +346,8 @@ def test_post_signin_unknown_provider(client):
 # -- sign-out ----------------------------------------------------------------------
 
 
-def test_signout_page(client):
+def test_signout_page(client, alice):
+    force_sign_in(client, alice)  # a visitor who is not signed in gets no form
     response = client.get("/auth/signout")
     html = response.content.decode()
     assert response.status_code == 200

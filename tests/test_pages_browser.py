@@ -94,6 +94,9 @@ def test_wrong_password_shows_the_error_then_retry_succeeds(page, live_server, a
     assert alert.inner_text() == str(SIGNIN_ERRORS["CredentialsSignin"])
     assert session_cookies(page) == []
     assert whoami(page)["authenticated"] is False
+    # The username is still there, the password is not (issue 13, point 7).
+    assert page.input_value("#input-username-for-credentials") == "alice"
+    assert page.input_value("#input-password-for-credentials") == ""
 
     # The page remembers where the user was going (the callback-url cookie).
     submit_credentials(page, "alice", PASSWORD)
@@ -122,7 +125,12 @@ def test_sign_out_page_clears_the_session(page, live_server, alice):
 def test_auth_required_page_round_trips_through_sign_in(page, live_server, alice):
     page.goto("/private/?tab=2")
 
-    assert path_of(page.url) == "/auth/signin?callbackUrl=%2Fprivate%2F%3Ftab%3D2"
+    assert path_of(page.url) == (
+        "/auth/signin?callbackUrl=%2Fprivate%2F%3Ftab%3D2&error=SessionRequired"
+    )
+    # The page says why (issue 13, point 7).
+    alert = page.locator(".webauth-error[role=alert]")
+    assert alert.inner_text() == "Please sign in to access this page."
     submit_credentials(page, "alice", PASSWORD)
 
     assert page.url == f"{live_server.url}/private/?tab=2"
@@ -179,7 +187,7 @@ def test_back_after_sign_out_fetches_the_private_page_again(page, live_server, a
 
     page.go_back(wait_until="load")
     assert "Hello" not in page.content()
-    assert path_of(page.url).startswith("/auth/signin?callbackUrl=%2Fprivate-page%2F")
+    assert path_of(page.url) == "/auth/signin?callbackUrl=%2Fprivate-page%2F&error=SessionRequired"
     assert page.locator("h1").inner_text() == "Sign in"
 
 

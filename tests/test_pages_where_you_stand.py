@@ -16,10 +16,10 @@ from html.parser import HTMLParser
 import pytest
 from django.contrib.auth import get_user_model
 
-from webauth.pages import SIGNOUT_ERRORS
+from webauth.pages import SIGNIN_ERRORS, SIGNOUT_ERRORS
 from webauth.test import force_sign_in
 
-from .support.helpers import csrf_pair
+from .support.helpers import csrf_pair, query
 
 pytestmark = pytest.mark.django_db
 
@@ -141,3 +141,144 @@ def test_a_custom_sign_out_page_gets_the_error(client, alice, settings):
 def test_the_sign_out_page_ignores_other_error_values(client, alice):
     force_sign_in(client, alice)
     assert page_of(client.get("/auth/signout?error=<b>x</b>")).alerts == []
+
+
+# -- point 7: why the visitor was sent to sign in ---------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/private/", "/private-async/", "/private-cbv/", "/members/x"])
+def test_the_redirect_to_sign_in_says_why(client, settings, path):
+    settings.WEBAUTH = {**settings.WEBAUTH, "protected_paths": ["/members/"]}
+    response = client.get(path)
+    assert response.status_code == 302
+    assert query(response["Location"]) == {"callbackUrl": path, "error": "SessionRequired"}
+    page = page_of(client.get(response["Location"]))
+    assert page.alerts == ["Please sign in to access this page."]
+    assert page.alerts == [str(SIGNIN_ERRORS["SessionRequired"])]
+    assert page.inputs["callbackUrl"] == f"http://testserver{path}"
+
+
+def test_a_custom_sign_in_page_gets_the_reason_too(client, settings):
+    settings.WEBAUTH = {**settings.WEBAUTH, "pages": {"sign_in": "/login/"}}
+    response = client.get("/private/")
+    assert response["Location"] == "/login/?callbackUrl=%2Fprivate%2F&error=SessionRequired"
+
+
+def test_redirect_to_is_left_as_given(client):
+    assert client.get("/private-custom/")["Location"] == "/custom-login/"
+
+
+# -- point 7: the sign-in page of a signed-in visitor ---------------------------------------------
+
+
+def test_the_sign_in_page_says_who_is_signed_in(client, alice):
+    force_sign_in(client, alice)
+    page = page_of(client.get("/auth/signin?callbackUrl=/account/settings/"))
+    assert page.status == ["You are signed in as", "Alice", ".", "Continue", "Sign out"]
+    assert page.links["Continue"] == "http://testserver/account/settings/"
+    assert page.links["Sign out"] == "http://testserver/auth/signout"
+    # The forms stay: signing in with another provider links it (Auth.js), and
+    # signing in as someone else replaces the session.
+    assert "username" in page.inputs and "password" in page.inputs
+
+
+def test_a_signed_in_visitor_without_a_name_is_shown_the_address(client):
+    # Users of a custom authorize: what the session has is what the page can say.
+    force_sign_in(client, {"id": "x1", "email": "x@example.com"})
+    status = page_of(client.get("/auth/signin")).status
+    assert status[:3] == ["You are signed in as", "x@example.com", "."]
+    client.cookies.clear()
+    force_sign_in(client, {"id": "42"})
+    assert page_of(client.get("/auth/signin")).status[0] == "You are signed in."
+
+
+def test_a_visitor_sees_no_status_on_the_sign_in_page(client):
+    page = page_of(client.get("/auth/signin"))
+    assert page.status == [] and "Continue" not in page.links
+
+
+# -- point 7: the sign-out page of a signed-out visitor -------------------------------------------
+
+
+def test_the_sign_out_page_tells_a_visitor_they_are_not_signed_in(client):
+    response = client.get("/auth/signout?callbackUrl=/somewhere/")
+    text = response.content.decode()
+    page = page_of(response)
+    assert "You are not signed in." in text
+    assert "Are you sure" not in text
+    assert "csrfToken" not in page.inputs  # no form: nothing to sign out of
+    assert page.links["Sign in"] == (
+        "http://testserver/auth/signin?callbackUrl=http%3A%2F%2Ftestserver%2Fsomewhere%2F"
+    )
+
+
+def test_the_sign_out_page_of_a_signed_in_visitor_asks(client, alice):
+    force_sign_in(client, alice)
+    response = client.get("/auth/signout")
+    text = response.content.decode()
+    assert "Are you sure you want to sign out?" in text
+    assert "You are signed in as <strong>Alice</strong>." in text
+    assert "You are not signed in" not in text
+    assert "csrfToken" in page_of(response).inputs
+
+
+def test_an_expired_sign_out_form_of_a_signed_out_visitor(client):
+    # Signed out meanwhile (another tab): nothing to try again.
+    page = client.get("/auth/signout?error=MissingCSRF").content.decode()
+    assert "You are not signed in." in page
+    assert "sign-out form expired" not in page
+
+
+# -- point 7: a refused password keeps the username ------------------------------------------------
+
+
+def refuse(client, **fields):
+    token = csrf_pair(client)
+    return client.post("/auth/callback/credentials", {"csrfToken": token, **fields})
+
+
+def test_a_refused_password_keeps_the_username_never_the_password(client, alice):
+    response = refuse(client, username="alice", password="wrong horse")
+    # Auth.js's answer is kept: the redirect to the sign-in page with the error.
+    assert response.status_code == 302
+    assert response["Location"] == (
+        "http://testserver/auth/signin?error=CredentialsSignin&code=credentials"
+    )
+    assert "wrong horse" not in str(response.cookies)
+    page = client.get(response["Location"])
+    form = page_of(page)
+    assert form.alerts == [str(SIGNIN_ERRORS["CredentialsSignin"])]
+    assert form.inputs["username"] == "alice"
+    assert form.inputs["password"] is None
+    assert "wrong horse" not in page.content.decode()
+    # Shown once: the page forgets it.
+    assert page.cookies["authjs.signin-form"]["max-age"] == "0"
+    assert page_of(client.get(response["Location"])).inputs["username"] is None
+
+
+def test_the_kept_username_is_escaped_and_bound_to_its_provider(client, alice):
+    response = refuse(client, username='"><script>x</script>', password="p")
+    html = client.get(response["Location"]).content.decode()
+    assert "<script>x" not in html
+    assert 'value="&quot;&gt;&lt;script&gt;x&lt;/script&gt;"' in html
+
+
+def test_no_username_is_kept_for_json_clients_or_a_custom_page(client, alice, settings):
+    token = csrf_pair(client)
+    response = client.post(
+        "/auth/callback/credentials",
+        {"csrfToken": token, "username": "alice", "password": "wrong"},
+        headers={"X-Auth-Return-Redirect": "1"},
+    )
+    assert response.json()["url"].endswith("error=CredentialsSignin&code=credentials")
+    assert not response.cookies
+    settings.WEBAUTH = {**settings.WEBAUTH, "pages": {"sign_in": "/login/"}}
+    response = refuse(client, username="alice", password="wrong")
+    assert query(response["Location"]) == {"error": "CredentialsSignin", "code": "credentials"}
+    assert "authjs.signin-form" not in response.cookies
+
+
+def test_a_planted_form_cookie_is_ignored(client, alice):
+    client.cookies["authjs.signin-form"] = "not-a-jwe"
+    page = page_of(client.get("/auth/signin?error=CredentialsSignin"))
+    assert page.inputs["username"] is None

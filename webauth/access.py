@@ -3,7 +3,8 @@
 ``@auth_required``, ``AuthRequiredMixin`` and ``protected_paths`` all answer the
 same way: ``401 {"error": "SessionRequired"}`` to a client that asked for JSON,
 else a redirect to the sign-in page with ``callbackUrl`` set to the page that
-was asked for.
+was asked for and ``error=SessionRequired``, so that the page says why
+("Please sign in to access this page.", as Auth.js v4 did).
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ def session_required_response(
 
     ``401 {"error": "SessionRequired"}`` for a client that asked for JSON, else a
     redirect to *redirect_to* or to the sign-in page with ``callbackUrl`` set to
-    the page that was asked for; ``Cache-Control: private, no-store`` either way.
+    the page that was asked for and ``error=SessionRequired`` (the page's
+    "Please sign in to access this page."); ``Cache-Control: private, no-store``
+    either way.
     """
     response: HttpResponseBase
     if wants_json(request):
@@ -65,6 +68,7 @@ def session_required_response(
     elif redirect_to is not None:
         response = HttpResponseRedirect(redirect_to)
     else:
-        response = HttpResponseRedirect(signin_url(request, callback_url=request.get_full_path()))
+        url = signin_url(request, callback_url=request.get_full_path(), error="SessionRequired")
+        response = HttpResponseRedirect(url)
     # Never kept by a cache: served again after signing in, it would loop.
     return private_no_store(response)

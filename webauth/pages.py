@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlencode
 
 from django.http import HttpResponse
 from django.template.loader import render_to_string
@@ -19,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 from .conf import Config
 from .errors import SIGN_IN_EXPIRED
 from .flows import flow_for
+from .flows.credentials import forget_form, typed_values
 from .flows.email import verify_request_context
 from .providers.base import Provider
 from .responses import private_no_store
@@ -295,7 +297,13 @@ def render_signin_page(
     """The sign-in page: a form per provider, and the message for ``?error=``.
 
     After a refused email address the route renders it again (status 400) with
-    *field_errors* and *values* (see :func:`provider_forms`).
+    *field_errors* and *values* (see :func:`provider_forms`). After a refused
+    password (``?error=CredentialsSignin``) the fields the form had, passwords
+    excepted, are filled in again from the cookie the callback left (shown once).
+    A signed-in visitor is told who they are, with "Continue" and "Sign out"
+    (:func:`signed_in_context`); the forms stay, as on Auth.js's page: signing
+    in with another provider links it to the signed-in user (OAuth, passkeys),
+    or signs in as someone else.
     """
     error = state.query.get("error")
     message = None
@@ -307,7 +315,9 @@ def render_signin_page(
     if values is None and email:
         # Auth.js's page fills the email field from ?email=.
         values = {p.id: {"email": email} for p in state.config.providers}
-    return render_page(
+    if values is None and error == "CredentialsSignin":
+        values = typed_values(state) or None
+    response = render_page(
         state,
         "webauth/signin.html",
         {
@@ -322,28 +332,37 @@ def render_signin_page(
             "error": error,
             "error_message": message,
             "email": email,
+            "signed_in": signed_in_context(state),
         },
         config=state.config,
         status=status,
     )
+    forget_form(state, response)
+    return response
 
 
 def render_signout_page(state: AuthState) -> HttpResponse:
     """The sign-out confirmation page; its form POSTs the CSRF token.
 
     ``?error=MissingCSRF`` (a sign-out whose form had expired) shows
-    :data:`SIGNOUT_ERRORS`' message above a form with the current token.
+    :data:`SIGNOUT_ERRORS`' message above a form with the current token. A
+    visitor who is not signed in is told so, with a link to sign in, and gets
+    no form.
     """
     error = state.query.get("error")
+    signed_in = signed_in_context(state)
+    callback_url = state.callback_url
     return render_page(
         state,
         "webauth/signout.html",
         {
             "action": f"{state.base_url}/signout",
             "csrf_token_value": state.csrf.token,
-            "callback_url": state.callback_url,
+            "callback_url": callback_url,
             "error": error,
-            "error_message": SIGNOUT_ERRORS.get(error) if error else None,
+            "error_message": SIGNOUT_ERRORS.get(error) if error and signed_in else None,
+            "signed_in": signed_in,
+            "signin_url": f"{state.base_url}/signin?{urlencode({'callbackUrl': callback_url})}",
         },
         config=state.config,
     )

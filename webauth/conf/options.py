@@ -48,6 +48,7 @@ COOKIE_KEYS = frozenset(
         "nonce",
         "webauthn_challenge",
         "email_pending",
+        "signin_form",
     }
 )
 
