@@ -30,10 +30,14 @@ __all__ = ["Checks", "clear_checks", "decode_state", "new_checks", "read_check"]
 
 STATE_SALT = "encodedState"
 _COOKIE_KEYS = {"pkce": "pkce_code_verifier", "state": "state", "nonce": "nonce"}
-_CAUSES = (
+#: Why the state cookie is usually missing: a callback that is not (or no longer)
+#: a sign-in under way in this browser.
+_STALE = (
     "the callback URL was opened again after the sign-in or after 15 minutes, "
-    "or not in the browser that started the sign-in; or the cookie was blocked "
-    "or dropped by the browser or a proxy, the sign-in "
+    "or not in the browser that started the sign-in; or "
+)
+_CAUSES = (
+    "the cookie was blocked or dropped by the browser or a proxy, the sign-in "
     "started on another host or scheme than the callback (check AUTH_URL, "
     "ALLOWED_HOSTS and SECURE_PROXY_SSL_HEADER), or more than 15 minutes passed"
 )
@@ -111,15 +115,14 @@ def read_check(state: AuthState, provider: OAuth2, check: str) -> str:
     """
     spec = state.cookies[_COOKIE_KEYS[check]]
     user_caused = check == "state"
+    causes = _STALE + _CAUSES if user_caused else _CAUSES
     raw = state.request_cookies.get(spec.name)
     if not raw:
-        raise InvalidCheck(
-            f"The {spec.name} cookie is missing: {_CAUSES}.", user_caused=user_caused
-        )
+        raise InvalidCheck(f"The {spec.name} cookie is missing: {causes}.", user_caused=user_caused)
     payload = jose.decode(token=ck.decode_value(raw), secret=state.config.secret, salt=spec.name)
     if payload is None or not isinstance(payload.get("value"), str) or not payload["value"]:
         raise InvalidCheck(
-            f"The {spec.name} cookie could not be read (expired or tampered): {_CAUSES}.",
+            f"The {spec.name} cookie could not be read (expired or tampered): {causes}.",
             user_caused=user_caused,
         )
     if payload.get("provider") != provider.id:
