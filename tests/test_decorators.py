@@ -38,7 +38,9 @@ def assert_sign_in_redirect(response, callback_url):
     from urllib.parse import quote
 
     assert response.status_code == 302
-    assert response["Location"] == "/auth/signin?callbackUrl=" + quote(callback_url, safe="")
+    assert response["Location"] == (
+        "/auth/signin?callbackUrl=" + quote(callback_url, safe="") + "&error=SessionRequired"
+    )
 
 
 def assert_401_json(response):
@@ -53,7 +55,7 @@ def assert_401_json(response):
 def test_anonymous_is_redirected_to_sign_in_with_callback_url(client):
     response = client.get("/private/")
     assert response.status_code == 302
-    assert response["Location"] == "/auth/signin?callbackUrl=%2Fprivate%2F"
+    assert response["Location"] == "/auth/signin?callbackUrl=%2Fprivate%2F&error=SessionRequired"
 
 
 def test_callback_url_keeps_the_query_string(client):
@@ -75,7 +77,9 @@ def test_custom_redirect_to(client):
 
 def test_sign_in_redirect_follows_custom_sign_in_page(client, settings):
     settings.WEBAUTH = {**settings.WEBAUTH, "pages": {"sign_in": "/login/"}}
-    assert client.get("/private/")["Location"] == "/login/?callbackUrl=%2Fprivate%2F"
+    assert client.get("/private/")["Location"] == (
+        "/login/?callbackUrl=%2Fprivate%2F&error=SessionRequired"
+    )
 
 
 def test_expired_session_is_redirected(client, alice):
@@ -175,7 +179,9 @@ def test_auth_required_with_empty_parentheses(rf, alice):
     def view(request):
         return HttpResponse("ok")
 
-    assert view(rf.get("/x/"))["Location"] == "/auth/signin?callbackUrl=%2Fx%2F"
+    assert view(rf.get("/x/"))["Location"] == (
+        "/auth/signin?callbackUrl=%2Fx%2F&error=SessionRequired"
+    )
     rf.cookies[COOKIE] = session_cookie_for(alice)[1]
     assert view(rf.get("/x/")).status_code == 200
 

@@ -399,7 +399,7 @@ def test_the_confirmation_page(client, site, alice):
     message = last_mail()
     response = client.get(path_of(link_of(message)))
     assert response.status_code == 200
-    assert response["Cache-Control"] == "no-store"
+    assert response["Cache-Control"] == "private, no-store"
     assert response["Referrer-Policy"] == "no-referrer"
     page = forms_of(response)
     (form,) = [f for f in page.forms if f.get("id") == "webauth-email-confirm-form"]
@@ -544,7 +544,7 @@ def test_the_verify_request_page(client, site, alice):
     text = response.content.decode()
     assert f'<label class="webauth-label" for="{field["id"]}"' in text
     assert "alice@example.com" in text
-    assert response["Cache-Control"] == "no-store"
+    assert response["Cache-Control"] == "private, no-store"
 
 
 def test_digit_codes(client, site, alice):

@@ -165,7 +165,7 @@ def test_state_mismatch(client, idp, rp, caplog):
     location = authorize(idp, begin(client))
     tampered = re.sub(r"state=[^&]+", "state=forged", location)
     response = callback(client, tampered)
-    assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+    assert response["Location"] == "http://testserver/auth/error?error=SignInExpired"
     assert "does not match the state cookie" in caplog.text
     assert not Account.objects.exists()
 
@@ -191,7 +191,8 @@ def test_pkce_mismatch_is_refused_by_the_provider(client, client_factory, idp, r
     other = _check_cookies_of_another_flow(client_factory, idp)
     client.cookies["authjs.pkce.code_verifier"] = other["authjs.pkce.code_verifier"].value
     response = callback(client, location)
-    assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+    # The provider answers invalid_grant: as for a spent code, the visitor starts again.
+    assert response["Location"] == "http://testserver/auth/error?error=SignInExpired"
     assert "token request" in caplog.text
     assert not Account.objects.exists()
 
@@ -215,7 +216,7 @@ def test_check_cookie_of_another_provider_is_refused(client, idp, rp, settings, 
     )
     client.cookies["authjs.state"] = forged
     response = callback(client, location)
-    assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+    assert response["Location"] == "http://testserver/auth/error?error=SignInExpired"
     assert "made for provider 'github'" in caplog.text
 
 
@@ -227,7 +228,7 @@ def test_replayed_code_is_refused(client, idp, rp, caplog):
         client.cookies[name] = value
     accounts = Account.objects.count()
     response = callback(client, location)
-    assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+    assert response["Location"] == "http://testserver/auth/error?error=SignInExpired"
     assert "token request" in caplog.text
     assert Account.objects.count() == accounts
 

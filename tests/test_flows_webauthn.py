@@ -235,7 +235,7 @@ def test_options_of_other_providers(client, site):
     for provider in ("credentials", "nope", "undefined"):
         response = ask(client, provider)
         assert response.status_code == 302
-        assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+        assert response["Location"] == "http://testserver/auth/error?error=SignInExpired"
     assert client.post("/auth/webauthn-options/passkey").status_code == 302  # GET only
 
 
@@ -746,7 +746,7 @@ def test_a_browser_refusal_lands_on_the_error_page(site, passkey_user):
 
 def test_the_callback_is_post_only(site, client):
     response = client.get("/auth/callback/passkey?action=authenticate&data={}")
-    assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+    assert response["Location"] == "http://testserver/auth/error?error=SignInExpired"
 
 
 def test_the_callback_while_the_feature_is_off(site, passkey_user):

@@ -58,7 +58,7 @@ def test_get_session_without_cookie_is_none(rf):
 
 def test_get_session_returns_the_session_dict(rf, alice):
     session = get_session(request_with_cookie(rf, alice))
-    assert session["user"] == {"name": "Alice", "email": "alice@example.com", "image": None}
+    assert session["user"] == {"name": "Alice", "email": "alice@example.com"}
     assert session["expires"].endswith("Z")
 
 

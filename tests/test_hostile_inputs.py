@@ -209,6 +209,7 @@ class _Inputs(HTMLParser):
         super().__init__()
         self.values: dict[str, list[str]] = {}
         self.actions: list[str] = []
+        self.links: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         attributes = dict(attrs)
@@ -216,6 +217,8 @@ class _Inputs(HTMLParser):
             self.values.setdefault(attributes["name"], []).append(attributes.get("value") or "")
         if tag == "form" and attributes.get("action"):
             self.actions.append(attributes["action"])
+        if tag == "a" and attributes.get("href"):
+            self.links.append(attributes["href"])
 
 
 def page_inputs(response) -> _Inputs:
@@ -240,6 +243,11 @@ def assert_safe(response, *, base_scheme: str = "http", allowed=(SITE,)) -> None
         inputs = page_inputs(response)
         urls.extend(inputs.values.get("callbackUrl", []))
         urls.extend(inputs.actions)
+        # "Continue", "Sign in" and "Sign out" links of the pages, and their callbackUrl.
+        urls.extend(inputs.links)
+        for link in inputs.links:
+            query = parse_qs(urlsplit(link).query)
+            urls.extend(query.get("callbackUrl", [])[-1:])
     for name, morsel in response.cookies.items():
         if name.endswith("authjs.callback-url") and morsel.value:
             urls.append(morsel.value)
@@ -390,12 +398,20 @@ def test_planted_callback_url_cookie(client, site, alice, payload, secure):
 
 
 @pytest.mark.parametrize("payload", REDIRECTS, ids=_id)
-def test_sign_in_and_sign_out_page_fields(client, site, payload):
-    for path in ("/auth/signin", "/auth/signout"):
-        response = client.get(path, {"callbackUrl": payload})
-        assert response.status_code == 200
-        assert_safe(response)
-        assert page_inputs(response).values["callbackUrl"]  # the field is there, on-site
+def test_sign_in_and_sign_out_page_fields(client, site, alice, payload):
+    for signed_in in (False, True):
+        if signed_in:  # the sign-out page has its form, the sign-in page "Continue"
+            force_sign_in(client, alice)
+        for path in ("/auth/signin", "/auth/signout"):
+            response = client.get(path, {"callbackUrl": payload})
+            assert response.status_code == 200
+            assert_safe(response)
+            inputs = page_inputs(response)
+            if path == "/auth/signin" or signed_in:
+                assert inputs.values["callbackUrl"]  # the field is there, on-site
+            else:  # "You are not signed in": a link to sign in, with the callback URL
+                [link] = inputs.links
+                assert parse_qs(urlsplit(link).query)["callbackUrl"]
 
 
 @pytest.mark.parametrize("payload", REDIRECTS, ids=_id)
@@ -561,7 +577,9 @@ def _assert_refused(client, route, response, before, session_value):
         assert response.status_code == 400 and response.content == b"null"
     else:
         url = response["Location"] if response.status_code == 302 else response.json()["url"]
-        assert url == "http://testserver/auth/signin?error=MissingCSRF"
+        # A browser's sign-out goes back to the sign-out page (JSON clients: Auth.js's URL).
+        page = "signout" if route == "signout" and response.status_code == 302 else "signin"
+        assert url == f"http://testserver/auth/{page}?error=MissingCSRF"
     # The session is untouched: still there, still the same user.
     assert client.cookies[SESSION].value == session_value
     assert client.get("/auth/session").json()["user"]["email"] == "alice@example.com"

@@ -224,6 +224,9 @@ def test_a_passkeys_default_name_is_in_the_language_of_its_maker():
 #: For each language: phrases each page must show, and the English sentence it must not.
 PHRASES = {
     "de": {
+        "expired": "Dieser Anmeldelink ist abgelaufen oder wurde bereits verwendet.",
+        "signed_out": "Sie sind nicht angemeldet.",
+        "signed_in_as": "Sie sind als <strong>alice</strong> angemeldet.",
         "signin": [
             "Mit Passkey anmelden",
             "Mit GitHub anmelden",
@@ -245,6 +248,9 @@ PHRASES = {
         "api": "Ungültiges oder abgelaufenes Sitzungstoken.",
     },
     "fr": {
+        "expired": "Ce lien de connexion a expiré ou a déjà été utilisé.",
+        "signed_out": "Vous n'êtes pas connecté.",
+        "signed_in_as": "Vous êtes connecté en tant que <strong>alice</strong>.",
         "signin": [
             "Se connecter avec une clé d'accès",
             "Se connecter avec GitHub",
@@ -265,6 +271,9 @@ PHRASES = {
         "api": "Jeton de session invalide ou expiré.",
     },
     "es": {
+        "expired": "Este enlace de inicio de sesión ha caducado o ya se ha usado.",
+        "signed_out": "No has iniciado sesión.",
+        "signed_in_as": "Has iniciado sesión como <strong>alice</strong>.",
         "signin": [
             "Iniciar sesión con una llave de acceso",
             "Iniciar sesión con GitHub",
@@ -285,6 +294,9 @@ PHRASES = {
         "api": "Token de sesión no válido o caducado.",
     },
     "pt_BR": {
+        "expired": "Este link de acesso expirou ou já foi usado.",
+        "signed_out": "Você não está conectado.",
+        "signed_in_as": "Você entrou como <strong>alice</strong>.",
         "signin": [
             "Entrar com uma chave de acesso",
             "Entrar com GitHub",
@@ -305,6 +317,9 @@ PHRASES = {
         "api": "Token de sessão inválido ou expirado.",
     },
     "ja": {
+        "expired": "このサインインリンクは有効期限が切れているか、すでに使用されています。",
+        "signed_out": "サインインしていません。",
+        "signed_in_as": "<strong>alice</strong> としてサインインしています。",
         "signin": [
             "パスキーでサインイン",
             "GitHubでサインイン",
@@ -325,6 +340,9 @@ PHRASES = {
         "api": "セッショントークンが無効か、有効期限が切れています。",
     },
     "zh_Hans": {
+        "expired": "此登录链接已过期或已被使用。",
+        "signed_out": "你尚未登录。",
+        "signed_in_as": "你已以 <strong>alice</strong> 身份登录。",
         "signin": ["使用通行密钥登录", "使用GitHub登录", "使用密码登录", "用户名"],
         "signin_error": "登录失败。",
         "signout": "确定要退出登录吗？",
@@ -413,6 +431,16 @@ def test_the_sign_in_and_sign_out_pages(site, lang):
 
     page = text_of(client.get("/auth/signout"))
     assert_in_language(lang, page)
+    assert phrases["signed_out"] in page
+    assert "You are not signed in." not in page
+
+    user = get_user_model().objects.create_user("alice", email="alice@example.com", password="x")
+    force_sign_in(client, user)
+    for path in ("/auth/signout", "/auth/signin"):
+        page = text_of(client.get(path))
+        assert phrases["signed_in_as"] in page, path
+        assert "You are signed in as" not in page
+    page = text_of(client.get("/auth/signout"))
     assert phrases["signout"] in page
     assert "Are you sure you want to sign out?" not in page
 
@@ -423,6 +451,9 @@ def test_the_error_page(site, lang):
     assert_in_language(lang, page)
     assert PHRASES[lang]["error"] in page
     assert "The sign in link is no longer valid." not in page
+    page = text_of(browser(lang).get("/auth/error?error=SignInExpired"))
+    assert PHRASES[lang]["expired"] in page
+    assert "This sign-in link has expired" not in page
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

@@ -115,7 +115,7 @@ def test_every_authjs_error_type_is_an_auth_error(name):
     assert error.message == "something happened"
     assert error.cause is None
     assert str(error) == (
-        f"something happened. Read more at https://errors.authjs.dev#{name.lower()}"
+        f"something happened. Read more at webauth's docs/errors.md#{name.lower()}"
     )
 
 
@@ -123,7 +123,13 @@ def test_every_authjs_error_type_is_an_auth_error(name):
 def test_sign_in_kind_and_client_safe(name):
     error = getattr(errors, name)()
     assert is_sign_in_error(error) is (name in SIGN_IN_KIND)
-    assert error_type_for_url(error) == (name if name in CLIENT_SAFE else "Configuration")
+    # webauth: an error the visitor caused that Auth.js reports as Configuration
+    # (an unknown route in the URL, by default) is shown as SignInExpired.
+    hidden = errors.SIGN_IN_EXPIRED if error.user_caused else "Configuration"
+    assert error_type_for_url(error) == (name if name in CLIENT_SAFE else hidden)
+    assert error_type_for_url(getattr(errors, name)(user_caused=False)) == (
+        name if name in CLIENT_SAFE else "Configuration"
+    )
 
 
 def test_module_sets_match_the_protocol():
@@ -137,7 +143,7 @@ def test_module_sets_match_the_protocol():
 def test_base_class():
     error = AuthError()
     assert error.type == "AuthError"
-    assert str(error) == "Read more at https://errors.authjs.dev#autherror"
+    assert str(error) == "Read more at webauth's docs/errors.md#autherror"
     assert error_type_for_url(error) == "Configuration"
     assert not is_sign_in_error(error)
 
@@ -186,7 +192,7 @@ def test_project_subclass_keeps_its_parent_type(cls, expected):
     error = cls()
     assert cls.type == error.type == expected
     assert error_type_for_url(error) == expected
-    assert str(error).endswith(f"https://errors.authjs.dev#{expected.lower()}")
+    assert str(error).endswith(f"webauth's docs/errors.md#{expected.lower()}")
 
 
 def test_project_subclass_of_credentials_signin_keeps_its_code_and_routing():
@@ -210,7 +216,7 @@ def test_error_format(webauth_log):
     (record,) = webauth_log.records
     assert record.name == "webauth" and record.levelno == logging.ERROR
     assert record.getMessage() == (
-        "[auth][error] AccessDenied: not today. Read more at https://errors.authjs.dev#accessdenied"
+        "[auth][error] AccessDenied: not today. Read more at webauth's docs/errors.md#accessdenied"
     )
 
 
@@ -257,8 +263,8 @@ def test_warn_format(webauth_log):
     AuthLogger().warn("csrf-disabled")
     (record,) = webauth_log.records
     assert record.levelno == logging.WARNING
-    assert (
-        record.getMessage() == "[auth][warn][csrf-disabled] Read more: https://warnings.authjs.dev"
+    assert record.getMessage() == (
+        "[auth][warn][csrf-disabled] Read more: webauth's docs/errors.md#csrf-disabled"
     )
 
 
@@ -287,7 +293,7 @@ def test_debug_format(webauth_log):
 
 def test_debug_option_enables_debug_messages(webauth_log):
     config = build_config({"debug": True}, {}.get)
-    assert "[auth][warn][debug-enabled] Read more: https://warnings.authjs.dev" in (
+    assert "[auth][warn][debug-enabled] Read more: webauth's docs/errors.md#debug-enabled" in (
         webauth_lines(webauth_log)
     )
     config.logger.debug("authorization url is ready", {"provider": "github"})
@@ -397,7 +403,7 @@ def test_undefined_levels_use_the_built_in_logger(webauth_log):
     config.logger.error(AccessDenied("x"))
     assert [c[0] for c in rec.calls] == ["error"]
     assert webauth_lines(webauth_log) == [
-        "[auth][warn][debug-enabled] Read more: https://warnings.authjs.dev"
+        "[auth][warn][debug-enabled] Read more: webauth's docs/errors.md#debug-enabled"
     ]
 
 
@@ -456,7 +462,7 @@ def test_wrong_password_is_logged_without_the_password(client, alice, settings, 
     assert response["Location"] == (
         "http://testserver/auth/signin?error=CredentialsSignin&code=credentials"
     )
-    assert "[auth][error] CredentialsSignin" in caplog.text  # the failure is logged...
+    assert "[auth][warn][CredentialsSignin]" in caplog.text  # the failure is logged...
     assert WRONG_PASSWORD not in caplog.text  # ...without the password
     assert SECRET not in caplog.text
 
@@ -526,12 +532,15 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def assert_one_error_line(caplog, *, containing):
-    """Exactly one ``[auth][error]`` line in the log, itself free of control characters."""
+    """Exactly one ``[auth][error]`` or ``[auth][warn]`` line in the log (an error the
+    visitor caused is a warning), itself free of control characters."""
     # caplog.text starts each record with "LEVEL logger:file:line "; a forged line would not.
-    starts = re.compile(r"^(?:[A-Z]+ +webauth:\S+:\d+ )?\[auth\]\[error\]")
+    starts = re.compile(r"^(?:[A-Z]+ +webauth:\S+:\d+ )?\[auth\]\[(?:error|warn)\]")
     lines = [line for line in caplog.text.splitlines() if starts.match(line)]
     assert len(lines) == 1, caplog.text
-    (record,) = [r for r in caplog.records if r.getMessage().startswith("[auth][error]")]
+    (record,) = [
+        r for r in caplog.records if r.getMessage().startswith(("[auth][error]", "[auth][warn]"))
+    ]
     message = record.getMessage()
     assert "\n" not in message and not CONTROL.search(message), repr(message)
     assert containing in message, message
@@ -566,7 +575,8 @@ def test_provider_error_description_cannot_forge_a_log_line(client, settings, ca
         + urlencode({"state": state, "error": "access_denied", "error_description": FORGED})
     )
     assert response["Location"] == "http://testserver/auth/signin?error=OAuthCallbackError"
-    message = assert_one_error_line(caplog, containing="OAuthCallbackError: access_denied: ")
+    # The person said no: a warning.
+    message = assert_one_error_line(caplog, containing="[OAuthCallbackError] access_denied: ")
     assert r"\r\n[auth][error] Forged: admin signed in\x1b[2J\x1b[31m\u2028\x85" in message
 
 
@@ -585,7 +595,7 @@ def test_unknown_provider_id_cannot_forge_a_log_line(client, caplog, route):
     token = csrf_pair(client)
     caplog.set_level(logging.DEBUG)
     client.post(f"/auth/{route}/{quote(FORGED, safe='')}", {"csrfToken": token})
-    assert_one_error_line(caplog, containing="InvalidProvider: Unknown provider")
+    assert_one_error_line(caplog, containing="[auth][warn][InvalidProvider] Unknown provider")
 
 
 @pytest.mark.django_db
@@ -645,7 +655,7 @@ def test_auth_error_text_is_one_escaped_line():
     text = str(error)
     assert "\n" not in text and not CONTROL.search(text)
     assert text.startswith(r"denied\r\n[auth][error] Forged: admin signed in\x1b[2J")
-    assert text.endswith("Read more at https://errors.authjs.dev#oauthcallbackerror")
+    assert text.endswith("Read more at webauth's docs/errors.md#oauthcallbackerror")
 
 
 def test_non_auth_error_text_is_escaped(webauth_log):
@@ -705,7 +715,7 @@ def test_long_client_text_is_cut(webauth_log):
     message = record.getMessage()
     assert len(message) < 2_200
     assert "[98000 more characters]" in message
-    assert message.endswith("Read more at https://errors.authjs.dev#oauthcallbackerror")
+    assert message.endswith("Read more at webauth's docs/errors.md#oauthcallbackerror")
 
 
 @pytest.mark.parametrize(

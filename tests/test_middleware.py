@@ -79,7 +79,7 @@ def test_valid_cookie_gives_the_session_dict(client, alice):
         force_sign_in(client, alice)
         response = client.get("/session-only/")
     assert response.json()["session"] == {
-        "user": {"name": "Alice Liddell", "email": "alice@example.com", "image": None},
+        "user": {"name": "Alice Liddell", "email": "alice@example.com"},
         "expires": "2030-01-31T12:00:00.000Z",
     }
 
@@ -389,7 +389,7 @@ def test_protected_path_redirects_anonymous_to_sign_in(client, protected):
     response = client.get("/account/settings/?tab=profile")
     assert response.status_code == 302
     assert response["Location"] == (
-        "/auth/signin?callbackUrl=%2Faccount%2Fsettings%2F%3Ftab%3Dprofile"
+        "/auth/signin?callbackUrl=%2Faccount%2Fsettings%2F%3Ftab%3Dprofile&error=SessionRequired"
     )
 
 
@@ -442,7 +442,9 @@ def test_protected_path_uses_custom_sign_in_page(client, settings):
         "pages": {"sign_in": "/login/"},
     }
     response = client.get("/account/settings/")
-    assert response["Location"] == "/login/?callbackUrl=%2Faccount%2Fsettings%2F"
+    assert response["Location"] == (
+        "/login/?callbackUrl=%2Faccount%2Fsettings%2F&error=SessionRequired"
+    )
 
 
 # -- chunked session cookies -------------------------------------------------------------

@@ -248,4 +248,7 @@ def test_each_value_is_256_random_bits(make_state, config):
 def test_the_message_of_a_missing_cookie_lists_the_causes(make_state):
     with pytest.raises(InvalidCheck) as info:
         read_check(make_state(), make_provider(), "state")
-    assert "cookie is missing: the cookie was blocked or dropped by the browser" in str(info.value)
+    text = str(info.value)
+    assert "cookie is missing: the callback URL was opened again after the sign-in" in text
+    assert "or the cookie was blocked or dropped by the browser" in text
+    assert info.value.user_caused  # the state: a stale or forged callback, a warning

@@ -94,6 +94,9 @@ def test_wrong_password_shows_the_error_then_retry_succeeds(page, live_server, a
     assert alert.inner_text() == str(SIGNIN_ERRORS["CredentialsSignin"])
     assert session_cookies(page) == []
     assert whoami(page)["authenticated"] is False
+    # The username is still there, the password is not (issue 13, point 7).
+    assert page.input_value("#input-username-for-credentials") == "alice"
+    assert page.input_value("#input-password-for-credentials") == ""
 
     # The page remembers where the user was going (the callback-url cookie).
     submit_credentials(page, "alice", PASSWORD)
@@ -122,7 +125,12 @@ def test_sign_out_page_clears_the_session(page, live_server, alice):
 def test_auth_required_page_round_trips_through_sign_in(page, live_server, alice):
     page.goto("/private/?tab=2")
 
-    assert path_of(page.url) == "/auth/signin?callbackUrl=%2Fprivate%2F%3Ftab%3D2"
+    assert path_of(page.url) == (
+        "/auth/signin?callbackUrl=%2Fprivate%2F%3Ftab%3D2&error=SessionRequired"
+    )
+    # The page says why (issue 13, point 7).
+    alert = page.locator(".webauth-error[role=alert]")
+    assert alert.inner_text() == "Please sign in to access this page."
     submit_credentials(page, "alice", PASSWORD)
 
     assert page.url == f"{live_server.url}/private/?tab=2"
@@ -161,3 +169,46 @@ def test_form_whose_csrf_cookie_is_gone_asks_to_try_again(page, live_server, ali
     assert session_cookies(page) == []
     submit_credentials(page, "alice", PASSWORD)  # the reloaded page carries a fresh token
     assert whoami(page)["username"] == "alice"
+
+
+def test_back_after_sign_out_fetches_the_private_page_again(page, live_server, alice):
+    # Issue 13, point 1: the page behind @auth_required is "private, no-store", so
+    # Back after signing out asks the server again (which sends the visitor to
+    # sign in) instead of showing "Hello, alice." from the browser's cache.
+    page.goto("/private-page/")
+    submit_credentials(page, "alice", PASSWORD)
+    assert page.url == f"{live_server.url}/private-page/"
+    assert page.locator("h1").inner_text() == "Hello, alice."
+
+    with page.expect_navigation():
+        page.click("#sign-out")
+    assert page.url == f"{live_server.url}/"
+    assert session_cookies(page) == []
+
+    page.go_back(wait_until="load")
+    assert "Hello" not in page.content()
+    assert path_of(page.url) == "/auth/signin?callbackUrl=%2Fprivate-page%2F&error=SessionRequired"
+    assert page.locator("h1").inner_text() == "Sign in"
+
+
+def test_an_expired_sign_out_form_shows_the_sign_out_page_again(page, live_server, alice):
+    # Issue 13, point 5: the sign-out page was left open while its CSRF cookie
+    # went away (another tab, the browser's cookie clean-up). Pressing "Sign out"
+    # lands on the sign-out page again, saying so, still signed in.
+    page.goto("/auth/signin")
+    submit_credentials(page, "alice", PASSWORD)
+    page.goto("/auth/signout")
+    page.context.clear_cookies(name="authjs.csrf-token")
+
+    with page.expect_navigation():
+        page.click("#submitButton")
+    assert path_of(page.url) == "/auth/signout?error=MissingCSRF"
+    alert = page.locator(".webauth-error[role=alert]")
+    assert alert.inner_text() == "Your sign-out form expired. Please try again."
+    assert whoami(page)["authenticated"] is True
+    assert len(session_cookies(page)) == 1
+
+    with page.expect_navigation():
+        page.click("#submitButton")
+    assert session_cookies(page) == []
+    assert whoami(page)["authenticated"] is False

@@ -3,7 +3,8 @@
 ``@auth_required``, ``AuthRequiredMixin`` and ``protected_paths`` all answer the
 same way: ``401 {"error": "SessionRequired"}`` to a client that asked for JSON
 or sent a bearer token, else a redirect to the sign-in page with ``callbackUrl``
-set to the page that was asked for.
+set to the page that was asked for and ``error=SessionRequired``, so that the
+page says why ("Please sign in to access this page.", as Auth.js v4 did).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect, Jso
 from .bearer import is_bearer_request
 from .bearer import session_required as bearer_session_required
 from .conf import get_config
+from .responses import private_no_store
 
 __all__ = ["has_user", "session_required_response", "signin_url", "wants_json"]
 
@@ -59,13 +61,20 @@ def session_required_response(
     ``401 {"error": "SessionRequired"}`` for a client that asked for JSON (with
     ``WWW-Authenticate: Bearer`` for a bearer request, whatever it asked for),
     else a redirect to *redirect_to* or to the sign-in page with ``callbackUrl``
-    set to the page that was asked for.
+    set to the page that was asked for and ``error=SessionRequired`` (the page's
+    "Please sign in to access this page."); ``Cache-Control: private, no-store``
+    either way.
     """
+    response: HttpResponseBase
     if is_bearer_request(request):
         # An app or API client: its token is missing, expired or revoked.
-        return bearer_session_required()
+        return private_no_store(bearer_session_required())
     if wants_json(request):
-        return JsonResponse({"error": "SessionRequired"}, status=401)
-    if redirect_to is not None:
-        return HttpResponseRedirect(redirect_to)
-    return HttpResponseRedirect(signin_url(request, callback_url=request.get_full_path()))
+        response = JsonResponse({"error": "SessionRequired"}, status=401)
+    elif redirect_to is not None:
+        response = HttpResponseRedirect(redirect_to)
+    else:
+        url = signin_url(request, callback_url=request.get_full_path(), error="SessionRequired")
+        response = HttpResponseRedirect(url)
+    # Never kept by a cache: served again after signing in, it would loop.
+    return private_no_store(response)

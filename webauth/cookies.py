@@ -64,6 +64,9 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "webauthn_challenge": ("authjs.challenge", {"max_age": CHECK_MAX_AGE}),
     # webauth's: which email sign-in this browser started (Max-Age: the provider's max_age).
     "email_pending": ("authjs.email-pending", {}),
+    # webauth's: what a refused credentials form had in its fields other than
+    # passwords, for the sign-in page to show once (flows/credentials.py).
+    "signin_form": ("authjs.signin-form", {"max_age": 5 * 60}),
 }
 
 

@@ -12,6 +12,11 @@ A request without a session is redirected to the sign-in page with
 ``callbackUrl`` set to the page it asked for, or gets ``401`` JSON when it asked
 for JSON (``Accept: application/json``). Works on sync and async views.
 
+Every answer, the view's own included, goes out with ``Cache-Control: private,
+no-store`` (merged with what the view set): a page for one signed-in user is
+kept by no shared cache, and the browser's Back button after signing out fetches
+it anew instead of showing it from its cache.
+
 ``@reauth_required`` (and ``ReauthRequiredMixin``) is for views that make
 sensitive changes: it requires a session that signed in at most
 ``WEBAUTH["reauth_max_age"]`` seconds ago (300 by default), and sends an older
@@ -41,6 +46,7 @@ from django.http import HttpRequest
 from .access import has_user, session_required_response
 from .helpers import get_session
 from .reauth import require_fresh
+from .responses import private_no_store
 
 __all__ = [
     "AuthRequiredMixin",
@@ -65,7 +71,7 @@ def session_passes_test(
             async def _async_view(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
                 session = await sync_to_async(get_session)(request)
                 if test(session):
-                    return await view(request, *args, **kwargs)
+                    return private_no_store(await view(request, *args, **kwargs))
                 return session_required_response(request, redirect_to)
 
             return _async_view  # type: ignore[return-value]
@@ -73,7 +79,7 @@ def session_passes_test(
         @wraps(view)
         def _view(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
             if test(get_session(request)):
-                return view(request, *args, **kwargs)
+                return private_no_store(view(request, *args, **kwargs))
             return session_required_response(request, redirect_to)
 
         return _view  # type: ignore[return-value]
@@ -103,12 +109,12 @@ class AuthRequiredMixin:
             return self._async_dispatch(request, *args, **kwargs)
         if not has_user(get_session(request)):
             return session_required_response(request, self.redirect_to)
-        return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+        return private_no_store(super().dispatch(request, *args, **kwargs))  # type: ignore[misc]
 
     async def _async_dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         if not has_user(await sync_to_async(get_session)(request)):
             return session_required_response(request, self.redirect_to)
-        return await super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+        return private_no_store(await super().dispatch(request, *args, **kwargs))  # type: ignore[misc]
 
 
 def reauth_required(

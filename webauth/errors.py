@@ -10,7 +10,16 @@ Where an error lands when it interrupts a route:
 * "sign-in kind" errors send the user back to the sign-in page with ``?error=<type>``;
 * every other error goes to the error page;
 * only "client-safe" errors show their own type to the user; the others are
-  reported as ``error=Configuration`` and their detail stays in the server log.
+  reported as ``error=Configuration`` and their detail stays in the server log,
+  except those the visitor caused (``user_caused``: a re-opened or forged OAuth
+  callback, an unknown provider in the URL), reported as ``error=SignInExpired``
+  (a webauth addition: "sign-in expired, try again", not "server error").
+
+``user_caused`` also decides how an error is logged: a warning on one line for
+what a visitor did (a wrong password or code, an expired form or link, a
+refused passkey, a stale callback), an error with its cause and traceback for
+what the server's set-up or code did. Each type is explained in
+``docs/errors.md`` (:data:`ERRORS_DOC`), which every message points to.
 
 An error's text (``str(error)``) is always one printable line: messages often
 quote what a client or a provider sent (an ``error_description``, a provider id
@@ -25,8 +34,10 @@ from typing import Any, ClassVar
 
 __all__ = [
     "CLIENT_SAFE_ERRORS",
+    "ERRORS_DOC",
     "LOG_TEXT_LIMIT",
     "SIGN_IN_ERRORS",
+    "SIGN_IN_EXPIRED",
     "AccessDenied",
     "AccountNotLinked",
     "AdapterError",
@@ -63,6 +74,7 @@ __all__ = [
     "UntrustedHost",
     "Verification",
     "WebAuthnVerificationError",
+    "doc_link",
     "error_type_for_url",
     "is_sign_in_error",
     "log_safe",
@@ -70,6 +82,24 @@ __all__ = [
 
 #: The most characters of one piece of text that :func:`log_safe` keeps.
 LOG_TEXT_LIMIT = 2000
+
+#: The page of webauth's documentation that explains every error type and warning
+#: code, one heading (and so one anchor) each: what it means, what the visitor
+#: sees, how to fix it. Log lines point there ("Read more at ..."), where
+#: Auth.js points to errors.authjs.dev and warnings.authjs.dev.
+ERRORS_DOC = "docs/errors.md"
+
+#: The ``error=`` value of an error the visitor caused that is not client-safe
+#: (a stale or forged OAuth callback, an unknown provider or route in the URL):
+#: the error page says the sign-in expired and offers to try again. A webauth
+#: addition; Auth.js reports these as ``Configuration``, a server error.
+SIGN_IN_EXPIRED = "SignInExpired"
+
+
+def doc_link(anchor: str) -> str:
+    """Where *anchor* (an error type in lower case, or a warning code) is explained."""
+    return f"webauth's {ERRORS_DOC}#{anchor}"
+
 
 # What Python's repr() shows for these; every other unprintable character
 # becomes \xNN, \uNNNN or \UNNNNNNNN.
@@ -112,10 +142,16 @@ class AuthError(Exception):
     """Base class of every webauth error.
 
     ``type`` is the Auth.js error type (the class name); ``cause`` an optional
-    mapping whose ``"err"`` entry is the original exception.
+    mapping whose ``"err"`` entry is the original exception. ``user_caused``
+    says whether what the visitor did (typed, clicked, re-opened) caused it
+    rather than the server's set-up or code: the default logger writes it as a
+    one-line warning, and one that is not client-safe shows the visitor
+    ``error=SignInExpired`` instead of ``Configuration``. Each class has a
+    default; ``user_caused=`` decides for one error.
     """
 
     type: ClassVar[str] = "AuthError"
+    user_caused: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -125,20 +161,29 @@ class AuthError(Exception):
         if cls.__module__ == __name__:
             cls.type = cls.__name__
 
-    def __init__(self, message: str = "", *, cause: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        cause: Mapping[str, Any] | None = None,
+        user_caused: bool | None = None,
+    ) -> None:
         if isinstance(message, BaseException):  # AuthError(err): keep the original as cause
             cause = {"err": message, **(cause or {})}
             message = str(message)
         super().__init__(message)
         self.message = message
         self.cause: Mapping[str, Any] | None = cause
+        if user_caused is not None:
+            self.user_caused = user_caused
 
     def __str__(self) -> str:
         # One printable line, whatever the message quotes (see log_safe).
-        link = f"https://errors.authjs.dev#{self.type.lower()}"
+        link = doc_link(self.type.lower())
         if not self.message:
             return f"Read more at {link}"
-        return f"{log_safe(self.message)}. Read more at {link}"
+        text = log_safe(self.message)
+        return f"{text}{' ' if text.endswith('.') else '. '}Read more at {link}"
 
 
 class SignInError(AuthError):
@@ -146,7 +191,11 @@ class SignInError(AuthError):
 
 
 class AccessDenied(AuthError):
-    """The ``sign_in`` callback refused the sign-in (returned ``False`` or raised)."""
+    """The ``sign_in`` callback refused the sign-in (returned ``False`` or raised).
+
+    ``user_caused`` when the callback said no or the user is inactive (a
+    decision about this visitor), not when the callback raised (a bug).
+    """
 
 
 class AdapterError(AuthError):
@@ -178,6 +227,7 @@ class CredentialsSignin(SignInError):
     """
 
     code: str = "credentials"
+    user_caused = True  # a wrong password: logged as a warning
 
     def __init__(
         self,
@@ -185,8 +235,9 @@ class CredentialsSignin(SignInError):
         *,
         code: str | None = None,
         cause: Mapping[str, Any] | None = None,
+        user_caused: bool | None = None,
     ) -> None:
-        super().__init__(message, cause=cause)
+        super().__init__(message, cause=cause, user_caused=user_caused)
         if code is not None:
             self.code = code
 
@@ -196,7 +247,12 @@ class InvalidEndpoints(AuthError):
 
 
 class InvalidCheck(AuthError):
-    """A PKCE, state or nonce check failed or its cookie was missing."""
+    """A PKCE, state or nonce check failed or its cookie was missing.
+
+    ``user_caused`` when the state check failed: a callback URL opened again
+    (after the sign-in, or after 15 minutes), replayed, forged, or finished in
+    another browser than the one that started it.
+    """
 
 
 class JWTSessionError(AuthError):
@@ -222,9 +278,15 @@ class MissingSecret(AuthError):
 class OAuthAccountNotLinked(SignInError):
     """The OAuth account belongs to another user, or its email is taken."""
 
+    user_caused = True
+
 
 class OAuthCallbackError(SignInError):
-    """The provider answered the callback with an error (the user cancelled)."""
+    """The provider answered the callback with an error (the user cancelled).
+
+    ``user_caused`` when the person said no (``access_denied`` and the like) or
+    the callback was malformed, not when the provider refused the client.
+    """
 
 
 class OAuthProfileParseError(AuthError):
@@ -248,7 +310,9 @@ class SignOutError(AuthError):
 
 
 class UnknownAction(AuthError):
-    """A route/method combination webauth does not serve."""
+    """A route/method combination webauth does not serve (``user_caused``: the URL)."""
+
+    user_caused = True
 
 
 class UnsupportedStrategy(AuthError):
@@ -256,7 +320,11 @@ class UnsupportedStrategy(AuthError):
 
 
 class InvalidProvider(AuthError):
-    """An unknown provider id, or a provider that does not support the route."""
+    """An unknown provider id, or a provider that does not support the route.
+
+    ``user_caused`` when the provider id or method came from the URL the
+    visitor opened.
+    """
 
 
 class UntrustedHost(AuthError):
@@ -264,15 +332,21 @@ class UntrustedHost(AuthError):
 
 
 class Verification(AuthError):
-    """A magic-link token that is unknown, used or expired."""
+    """A magic-link token that is unknown, used or expired, or a wrong code."""
+
+    user_caused = True
 
 
 class MissingCSRF(SignInError):
-    """A state-changing request without a valid CSRF token."""
+    """A state-changing request without a valid CSRF token (an expired form)."""
+
+    user_caused = True
 
 
 class AccountNotLinked(SignInError):
     """A passkey account belongs to another user, or its email is taken."""
+
+    user_caused = True
 
 
 class DuplicateConditionalUI(AuthError):
@@ -284,7 +358,13 @@ class MissingWebAuthnAutocomplete(AuthError):
 
 
 class WebAuthnVerificationError(AuthError):
-    """The passkey response could not be verified."""
+    """The passkey response could not be verified.
+
+    ``user_caused`` unless the relying party's set-up is at fault (an origin or
+    RP id the configuration does not allow).
+    """
+
+    user_caused = True
 
 
 class ExperimentalFeatureNotEnabled(AuthError):
@@ -317,14 +397,17 @@ class RateLimited(SignInError):
     (browsers); see :mod:`webauth.ratelimit`.
     """
 
+    user_caused = True
+
     def __init__(
         self,
         message: str = "",
         *,
         retry_after: int = 0,
         cause: Mapping[str, Any] | None = None,
+        user_caused: bool | None = None,
     ) -> None:
-        super().__init__(message, cause=cause)
+        super().__init__(message, cause=cause, user_caused=user_caused)
         self.retry_after = retry_after
 
 
@@ -362,7 +445,11 @@ def is_sign_in_error(error: BaseException) -> bool:
 
 
 def error_type_for_url(error: BaseException) -> str:
-    """The ``error=`` value shown to the client: the type if client-safe, else ``Configuration``."""
-    if isinstance(error, AuthError) and error.type in CLIENT_SAFE_ERRORS:
-        return error.type
+    """The ``error=`` value shown to the client: the type if client-safe,
+    ``SignInExpired`` for another error the visitor caused, else ``Configuration``."""
+    if isinstance(error, AuthError):
+        if error.type in CLIENT_SAFE_ERRORS:
+            return error.type
+        if error.user_caused:
+            return SIGN_IN_EXPIRED
     return "Configuration"

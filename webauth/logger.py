@@ -1,10 +1,17 @@
 """Logging in Auth.js's format through the ``webauth`` logger.
 
-``error`` writes ``[auth][error] <type>: <message>`` followed by the cause;
-``warn`` writes ``[auth][warn][<code>]``; ``debug`` (only with ``debug=True`` or a
-custom ``debug`` function) writes ``[auth][debug]: <message>`` and its metadata.
-The ``logger`` option replaces any of the three functions individually.
-Secrets are never passed to the logger by webauth itself.
+``error`` writes ``[auth][error] <type>: <message>`` followed by the cause, at
+level ERROR; an error the visitor caused (``error.user_caused``: a wrong
+password or code, an expired form or link, a refused passkey, a stale OAuth
+callback) is one line at level WARNING instead, ``[auth][warn][<type>]
+<message>``, with no cause or traceback. ``warn`` writes ``[auth][warn][<code>]``;
+``debug`` (only with ``debug=True`` or a custom ``debug`` function) writes
+``[auth][debug]: <message>`` and its metadata. Every message ends with where to
+read more: the type's or code's anchor in webauth's ``docs/errors.md``
+(:func:`webauth.errors.doc_link`). The ``logger`` option replaces any of the
+three functions individually (a custom ``error`` function receives every error,
+those the visitor caused included, as Auth.js's does). Secrets are never passed
+to the logger by webauth itself.
 
 Log lines cannot be forged. Messages quote what clients and providers send (an
 ``error_description``, a provider id from the URL, a ``callbackUrl``), so the
@@ -27,13 +34,11 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .errors import LOG_TEXT_LIMIT, AuthError, log_safe
+from .errors import LOG_TEXT_LIMIT, AuthError, doc_link, log_safe
 
 __all__ = ["AuthLogger", "format_exception", "get_logger", "log_safe", "logger"]
 
 logger = logging.getLogger("webauth")
-
-WARNINGS_URL = "https://warnings.authjs.dev"
 
 #: The most characters of one JSON block (``[auth][details]``, debug metadata).
 JSON_LIMIT = 8 * LOG_TEXT_LIMIT
@@ -139,6 +144,10 @@ def _default_error(error: BaseException) -> None:
     name = error.type if isinstance(error, AuthError) else type(error).__name__
     # An AuthError's own text is already one escaped line; anything else is escaped here.
     text = str(error) if type(error).__str__ is AuthError.__str__ else log_safe(str(error))
+    if getattr(error, "user_caused", False) is True:
+        # What a visitor did is no fault of the server: one line, no traceback.
+        logger.warning("[auth][warn][%s] %s", log_safe(name), text)
+        return
     logger.error("[auth][error] %s: %s", log_safe(name), text)
     cause = getattr(error, "cause", None)
     err = cause.get("err") if isinstance(cause, Mapping) else None
@@ -152,7 +161,7 @@ def _default_error(error: BaseException) -> None:
 
 
 def _default_warn(code: str) -> None:
-    logger.warning("[auth][warn][%s] Read more: %s", log_safe(code), WARNINGS_URL)
+    logger.warning("[auth][warn][%s] Read more: %s", log_safe(code), doc_link(log_safe(code)))
 
 
 def _default_debug(message: str, metadata: Any = None) -> None:

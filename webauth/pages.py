@@ -2,12 +2,15 @@
 
 Each is a Django template under ``templates/webauth/`` that a project can
 override, styled by the ``theme`` option. Strings are marked for translation.
+Every page goes out with ``Cache-Control: private, no-store``: each carries a
+CSRF token or says who is signed in, so no cache may keep or show it again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlencode
 
 from django.http import HttpResponse
 from django.template.loader import render_to_string
@@ -16,15 +19,19 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from .conf import Config
+from .errors import SIGN_IN_EXPIRED
 from .flows import flow_for
+from .flows.credentials import forget_form, typed_values
 from .flows.email import verify_request_context
 from .providers.base import Provider
+from .responses import private_no_store
 from .state import AuthState
 
 __all__ = [
     "ERROR_PAGES",
     "SIGNIN_ERRORS",
     "SIGNIN_ERROR_CODES",
+    "SIGNOUT_ERRORS",
     "display_name",
     "passkey_context",
     "provider_forms",
@@ -33,6 +40,7 @@ __all__ = [
     "render_signin_page",
     "render_signout_page",
     "render_verify_request_page",
+    "signed_in_context",
     "theme_context",
     "usable_providers",
 ]
@@ -60,6 +68,12 @@ SIGNIN_ERRORS: dict[str, Any] = {
     # webauth addition: a rate limit of WEBAUTH["rate_limits"] refused the attempt.
     "RateLimited": _("Too many attempts. Please wait a few minutes before you try again."),
     "default": _("Unable to sign in."),
+}
+
+#: Messages shown on the sign-out page for ``?error=`` (a webauth addition: Auth.js
+#: sends a sign-out without its CSRF token to the sign-in page).
+SIGNOUT_ERRORS: dict[str, Any] = {
+    "MissingCSRF": _("Your sign-out form expired. Please try again."),
 }
 
 #: Messages for ``?error=<type>&code=<code>`` where the code says more than the type.
@@ -93,6 +107,14 @@ ERROR_PAGES: dict[str, tuple[int, Any, Any, Any]] = {
         _("The passkey could not be verified."),
         _("Try again, or use another way to sign in."),
     ),
+    # webauth addition (errors.SIGN_IN_EXPIRED): what the visitor did, not a server
+    # error: an OAuth callback opened again or forged, an unknown provider in the URL.
+    SIGN_IN_EXPIRED: (
+        200,
+        _("Sign-in expired"),
+        _("This sign-in link has expired or was already used."),
+        _("Please sign in again."),
+    ),
     "default": (200, _("Error"), _("An error occurred while signing in."), ""),
 }
 
@@ -123,6 +145,29 @@ def theme_context(config: Config) -> dict[str, Any]:
     }
 
 
+def signed_in_context(state: AuthState) -> dict[str, str] | None:
+    """Who the visitor is signed in as, for the pages that say so; ``None`` when signed out.
+
+    ``label`` is the session user's name, else its email, else empty;
+    ``continue_url`` the callback URL (where the visitor was going);
+    ``signout_url`` the sign-out page. Template: ``includes/signed_in_as.html``.
+    """
+    session = state.session
+    user = session.get("user") if isinstance(session, Mapping) else None
+    if user is None:
+        return None
+    label = ""
+    if isinstance(user, Mapping):
+        label = next(
+            (v for v in (user.get("name"), user.get("email")) if isinstance(v, str) and v), ""
+        )
+    return {
+        "label": label,
+        "continue_url": state.callback_url,
+        "signout_url": f"{state.base_url}/signout",
+    }
+
+
 def render_page(
     state: AuthState | None,
     template: str,
@@ -131,10 +176,12 @@ def render_page(
     config: Config,
     status: int = 200,
 ) -> HttpResponse:
-    """Render a built-in page with the theme in its context."""
+    """Render a built-in page with the theme in its context (``private, no-store``)."""
     request = state.request if state is not None else None
     html = render_to_string(template, {"theme": theme_context(config), **context}, request=request)
-    return HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
+    response = HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
+    private_no_store(response)
+    return response
 
 
 def _button_style(provider: Provider) -> dict[str, Any]:
@@ -269,7 +316,13 @@ def render_signin_page(
     """The sign-in page: a form per provider, and the message for ``?error=``.
 
     After a refused email address the route renders it again (status 400) with
-    *field_errors* and *values* (see :func:`provider_forms`).
+    *field_errors* and *values* (see :func:`provider_forms`). After a refused
+    password (``?error=CredentialsSignin``) the fields the form had, passwords
+    excepted, are filled in again from the cookie the callback left (shown once).
+    A signed-in visitor is told who they are, with "Continue" and "Sign out"
+    (:func:`signed_in_context`); the forms stay, as on Auth.js's page: signing
+    in with another provider links it to the signed-in user (OAuth, passkeys),
+    or signs in as someone else.
     """
     error = state.query.get("error")
     message = None
@@ -281,7 +334,9 @@ def render_signin_page(
     if values is None and email:
         # Auth.js's page fills the email field from ?email=.
         values = {p.id: {"email": email} for p in state.config.providers}
-    return render_page(
+    if values is None and error == "CredentialsSignin":
+        values = typed_values(state) or None
+    response = render_page(
         state,
         "webauth/signin.html",
         {
@@ -296,21 +351,37 @@ def render_signin_page(
             "error": error,
             "error_message": message,
             "email": email,
+            "signed_in": signed_in_context(state),
         },
         config=state.config,
         status=status,
     )
+    forget_form(state, response)
+    return response
 
 
 def render_signout_page(state: AuthState) -> HttpResponse:
-    """The sign-out confirmation page; its form POSTs the CSRF token."""
+    """The sign-out confirmation page; its form POSTs the CSRF token.
+
+    ``?error=MissingCSRF`` (a sign-out whose form had expired) shows
+    :data:`SIGNOUT_ERRORS`' message above a form with the current token. A
+    visitor who is not signed in is told so, with a link to sign in, and gets
+    no form.
+    """
+    error = state.query.get("error")
+    signed_in = signed_in_context(state)
+    callback_url = state.callback_url
     return render_page(
         state,
         "webauth/signout.html",
         {
             "action": f"{state.base_url}/signout",
             "csrf_token_value": state.csrf.token,
-            "callback_url": state.callback_url,
+            "callback_url": callback_url,
+            "error": error,
+            "error_message": SIGNOUT_ERRORS.get(error) if error and signed_in else None,
+            "signed_in": signed_in,
+            "signin_url": f"{state.base_url}/signin?{urlencode({'callbackUrl': callback_url})}",
         },
         config=state.config,
     )
@@ -322,14 +393,12 @@ def render_verify_request_page(state: AuthState) -> HttpResponse:
     In the browser that asked (it holds the email flow's pending cookie) it also
     names the address and, when the provider sends codes, has the code form.
     """
-    response = render_page(
+    return render_page(  # no-store, as every page: it may name the address
         state,
         "webauth/verify_request.html",
         {"url": state.origin, "host": state.request.get_host(), **verify_request_context(state)},
         config=state.config,
     )
-    response["Cache-Control"] = "no-store"  # it may name the address
-    return response
 
 
 def render_error_page(
@@ -338,6 +407,11 @@ def render_error_page(
     """The error page; its status depends on the error type."""
     status, heading, message, hint = ERROR_PAGES.get(error or "", ERROR_PAGES["default"])
     signin = f"{state.base_url}/signin" if state is not None else f"{config.base_path}/signin"
+    # A signed-in visitor (who opened a stale callback, say) is told so. Not on the
+    # Configuration page: reading the session may be what fails there.
+    signed_in = signed_in_context(state) if state is not None and status < 500 else None
+    if signed_in is not None and error == SIGN_IN_EXPIRED:
+        hint = ""  # "Please sign in again": moot for a visitor who is signed in
     return render_page(
         state,
         "webauth/error.html",
@@ -348,6 +422,7 @@ def render_error_page(
             "hint": hint,
             "signin_url": signin,
             "home_url": state.origin if state is not None else home,
+            "signed_in": signed_in,
         },
         config=config,
         status=status,

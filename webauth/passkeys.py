@@ -43,6 +43,7 @@ from .conf import get_config
 from .errors import LastSignInMethod
 from .pages import render_page
 from .reauth import require_fresh, safe_next
+from .responses import private_no_store
 from .state import get_state
 from .types import AdapterAuthenticator, as_authenticator
 from .utils import user_id
@@ -236,7 +237,7 @@ def passkeys_view(
 
 
 def _no_store(response: HttpResponseBase) -> HttpResponseBase:
-    response["Cache-Control"] = "private, no-store"  # one user's list, with CSRF tokens
+    private_no_store(response)  # one user's list, with CSRF tokens
     return response
 
 

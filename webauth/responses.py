@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.http import HttpResponse, HttpResponseRedirect
+from django.http import HttpResponse, HttpResponseBase, HttpResponseRedirect
+from django.utils.cache import patch_cache_control
 
 __all__ = [
     "NO_CACHE_HEADERS",
@@ -13,6 +14,7 @@ __all__ = [
     "encoded_json_response",
     "json_bytes",
     "json_response",
+    "private_no_store",
     "redirect",
 ]
 
@@ -58,6 +60,20 @@ _JSON = "application/json"
 def bad_request() -> HttpResponse:
     """``400 "Bad request."``: the answer to an unknown route or method."""
     return json_response("Bad request.", status=400)
+
+
+def private_no_store(response: HttpResponseBase) -> HttpResponseBase:
+    """Add ``Cache-Control: private, no-store`` to *response*, keeping what it has.
+
+    For pages that belong to one visitor: the built-in pages, views behind
+    ``@auth_required``, ``AuthRequiredMixin`` and ``protected_paths``, and the
+    answers sending a visitor to sign in. No shared cache keeps them, and the
+    browser does not show them again from its cache (Back after signing out
+    fetches the page anew). Directives the view set stay (``no-store`` wins over
+    a ``max-age``); ``private`` replaces ``public``.
+    """
+    patch_cache_control(response, private=True, no_store=True)
+    return response
 
 
 def redirect(url: str) -> HttpResponseRedirect:

@@ -47,6 +47,7 @@ __all__ = [
     "current_user",
     "decode_token",
     "default_session",
+    "default_token",
     "encode_token",
     "find_user",
     "iso_expires",
@@ -358,6 +359,25 @@ def _iso_second(seconds: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
+#: The user's members a new JWT copies, and the claims they become.
+_TOKEN_CLAIMS = (("name", "name"), ("email", "email"), ("image", "picture"))
+
+
+def default_token(user_dict: Mapping[str, Any]) -> dict[str, Any]:
+    """Auth.js's token at sign-in, before the ``jwt`` callback: ``name``, ``email``,
+    ``picture`` (the user's ``image``) and ``sub`` (its id as a string).
+
+    A member the user does not have is left out (Auth.js's ``undefined``, which
+    JSON drops), one that is ``None`` stays ``None``: a credentials user returned
+    without ``image`` gives a session without ``image``, a stored user (whose
+    row always has the column) ``"image": null``.
+    """
+    token = {claim: user_dict[key] for key, claim in _TOKEN_CLAIMS if key in user_dict}
+    if user_dict.get("id") is not None:
+        token["sub"] = str(user_dict["id"])
+    return token
+
+
 def default_session(token: Mapping[str, Any], expires: str) -> dict[str, Any]:
     """Auth.js's default session: name, email and image from the token, and ``expires``."""
     user = {}
@@ -556,14 +576,8 @@ def new_jwt_session(
     only linked a new account to the user already signed in carries on that
     session's time (see :func:`webauth.flows.signin.finish`).
     """
-    default = {
-        "name": user_dict.get("name"),
-        "email": user_dict.get("email"),
-        "picture": user_dict.get("image"),
-        "sub": str(user_dict["id"]) if user_dict.get("id") is not None else None,
-    }
     params: dict[str, Any] = {
-        "token": default,
+        "token": default_token(user_dict),
         "user": user,
         "account": account,
         "profile": profile,

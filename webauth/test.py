@@ -22,7 +22,13 @@ from django.test import Client
 
 from . import cookies as ck
 from .conf import get_config
-from .sessions import binding_claims, encode_token, jwt_lifetime, new_database_session
+from .sessions import (
+    binding_claims,
+    default_token,
+    encode_token,
+    jwt_lifetime,
+    new_database_session,
+)
 from .utils import user_to_dict
 
 __all__ = ["force_sign_in", "force_sign_out", "session_cookie_for"]
@@ -47,10 +53,7 @@ def session_cookie_for(
         assert result.cookie is not None
         return name, result.cookie
     token = {
-        "name": info.get("name"),
-        "email": info.get("email"),
-        "picture": info.get("image"),
-        "sub": info.get("id"),
+        **default_token(info),  # as a sign-in makes it: only the fields the user has
         # As a sign-in makes it: bound to a Django user's password and activeness.
         **binding_claims(user, now),
         **(claims or {}),

@@ -36,6 +36,9 @@ __all__ = [
 
 R = TypeVar("R")
 
+# An attribute the user object does not have (not the same as one that is None).
+_ABSENT: Any = object()
+
 
 def remember_short(
     max_length: int, maxsize: int = 256
@@ -218,7 +221,11 @@ def user_to_dict(user: Any) -> dict[str, Any]:
     """Read ``id``, ``name``, ``email`` and ``image`` from a user of any shape.
 
     Accepts a mapping, a Django model instance (``pk``, ``get_full_name()``) or
-    any object with those attributes. Missing members are left out.
+    any object with those attributes. A member the user does not have (a key
+    the mapping lacks, an attribute the object lacks: Django's ``User`` has no
+    ``image``) is left out, as JavaScript's ``undefined`` is; one it has as
+    ``None`` stays ``None``. The JWT session follows the same rule
+    (:func:`webauth.sessions.default_token`).
     """
     if user is None:
         return {}
@@ -233,13 +240,17 @@ def user_to_dict(user: Any) -> dict[str, Any]:
         pk = getattr(user, "id", None)
     if pk is not None:
         out["id"] = str(pk)
-    name = getattr(user, "name", None)
-    if name is None and callable(getattr(user, "get_full_name", None)):
+    name = getattr(user, "name", _ABSENT)
+    if name in (None, _ABSENT) and callable(getattr(user, "get_full_name", None)):
         name = user.get_full_name() or None
         if name is None and callable(getattr(user, "get_username", None)):
             name = user.get_username() or None
-    out["name"] = name
-    email_field = getattr(type(user), "EMAIL_FIELD", "email")
-    out["email"] = getattr(user, email_field, None) or None
-    out["image"] = getattr(user, "image", None) or None
+    if name is not _ABSENT:
+        out["name"] = name
+    email = getattr(user, getattr(type(user), "EMAIL_FIELD", "email"), _ABSENT)
+    if email is not _ABSENT:
+        out["email"] = email or None
+    image = getattr(user, "image", _ABSENT)
+    if image is not _ABSENT:
+        out["image"] = image or None
     return out

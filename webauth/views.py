@@ -132,7 +132,7 @@ def auth_view(
         handler = None  # Auth.js has no GET /signin/<provider>
     try:
         if handler is None:
-            raise UnknownAction(f"Unsupported action {request.method} {action}")
+            raise UnknownAction(_unsupported(state, request.method, action, provider_id))
         response: HttpResponseBase = handler(state, provider_id)
     except Exception as exc:
         return _error_response(state, action, exc)
@@ -147,6 +147,23 @@ auth_view.csrf_exempt = True  # type: ignore[attr-defined]
 # The sign-in pages must be reachable without a session when a project turns on
 # Django's LoginRequiredMiddleware (what @login_not_required sets, without a wrapper).
 auth_view.login_required = False  # type: ignore[attr-defined]
+
+
+def _unsupported(state: AuthState, method: str, action: str, provider_id: str | None) -> str:
+    """The log message of a route the URL asks for and webauth does not serve.
+
+    Names the provider id from the URL (quoted and cut: it is anyone's text)
+    and whether the configuration has such a provider.
+    """
+    message = f"Unsupported action {method} {action}"
+    if provider_id is not None:
+        known = state.config.get_provider(provider_id) is not None
+        message += f" with provider {provider_id[:100]!r}"
+        if not known:
+            message += " (no provider has this id)"
+        elif method == "GET" and action == "signin":
+            message += " (a sign-in with a provider starts with a POST from the sign-in page)"
+    return message
 
 
 def _return_redirect(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:

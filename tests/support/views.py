@@ -33,6 +33,59 @@ def private_custom(request):
     return HttpResponse("custom")
 
 
+def private_page(request):
+    """A page a person sees: "Hello, <name>." and a sign-out button posting to webauth."""
+    template = engines["django"].from_string(
+        '{% load webauth %}<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        "<title>Private</title></head><body><main>"
+        "<h1>Hello, {{ request.auth_session.user.name }}.</h1>"
+        '<form method="post" action="/auth/signout">{% webauth_csrf_token %}'
+        '<input type="hidden" name="callbackUrl" value="/">'
+        '<button type="submit" id="sign-out">Sign out</button></form>'
+        "</main></body></html>"
+    )
+    return HttpResponse(template.render({}, request))
+
+
+private_page_view = auth_required(private_page)
+
+
+@auth_required
+def private_public_cache(request):
+    """A view that asks for a shared cache: the decorator must still keep it private."""
+    response = HttpResponse("cached?")
+    response["Cache-Control"] = "public, max-age=600"
+    return response
+
+
+@auth_required
+def private_stricter(request):
+    """A view with its own stricter header: the decorator adds to it."""
+    response = HttpResponse("strict")
+    response["Cache-Control"] = "no-cache, must-revalidate, max-age=0"
+    return response
+
+
+def public_cache(request):
+    """No decorator: under ``protected_paths`` the middleware keeps it private."""
+    response = HttpResponse("public?")
+    response["Cache-Control"] = "public, max-age=600"
+    return response
+
+
+async def public_cache_async(request):
+    response = HttpResponse("public? (async)")
+    response["Cache-Control"] = "public, max-age=600"
+    return response
+
+
+@auth_required
+async def private_async_public_cache(request):
+    response = HttpResponse("cached? (async)")
+    response["Cache-Control"] = "public, max-age=600"
+    return response
+
+
 def whoami(request):
     user = request.user
     return JsonResponse(

@@ -5,16 +5,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import ratelimit
-from ..errors import InvalidProvider, MissingCSRF, RateLimited
+from ..errors import CredentialsSignin, InvalidProvider, MissingCSRF, RateLimited
 from ..flows import flow_for
+from ..flows.credentials import remember_form
 from ..responses import redirect
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
     from django.http import HttpResponse
 
+    from ..providers.base import Provider
     from ..state import AuthState
 
-__all__ = ["callback", "rate_limited"]
+__all__ = ["callback", "rate_limited", "refused_credentials", "wants_json"]
 
 #: Provider types whose callback is limited here, per address (``oauth_callback``).
 #: The credentials and email flows limit their own attempts (so that
@@ -26,27 +31,51 @@ def callback(state: AuthState, provider_id: str | None) -> HttpResponse:
     """Hand the provider's answer (the query, or the body of a POST) to its flow."""
     provider = state.config.get_provider(provider_id)
     if provider is None:
-        raise InvalidProvider(f"Unknown provider {provider_id!r}"[:120])
+        shown = (provider_id or "")[:100]
+        raise InvalidProvider(f"Unknown provider {shown!r}", user_caused=True)
     flow = flow_for(provider)
     if flow is None:
         raise InvalidProvider(f"Provider {provider.id!r} has no callback")
     method = state.request.method
     if method not in flow.callback_methods:
-        raise InvalidProvider(f"{provider.type} sign-in does not support {method}")
+        raise InvalidProvider(
+            f"{provider.type} sign-in does not support {method} (provider {provider.id!r})",
+            user_caused=True,
+        )
     if flow.callback_needs_csrf and method == "POST" and not state.csrf_verified:
         raise MissingCSRF("CSRF token was missing during an action callback")
+    params = state.body if method == "POST" else state.query
     try:
         if provider.type in _OAUTH_TYPES:
             decision = ratelimit.hit(state.request, "oauth_callback", config=state.config)
             if not decision:
                 raise RateLimited("Too many OAuth callbacks", retry_after=decision.retry_after)
-        params = state.body if method == "POST" else state.query
         return flow.callback(state, provider, params, state.callback_url)
     except RateLimited as exc:
         return rate_limited(state, exc)
+    except CredentialsSignin as exc:
+        if provider.type != "credentials" or state.config.pages.sign_in or wants_json(state):
+            raise  # Auth.js's answer, from the view
+        return refused_credentials(state, provider, params, exc)
 
 
-def _wants_json(state: AuthState) -> bool:
+def refused_credentials(
+    state: AuthState, provider: Provider, params: Mapping[str, Any], exc: CredentialsSignin
+) -> HttpResponse:
+    """A refused credentials form of the built-in sign-in page.
+
+    Auth.js's answer (the redirect to the sign-in page with
+    ``error=CredentialsSignin&code=<code>``), plus the cookie that lets the page
+    show the username again (:func:`~webauth.flows.credentials.remember_form`).
+    """
+    state.config.logger.error(exc)
+    response = redirect(state.page_url("signin", {"error": exc.type, "code": exc.code}))
+    remember_form(state, response, provider, params)
+    return response
+
+
+def wants_json(state: AuthState) -> bool:
+    """Whether the client reads JSON answers (Auth.js's clients, ``fetch``) rather than pages."""
     meta = state.request.META
     if "HTTP_X_AUTH_RETURN_REDIRECT" in meta:
         return True  # next-auth/react's signIn(..., {redirect: false}) and friends
@@ -65,7 +94,7 @@ def rate_limited(state: AuthState, exc: RateLimited) -> HttpResponse:
     state.config.logger.error(exc)
     retry_after = max(1, exc.retry_after)
     url = state.page_url("signin", {"error": "RateLimited"})
-    if _wants_json(state):
+    if wants_json(state):
         return ratelimit.limited_response(retry_after, {"url": url})
     response = redirect(url)
     response["Retry-After"] = str(retry_after)

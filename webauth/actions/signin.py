@@ -35,7 +35,7 @@ def signin(state: AuthState, provider_id: str | None) -> HttpResponse:
         raise MissingCSRF("CSRF token was missing during an action signin")
     provider = state.config.get_provider(provider_id)
     if provider_id is not None and provider is None:
-        raise InvalidProvider(f"Unknown provider {provider_id[:100]!r}")
+        raise InvalidProvider(f"Unknown provider {provider_id[:100]!r}", user_caused=True)
     flow = flow_for(provider) if provider is not None else None
     if provider is None or flow is None or flow.start is None:
         # Credentials (and WebAuthn) sign in through their own forms and the callback route.

@@ -8,6 +8,7 @@ from ..errors import AuthError, InvalidCallbackUrl, MissingCSRF
 from ..flows.signout import sign_out
 from ..pages import render_signout_page
 from ..responses import redirect
+from .callback import wants_json
 
 if TYPE_CHECKING:
     from django.http import HttpResponse
@@ -30,9 +31,20 @@ def signout(state: AuthState, provider_id: str | None) -> HttpResponse:
     The session ends whatever the callback URL: an unusable one is already the
     origin (``AuthState.callback_url``), and a ``redirect`` callback that fails
     sends the user to the origin too, signed out.
+
+    Without a valid CSRF token nothing is done. A browser is sent back to the
+    sign-out page with ``error=MissingCSRF`` ("Your sign-out form expired"),
+    where a new form has the current token; Auth.js sends it to the sign-in page,
+    which says the *sign-in* form expired to a visitor still signed in. A JSON
+    client (``X-Auth-Return-Redirect``, ``Accept: application/json``) gets
+    Auth.js's answer, the sign-in page's URL with ``error=MissingCSRF``.
     """
     if not state.csrf_verified:
-        raise MissingCSRF("CSRF token was missing during an action signout")
+        error = MissingCSRF("CSRF token was missing during an action signout")
+        if wants_json(state):
+            raise error
+        state.config.logger.error(error)
+        return redirect(state.page_url("signout", {"error": "MissingCSRF"}))
     try:
         callback_url = state.callback_url
     except Exception as exc:  # the project's redirect callback: log it, sign out all the same

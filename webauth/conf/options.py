@@ -53,6 +53,7 @@ COOKIE_KEYS = frozenset(
         "nonce",
         "webauthn_challenge",
         "email_pending",
+        "signin_form",
     }
 )
 

@@ -17,6 +17,12 @@ concurrent guesses cannot slip past the limit between check and count. Both are
 counted in one step (:func:`webauth.ratelimit.hit_many`): on Redis a refused or
 failed sign-in costs one round trip, a successful one two (the refund).
 
+A refused attempt from the built-in sign-in page keeps Auth.js's answer (a
+redirect to the sign-in page with ``error=CredentialsSignin``) and leaves what
+the form had in its fields that are not passwords in a short-lived encrypted
+cookie (:func:`remember_form`), which the sign-in page shows once
+(:func:`typed_values`): the username stays filled in, the password never is.
+
 Timing: the limits count per identifier whether or not such a user exists, and
 refuse before ``authorize`` runs, so neither the answer nor its time says which
 identifiers have accounts. ``DjangoCredentials`` relies on Django's
@@ -34,6 +40,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib.auth import get_user_model
 
+from .. import cookies as ck
+from .. import jwt as jose
 from .. import ratelimit
 from ..errors import (
     AuthError,
@@ -47,12 +55,28 @@ from ..utils import call, user_to_dict
 from .signin import Attempt, SignedIn, finish
 
 if TYPE_CHECKING:
-    from django.http import HttpResponse
+    from django.http import HttpResponse, HttpResponseBase
 
     from ..providers.base import Provider
     from ..state import AuthState
 
-__all__ = ["CredentialsAttempt", "attempt_for", "authorize", "callback", "identifier"]
+__all__ = [
+    "FORM_COOKIE",
+    "CredentialsAttempt",
+    "attempt_for",
+    "authorize",
+    "callback",
+    "forget_form",
+    "identifier",
+    "remember_form",
+    "typed_values",
+]
+
+#: The key in ``AuthState.cookies`` of the refused form's cookie (``authjs.signin-form``).
+FORM_COOKIE = "signin_form"
+#: The most characters of one field, and the most fields, the cookie keeps.
+_FIELD_LIMIT = 256
+_FIELDS_LIMIT = 8
 
 
 @dataclass(slots=True)
@@ -134,6 +158,75 @@ def identifier(provider: Credentials, params: Mapping[str, Any]) -> str | None:
         if isinstance(value, str) and value.strip():
             return value
     return None
+
+
+def _kept_fields(provider: Credentials) -> list[str]:
+    """The declared fields a refused form may show again: every one but passwords."""
+    return [
+        name
+        for name, attrs in provider.credentials.items()
+        if str(attrs.get("type", "text")).lower() != "password"
+    ][:_FIELDS_LIMIT]
+
+
+def remember_form(
+    state: AuthState, response: HttpResponseBase, provider: Provider, params: Mapping[str, Any]
+) -> None:
+    """Keep what a refused form had in its fields other than passwords, for the page to show.
+
+    The cookie (``authjs.signin-form``, 5 minutes, encrypted like the check
+    cookies so that no one else can plant values in the page) names the
+    provider. Nothing is set when no such field was filled in.
+    """
+    fields = _kept_fields(cast(Credentials, provider))
+    values = {
+        name: value[:_FIELD_LIMIT]
+        for name in fields
+        if isinstance(value := params.get(name), str) and value.strip()
+    }
+    if not values:
+        return
+    spec = state.cookies[FORM_COOKIE]
+    token = jose.encode(
+        token={"provider": provider.id, "values": values},
+        secret=list(state.config.secret),
+        salt=spec.name,
+        max_age=spec.max_age or 300,
+    )
+    ck.set_cookie(response, spec, token)
+
+
+def typed_values(state: AuthState) -> dict[str, dict[str, str]]:
+    """What :func:`remember_form` kept: ``{provider id: {field: value}}``, or ``{}``.
+
+    Only fields the provider declares and that are not passwords count, whatever
+    the cookie says.
+    """
+    spec = state.cookies[FORM_COOKIE]
+    raw = state.request_cookies.get(spec.name)
+    if not raw:
+        return {}
+    payload = jose.decode(token=ck.decode_value(raw), secret=state.config.secret, salt=spec.name)
+    provider_id = payload.get("provider") if payload is not None else None
+    if not isinstance(provider_id, str):
+        return {}
+    provider = state.config.get_provider(provider_id)
+    values = payload.get("values") if payload is not None else None
+    if not isinstance(provider, Credentials) or not isinstance(values, dict):
+        return {}
+    kept = {
+        name: values[name][:_FIELD_LIMIT]
+        for name in _kept_fields(provider)
+        if isinstance(values.get(name), str)
+    }
+    return {provider.id: kept} if kept else {}
+
+
+def forget_form(state: AuthState, response: HttpResponseBase) -> None:
+    """Delete the refused form's cookie the request carried (it is shown once)."""
+    spec = state.cookies[FORM_COOKIE]
+    if spec.name in state.request_cookies:
+        ck.delete_cookie(response, spec)
 
 
 def callback(

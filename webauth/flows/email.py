@@ -60,7 +60,7 @@ from ..adapters.base import FLOW_METHODS
 from ..errors import AuthError, EmailSignInError, RateLimited, Verification
 from ..events import emit
 from ..providers.email import Email
-from ..responses import redirect
+from ..responses import private_no_store, redirect
 from ..types import (
     AdapterAccount,
     AdapterUser,
@@ -112,6 +112,7 @@ class InvalidEmail(EmailSignInError):
     """
 
     code = "invalid_email"
+    user_caused = True  # what was typed: a warning, unlike a delivery failure
 
     def __init__(self, field_message: str, *, value: str = "") -> None:
         super().__init__("The email address is not valid")
@@ -219,7 +220,7 @@ def _render(
     response = HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
     # The link's URL holds the token: no cache keeps the page, no Referer carries it
     # to a logo or stylesheet of another site.
-    response["Cache-Control"] = "no-store"
+    private_no_store(response)
     response["Referrer-Policy"] = "no-referrer"
     return response
 

@@ -75,6 +75,20 @@ _RESERVED = frozenset(
 )
 MAX_PARAM_LENGTH = 8192
 
+#: Authorization error codes that are the person's answer, not the provider
+#: refusing the client (RFC 6749 4.1.2.1, OpenID Connect Core 3.1.2.6): logged
+#: as warnings. ``invalid_scope``, ``unauthorized_client`` and the like are the
+#: site's set-up and stay errors.
+PERSON_ERRORS = frozenset(
+    {
+        "access_denied",
+        "login_required",
+        "consent_required",
+        "interaction_required",
+        "account_selection_required",
+    }
+)
+
 
 def _origin(url: str) -> str:
     parts = urlsplit(url)
@@ -147,7 +161,9 @@ def _callback_params(source: Mapping[str, Any]) -> dict[str, str]:
         if not isinstance(value, str):
             continue
         if len(value) > MAX_PARAM_LENGTH:
-            raise OAuthCallbackError(f"The callback parameter {key[:40]!r} is too long")
+            raise OAuthCallbackError(
+                f"The callback parameter {key[:40]!r} is too long", user_caused=True
+            )
         params[key] = value
     return params
 
@@ -159,7 +175,9 @@ def _proxy_hop(state: AuthState, provider: OAuth2, params: dict[str, str]) -> Ht
         return None
     payload = decode_state(state.config, params["state"])
     if payload is None:
-        raise InvalidCheck("The state parameter could not be decrypted by the redirect proxy")
+        raise InvalidCheck(
+            "The state parameter could not be decrypted by the redirect proxy", user_caused=True
+        )
     origin = payload.get("origin")
     if not isinstance(origin, str) or _origin(origin) == state.origin.lower():
         return None
@@ -185,7 +203,8 @@ def _check_state(state: AuthState, provider: OAuth2, params: Mapping[str, str]) 
     if not received or not hmac.compare_digest(received.encode(), expected.encode()):
         raise InvalidCheck(
             "The state parameter does not match the state cookie: the callback does not "
-            "belong to the sign-in this browser started"
+            "belong to the sign-in this browser started",
+            user_caused=True,
         )
 
 
@@ -206,8 +225,13 @@ def _exchange(
     try:
         token = client.fetch_token(ep["token_endpoint"], **kwargs)
     except (AuthlibBaseError, OSError, ValueError) as exc:
+        # invalid_grant: the code was used already or expired (a callback opened
+        # twice, a double click); invalid_client and the rest are the site's set-up.
+        used_code = getattr(exc, "error", None) == "invalid_grant"
         raise CallbackRouteError(
-            f"The token request to provider {provider.id!r} failed", cause={"err": exc}
+            f"The token request to provider {provider.id!r} failed",
+            cause={"err": exc},
+            user_caused=used_code,
         ) from exc
     return client, normalize_tokens(provider.conform_token(dict(token)))
 
@@ -254,8 +278,9 @@ def _user_data(provider: OAuth2, profile: dict[str, Any], tokens: dict[str, Any]
             cause={"err": exc},
         ) from exc
     mapped["id"] = str(ident)
-    email = mapped.get("email")
-    mapped["email"] = email.lower() if isinstance(email, str) and email else None
+    if "email" in mapped:  # a mapping that leaves the email out keeps it out (Auth.js)
+        email = mapped["email"]
+        mapped["email"] = email.lower() if isinstance(email, str) and email else None
     return mapped
 
 
@@ -318,7 +343,10 @@ def callback(
     _check_state(state, oauth, received)
     if "error" in received:
         description = received.get("error_description", "")
-        raise OAuthCallbackError(f"{received['error'][:100]}: {description[:300]}".rstrip(": "))
+        raise OAuthCallbackError(
+            f"{received['error'][:100]}: {description[:300]}".rstrip(": "),
+            user_caused=received["error"] in PERSON_ERRORS,
+        )
     ep = endpoints(state.config, oauth)
     issuer = received.get("iss")
     if issuer is not None and ep.get("issuer") and not issuer_matches(issuer, ep["issuer"]):
@@ -328,7 +356,9 @@ def callback(
         )
     code = received.get("code")
     if not code:
-        raise OAuthCallbackError("The provider's callback carries no authorization code")
+        raise OAuthCallbackError(
+            "The provider's callback carries no authorization code", user_caused=True
+        )
     code_verifier = read_check(state, oauth, "pkce") if "pkce" in oauth.checks else None
     nonce = read_check(state, oauth, "nonce") if "nonce" in oauth.checks else None
     redirect_uri, _own = _redirect_uri(state, oauth)

@@ -145,7 +145,7 @@ def sign_in_redirect(state: AuthState, **params: Any) -> str | None:
     except Exception as exc:
         raise AccessDenied(str(exc), cause={"err": exc}) from exc
     if allowed is False:
-        raise AccessDenied("AccessDenied")
+        raise AccessDenied("The sign_in callback refused the sign-in", user_caused=True)
     if isinstance(allowed, str):
         return state.redirect(allowed)
     return None
@@ -221,7 +221,7 @@ def refuse_inactive(user: Any) -> None:
     """
     instance = _django_user(user)
     if instance is not None and not getattr(instance, "is_active", True):
-        raise AccessDenied("AccessDenied: the user is inactive")
+        raise AccessDenied("The user is inactive", user_caused=True)
 
 
 def _cycle_django_session(state: AuthState, user: Any) -> None:

@@ -505,6 +505,17 @@ def _refused(state: AuthState, exc: WebAuthnVerificationError) -> HttpResponse:
     return response
 
 
+def _setup_mismatch(exc: BaseException) -> bool:
+    """Whether py_webauthn refused a response for the relying party's set-up.
+
+    An origin or RP id the configuration does not allow fails every passkey of
+    the site (``relying_party`` is wrong: an error to fix); a bad signature, no
+    user verification or a counter that went back is this response's fault.
+    """
+    text = str(exc)
+    return text.startswith(("Unexpected client data origin", "Unexpected RP ID hash"))
+
+
 def _read_credential(action: str, data: Any) -> tuple[dict[str, Any], Any, Any]:
     """The credential's JSON, py_webauthn's reading of it, and its client data.
 
@@ -592,7 +603,9 @@ def _authenticate(
         )
     except Exception as exc:
         raise WebAuthnVerificationError(
-            f"The passkey's assertion was refused: {exc}", cause={"err": exc}
+            f"The passkey's assertion was refused: {exc}",
+            cause={"err": exc},
+            user_caused=not _setup_mismatch(exc),
         ) from exc
     # A discoverable credential names its user: it must be the passkey's owner
     # (a handle stored for another user means a credential moved between users).
@@ -653,7 +666,9 @@ def _register(
         )
     except Exception as exc:
         raise WebAuthnVerificationError(
-            f"The passkey's registration was refused: {exc}", cause={"err": exc}
+            f"The passkey's registration was refused: {exc}",
+            cause={"err": exc},
+            user_caused=not _setup_mismatch(exc),
         ) from exc
     if wa.resident_key == "required" and _says_not_discoverable(raw):
         raise WebAuthnVerificationError("The authenticator made no discoverable credential")

@@ -30,6 +30,12 @@ __all__ = ["Checks", "clear_checks", "decode_state", "new_checks", "read_check"]
 
 STATE_SALT = "encodedState"
 _COOKIE_KEYS = {"pkce": "pkce_code_verifier", "state": "state", "nonce": "nonce"}
+#: Why the state cookie is usually missing: a callback that is not (or no longer)
+#: a sign-in under way in this browser.
+_STALE = (
+    "the callback URL was opened again after the sign-in or after 15 minutes, "
+    "or not in the browser that started the sign-in; or "
+)
 _CAUSES = (
     "the cookie was blocked or dropped by the browser or a proxy, the sign-in "
     "started on another host or scheme than the callback (check AUTH_URL, "
@@ -100,21 +106,30 @@ def new_checks(state: AuthState, provider: OAuth2, *, proxy_origin: str | None =
 def read_check(state: AuthState, provider: OAuth2, check: str) -> str:
     """The value a check cookie holds for *provider*; :class:`InvalidCheck` when unusable.
 
-    The error's message names the cookie and the likely causes.
+    The error's message names the cookie and the likely causes. The state is
+    checked first: when its cookie is unusable, the visitor opened a callback
+    URL that does not belong to a sign-in this browser has under way (opened it
+    again after signing in or after 15 minutes, replayed or forged it), so the
+    error is ``user_caused`` ("sign-in expired" for the visitor, a warning in
+    the log). A PKCE or nonce cookie missing beside a good state cookie is not.
     """
     spec = state.cookies[_COOKIE_KEYS[check]]
+    user_caused = check == "state"
+    causes = _STALE + _CAUSES if user_caused else _CAUSES
     raw = state.request_cookies.get(spec.name)
     if not raw:
-        raise InvalidCheck(f"The {spec.name} cookie is missing: {_CAUSES}.")
+        raise InvalidCheck(f"The {spec.name} cookie is missing: {causes}.", user_caused=user_caused)
     payload = jose.decode(token=ck.decode_value(raw), secret=state.config.secret, salt=spec.name)
     if payload is None or not isinstance(payload.get("value"), str) or not payload["value"]:
         raise InvalidCheck(
-            f"The {spec.name} cookie could not be read (expired or tampered): {_CAUSES}."
+            f"The {spec.name} cookie could not be read (expired or tampered): {causes}.",
+            user_caused=user_caused,
         )
     if payload.get("provider") != provider.id:
         raise InvalidCheck(
             f"The {spec.name} cookie was made for provider {payload.get('provider')!r}, "
-            f"not {provider.id!r}: two sign-ins were started in the same browser."
+            f"not {provider.id!r}: two sign-ins were started in the same browser.",
+            user_caused=user_caused,
         )
     return str(payload["value"])
 
