@@ -154,7 +154,10 @@ PAGES += ["/account/email/"]
 def test_a_visitor_is_sent_to_sign_in(client, site, page):
     response = client.get(page)
     assert response.status_code == 302
-    assert response["Location"] == f"/auth/signin?callbackUrl={quote(page, safe='')}"
+    assert (
+        response["Location"]
+        == f"/auth/signin?callbackUrl={quote(page, safe='')}&error=SessionRequired"
+    )
     as_json = client.get(page, headers={"Accept": "application/json"})
     assert as_json.status_code == 401
 

@@ -224,7 +224,7 @@ def test_a_sign_in_time_in_the_future_is_not_believed(client, site, alice):
 def test_without_a_session_the_view_answers_as_auth_required(client, site):
     response = client.get("/sensitive/")
     assert response.status_code == 302
-    assert response["Location"] == "/auth/signin?callbackUrl=%2Fsensitive%2F"
+    assert response["Location"] == "/auth/signin?callbackUrl=%2Fsensitive%2F&error=SessionRequired"
     response = client.get("/sensitive/", headers={"Accept": "application/json"})
     assert response.status_code == 401 and response.json() == {"error": "SessionRequired"}
 

@@ -24,7 +24,7 @@ def home(request):
     )
 
 
-@auth_required  # signed out: redirected to /auth/signin?callbackUrl=/private/
+@auth_required  # signed out: to /auth/signin?callbackUrl=/private/&error=SessionRequired
 def private(request):
     return render(request, "exampleproject/private.html")
 
