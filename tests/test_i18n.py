@@ -176,7 +176,13 @@ def test_the_catalogs_have_what_makemessages_extracts_today(tmp_path):
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.support.settings",
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        # No empty entry: it would put the working directory (a copy of the
+        # package, whose types.py shadows the standard library's) on the path.
+        "PYTHONPATH": os.pathsep.join(
+            part
+            for part in [str(ROOT), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+            if part
+        ),
     }
     result = subprocess.run(
         [sys.executable, "-m", "django", "makemessages", "-l", "de", "--no-obsolete"],

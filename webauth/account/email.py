@@ -38,8 +38,9 @@ from django.utils.translation import gettext as _
 
 from .. import ratelimit
 from ..conf import Config, get_config
-from ..errors import AuthError, LastSignInMethod
+from ..errors import AuthError, LastSignInMethod, RateLimited
 from ..events import emit
+from ..flows.email import use_code
 from ..pages import usable_providers
 from ..providers.email import Email
 from ..types import (
@@ -48,9 +49,8 @@ from ..types import (
     VerificationToken,
     as_account,
     as_user,
-    as_verification_token,
 )
-from ..utils import aware, user_id
+from ..utils import user_id
 
 __all__ = [
     "GRANT_PREFIX",
@@ -207,28 +207,17 @@ def change_email(request: HttpRequest, typed_address: Any, typed_code: Any) -> A
     address = _normalize(provider, typed_address)
     identifier = grant_identifier(user.id, address)
     storage = config.storage
-    # Counted before the check and given back on success, as the sign-in code is.
-    decision = ratelimit.hit(request, "code_failed", identifier, config=config)
-    if not decision:
+    # Counted and given back as the sign-in code is (flows.email.use_code).
+    try:
+        right = use_code(request, config, storage, provider, identifier, typed_code)
+    except RateLimited:
         raise EmailChangeError(
             _("Too many attempts. Please wait a few minutes before you try again.")
-        )
-    code = provider.clean_code(typed_code)
-    record = None
-    if code is not None:
-        record = as_verification_token(
-            storage(
-                "use_verification_code",
-                identifier,
-                provider.hash_value(code, config.secret),
-                provider.code_max_attempts,
-            )
-        )
-    if record is None or aware(record.expires) < datetime.now(UTC):
+        ) from None
+    if not right:
         raise EmailChangeError(
             _("That code is not right, or it has expired. Check it, or ask for a new code.")
         )
-    ratelimit.refund(decision)
     # Told only now, to someone who has shown they read the address's mail.
     owner = (
         as_user(storage("get_user_by_email", address)) if storage.has("get_user_by_email") else None

@@ -77,6 +77,7 @@ if TYPE_CHECKING:
     from django.http import HttpResponseBase
 
     from ..adapters.base import AdapterCaller
+    from ..conf import Config
     from ..providers.base import Provider
     from ..state import AuthState
 
@@ -445,10 +446,16 @@ def redeem_code(
     """
     if email.code is None:
         raise Verification(f"Provider {email.id!r} sends no codes")
-    config = state.config
+    return use_code(state.request, state.config, storage, email, identifier, typed)
+
+
+def use_code(
+    request: Any, config: Config, storage: AdapterCaller, email: Email, identifier: str, typed: Any
+) -> bool:
+    """:func:`redeem_code` for any grant of *email* (the account center's address change too)."""
     # A failure is counted before the check and given back on success, so that
     # concurrent guesses cannot pass the limit between check and count.
-    decision = ratelimit.hit(state.request, "code_failed", identifier, config=config)
+    decision = ratelimit.hit(request, "code_failed", identifier, config=config)
     if not decision:
         raise RateLimited("Too many wrong codes", retry_after=decision.retry_after)
     code = email.clean_code(typed)
