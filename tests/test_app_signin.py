@@ -600,7 +600,7 @@ def test_email_requests_are_rate_limited(email_site):
 
 
 def test_wrong_codes_are_rate_limited(email_site, settings):
-    settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"code_failed": "3/m/ip"}}
+    settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"code_failed": "3/h/ip"}}
     call("/auth/app/signin/email", {"email": "x@example.com"})
     for _ in range(3):
         call("/auth/app/callback/email", {"email": "x@example.com", "code": "0000-0000"})
@@ -782,7 +782,7 @@ def test_bad_passkey_requests_are_refused_not_crashed(passkey_site, body, status
 
 
 def test_passkey_limits_are_the_routes(passkey_site, settings):
-    settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"passkey_options": "2/m/ip"}}
+    settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"passkey_options": "2/h/ip"}}
     app_options(action="authenticate")
     app_options(action="authenticate")
     response = call("/auth/app/webauthn-options/passkey", {"action": "authenticate"}, method="get")
@@ -790,7 +790,7 @@ def test_passkey_limits_are_the_routes(passkey_site, settings):
 
 
 def test_failed_passkeys_are_limited_as_the_routes(passkey_site, settings):
-    settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"passkey_failed": "2/m/ip"}}
+    settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"passkey_failed": "2/h/ip"}}
     body = {"action": "authenticate", "data": "{}", "binding": "b" * 43}
     for _ in range(2):
         error_of(call("/auth/app/callback/passkey", body), 401, "WebAuthnVerificationError")
@@ -1170,7 +1170,7 @@ def test_token_refuses_a_bad_request(rp, changes):
 
 
 def test_oauth_app_requests_count_as_callbacks(rp, settings):
-    settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"oauth_callback": "2/m/ip"}}
+    settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"oauth_callback": "2/h/ip"}}
     app_authorize()
     app_authorize()
     body = {"redirect_uri": APP_REDIRECT, "code_challenge": s256("v" * 43)}

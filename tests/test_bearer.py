@@ -448,7 +448,7 @@ def test_an_update_runs_the_callbacks_with_trigger_update(settings, alice):
 
 
 def test_updates_are_rate_limited_as_the_cookie_route(settings, alice):
-    configure(settings, rate_limits={"session_update": "2/m/ip"})
+    configure(settings, rate_limits={"session_update": "2/h/ip"})
     token = token_for(alice)
     for _ in range(2):
         assert app_post("/auth/app/session", token, {"data": {}}).status_code == 200

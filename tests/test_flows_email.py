@@ -574,7 +574,7 @@ def test_links_only(client, site, alice):
 
 
 def test_wrong_codes_void_the_grant_after_five_across_a_resend(client, site, alice):
-    site(rate_limits={"code_failed": "100/m/ip"})  # the grant's own count is under test
+    site(rate_limits={"code_failed": "100/h/ip"})  # the grant's own count is under test
     ask(client)
     for left in (4, 3, 2):
         response = enter_code(client, "AAAA-AAAA")
@@ -895,7 +895,7 @@ def test_email_send_per_address(client, site, alice):
 
 
 def test_email_send_per_client(client, site):
-    site(rate_limits={"email_send": "3/m/ip"})
+    site(rate_limits={"email_send": "3/h/ip"})
     for n in range(3):
         assert ask(client, f"user{n}@example.com").status_code == 302
     response = ask(client, "user9@example.com")

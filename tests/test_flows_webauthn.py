@@ -778,7 +778,7 @@ def test_nothing_secret_reaches_the_logs(site, client, caplog):
 
 
 def test_options_are_rate_limited(site, client):
-    site(rate_limits={"passkey_options": "3/m/ip"})
+    site(rate_limits={"passkey_options": "3/h/ip"})
     for _ in range(3):
         assert ask(client).status_code == 200
     response = ask(client)
@@ -788,7 +788,7 @@ def test_options_are_rate_limited(site, client):
 
 
 def test_failed_verifications_are_rate_limited(site, passkey_user):
-    site(rate_limits={"passkey_failed": "3/m/ip"})
+    site(rate_limits={"passkey_failed": "3/h/ip"})
     _user, authenticator = passkey_user
     for _ in range(3):
         assert_refused(sign_in(Client(), authenticator, uv=False))
@@ -799,7 +799,7 @@ def test_failed_verifications_are_rate_limited(site, passkey_user):
 
 
 def test_a_verified_passkey_gives_its_attempt_back(site, passkey_user):
-    site(rate_limits={"passkey_failed": "2/m/ip"})
+    site(rate_limits={"passkey_failed": "2/h/ip"})
     _user, authenticator = passkey_user
     for _ in range(5):
         assert sign_in(Client(), authenticator).status_code == 200

@@ -36,7 +36,7 @@ def site(settings):
             "experimental": {"enable_webauthn": True},
             "providers": [Passkey()],
             # The race is the adapter's to decide, not the limiter's.
-            "rate_limits": {"passkey_failed": "1000/m/ip", "passkey_options": "1000/m/ip"},
+            "rate_limits": {"passkey_failed": "1000/h/ip", "passkey_options": "1000/h/ip"},
         }
 
     return configure
