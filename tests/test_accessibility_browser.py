@@ -45,7 +45,7 @@ def context(browser, live_server):
     """A fresh browser profile on the live server (http://localhost:<port>)."""
     assert live_server.url.startswith("http://localhost:"), live_server.url
     context = browser.new_context(base_url=live_server.url)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(30_000)
     yield context
     context.close()
 

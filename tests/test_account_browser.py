@@ -61,7 +61,7 @@ def open_context(browser, live_server):
 
     def open_context(**options):
         context = browser.new_context(base_url=live_server.url, **options)
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(30_000)
         contexts.append(context)
         return context.new_page()
 
@@ -165,7 +165,7 @@ def test_a_passkey_proves_it_is_them_before_a_passkey_is_removed(settings, brows
         ],
     }
     context = browser.new_context(base_url=live_server.url)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(30_000)
     try:
         person = Person(context, "hold")
         register(person, "pat@example.com", callback="/account/passkeys/")

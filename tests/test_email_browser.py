@@ -123,7 +123,7 @@ def new_context(browser, live_server):
 
     def make():
         context = browser.new_context(base_url=live_server.url)
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(30_000)
         contexts.append(context)
         return context
 

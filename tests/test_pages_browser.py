@@ -29,7 +29,7 @@ def browser():
 def page(browser, live_server):
     """A fresh browser profile (no cookies) per test."""
     context = browser.new_context(base_url=live_server.url)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(30_000)
     try:
         yield context.new_page()
     finally:

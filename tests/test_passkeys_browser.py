@@ -107,7 +107,7 @@ def person(browser, site):
 
     def make(autofill="hold"):
         context = browser.new_context(base_url=site.url)
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(30_000)
         contexts.append(context)
         return Person(context, autofill)
 
