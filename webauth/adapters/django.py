@@ -653,6 +653,9 @@ class DjangoAdapter:
         concurrent unlinks (or an unlink and a passkey removal) cannot both pass
         the check and leave the user locked out.
         """
+        if "\x00" in provider or "\x00" in (provider_account_id or ""):
+            # No row holds a NUL (PostgreSQL refuses one even in a query): nothing to unlink.
+            return None
         alias = self._write_db(Account)
         rows = Account.objects.using(alias).filter(user_id=user_id, provider=provider)
         if provider_account_id is not None:

@@ -818,6 +818,23 @@ class AdapterExtensionsSuite(AdapterHelpers):
             self.run(adapter, "delete_authenticator", user.id, second.credential_id)
         assert self.run(adapter, "get_authenticator", second.credential_id) is not None
 
+    def test_unlinking_with_a_nul_finds_nothing(self, adapter: Any) -> None:
+        # What a hostile form sends: no account has it, and no database error follows.
+        user = self.new_user(adapter)
+        account = self.link(adapter, user, "github")
+        assert self.run(adapter, "unlink_user_account", user.id, "git\x00hub", None) is None
+        assert (
+            self.run(
+                adapter,
+                "unlink_user_account",
+                user.id,
+                "github",
+                "\x00" + account.provider_account_id,
+            )
+            is None
+        )
+        assert self.run(adapter, "get_account", account.provider_account_id, "github") is not None
+
     def test_unlinking_a_webauthn_account_removes_its_passkey(self, adapter: Any) -> None:
         user = self.new_user(adapter)
         passkey = self.pair(adapter, user)
