@@ -207,11 +207,15 @@ def test_a_deactivated_user_or_a_new_password_ends_the_bearer_session(strategy, 
     assert client.get("/whoami/", **auth(token)).json()["authenticated"] is False
 
 
-def test_an_expired_jwt_is_no_session(settings, alice):
+def test_an_expired_jwt_is_no_session(settings, alice, caplog):
     configure(settings, session={"max_age": 60})
     with freeze_time(datetime.now(UTC) - timedelta(minutes=5)):
         token = token_for(alice)
-    assert Client().get("/whoami/", **auth(token)).json()["authenticated"] is False
+    with caplog.at_level(logging.DEBUG, logger="webauth"):
+        assert Client().get("/whoami/", **auth(token)).json()["authenticated"] is False
+    # An app sending an old token is everyday traffic: a warning, never an error.
+    assert "[auth][warn][JWTSessionError]" in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
 def test_a_token_for_https_is_not_read_over_http(settings, alice):

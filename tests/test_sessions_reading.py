@@ -95,6 +95,7 @@ def test_a_bad_token_is_cleared_and_logged(raw):
     assert len(errors) == 1 and isinstance(errors[0], JWTSessionError)
     # The log says what happened, not some later TypeError.
     assert str(errors[0]).startswith("Invalid JWT") and not errors[0].cause
+    assert errors[0].user_caused is True  # logged as a warning, not an error
 
 
 def test_a_token_for_another_cookie_name_is_refused():

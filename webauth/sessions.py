@@ -444,7 +444,10 @@ def read_jwt_session(
     try:
         payload = decode_token(config, raw, salt)
         if payload is None:
-            raise JWTSessionError("Invalid JWT")
+            # Expired, forged, or sealed with a secret no longer configured: a
+            # stale cookie or an app's old bearer token is everyday traffic, so
+            # one warning line rather than an error (issue 13's rule).
+            raise JWTSessionError("Invalid JWT", user_caused=True)
         now = time.time()
         deadline = _token_deadline(config, payload)
         if deadline is not None and now >= deadline:
