@@ -19,7 +19,7 @@ from django.test import RequestFactory
 from freezegun import freeze_time
 
 from webauth import ratelimit, sign_in
-from webauth.checks import check_rate_limit_cache
+from webauth.checks import check_rate_limit_actions, check_rate_limit_cache
 from webauth.conf import RateRule, build_config
 from webauth.conf.options import parse_rate
 from webauth.errors import RateLimited
@@ -686,6 +686,29 @@ def test_w006_locmem_without_debug(settings):
 def test_w007_non_atomic_caches(settings, backend, tmp_path):
     settings.CACHES = {"default": {"BACKEND": backend, "LOCATION": str(tmp_path / "c")}}
     assert check_ids() == ["webauth.W007"]
+
+
+def test_w012_a_misspelt_action_is_named(settings):
+    settings.WEBAUTH = {
+        **BASE,
+        "rate_limits": {"signin_faild": "3/m/ip", "export_report": "3/h/key"},
+    }
+    (message,) = check_rate_limit_actions()
+    assert message.id == "webauth.W012"
+    assert "'signin_faild'" in message.msg and "did you mean 'signin_failed'?" in message.msg
+    assert "SILENCED_SYSTEM_CHECKS" in message.hint
+    # The project's own action, far from any of webauth's, is not questioned.
+    assert "export_report" not in message.msg
+
+
+def test_w012_silent_for_builtin_and_own_actions(settings):
+    settings.WEBAUTH = {
+        **BASE,
+        "rate_limits": {"signin_failed": "3/m/ip", "export_report": "3/h/key"},
+    }
+    assert check_rate_limit_actions() == []
+    settings.WEBAUTH = {**BASE, "rate_limits": False}
+    assert check_rate_limit_actions() == []
 
 
 def test_checks_silent_when_limits_are_off(settings):

@@ -35,6 +35,8 @@ id                 problem
 ``webauth.W010``   a WebAuthn provider allows an ``http://`` origin other than localhost
 ``webauth.W011``   no ``DjangoTemplates`` engine has the ``request`` context processor
                    that webauth's template tags and passkeys page need
+``webauth.W012``   ``rate_limits`` names an action webauth does not use that is close
+                   to one it does (``signin_faild``): a typo leaves the default on
 =================  ==============================================================
 """
 
@@ -52,7 +54,9 @@ from django.urls import NoReverseMatch, get_script_prefix, reverse
 
 from .adapters.base import FLOW_METHODS, missing_methods
 from .conf import Config, ConfigError, build_config, get_config
+from .conf.options import DEFAULT_RATE_LIMITS
 from .flows import flow_for
+from .utils import did_you_mean
 
 MIDDLEWARE_PATH = "webauth.middleware.AuthMiddleware"
 DJANGO_AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
@@ -315,6 +319,41 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
             )
         ]
     return []
+
+
+@register(Tags.security)
+def check_rate_limit_actions(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """``rate_limits`` keys that look like a misspelt built-in action.
+
+    An action webauth does not use is a project's own (for
+    :func:`webauth.ratelimit.hit`), so it cannot be an error; but one a letter
+    away from a built-in action is almost always a typo, and the limit the
+    project meant to change silently keeps its default.
+    """
+    try:
+        config = get_config()
+    except ImproperlyConfigured:
+        return []  # check_config reports it
+    if not config.rate_limits.enabled:
+        return []
+    messages: list[CheckMessage] = []
+    for action in config.rate_limits.rules:
+        if action in DEFAULT_RATE_LIMITS:
+            continue
+        guess = did_you_mean(action, DEFAULT_RATE_LIMITS)
+        if guess is None:
+            continue
+        messages.append(
+            Warning(
+                f"WEBAUTH['rate_limits'] has {action!r}, which webauth does not use; "
+                f"did you mean {guess!r}? {guess!r} keeps its default "
+                f"({DEFAULT_RATE_LIMITS[guess]}).",
+                hint=f"Rename the key to {guess!r}. If {action!r} is your own action "
+                "(for webauth.ratelimit.hit), add 'webauth.W012' to SILENCED_SYSTEM_CHECKS.",
+                id="webauth.W012",
+            )
+        )
+    return messages
 
 
 #: Cache backends whose ``incr`` reads, adds and writes back: counts race across processes.
