@@ -75,11 +75,16 @@ def plant_session_data(request):
     return HttpResponse("ok")
 
 
+def sign_out_here(request):
+    return webauth.sign_out(request, "/")
+
+
 urlpatterns = [
     path("change-password/", change_password),
     path("change-password-async/", change_password_async),
     path("change-bobs-password/", change_someone_elses_password),
     path("plant/", plant_session_data),
+    path("sign-out-here/", sign_out_here),
     *support_urlpatterns,
 ]
 
@@ -450,6 +455,36 @@ def test_sign_in_keeps_the_contrib_session_of_the_same_user(client, alice, strat
 
 def test_sign_in_without_a_contrib_session_creates_none(client, alice, strategy):
     response = sign_in(client)
+    assert "sessionid" not in response.cookies
+
+
+@pytest.mark.urls("tests.test_session_end")
+def test_sign_out_empties_the_contrib_session_as_logout_does(client, alice, strategy):
+    # What a view kept for the signed-in person (a basket, a draft) is not left
+    # in the browser for whoever signs in next.
+    sign_in(client)
+    client.get("/plant/")
+    kept = client.cookies["sessionid"].value
+    assert SessionStore().exists(kept)
+    response = client.post("/auth/signout", {"csrfToken": csrf_pair(client)})
+    assert response.status_code == 302 and cookie_deleted(response)
+    assert not SessionStore().exists(kept)
+    assert response.cookies["sessionid"].value == ""  # SessionMiddleware deletes it
+    assert not signed_in(client)
+
+
+@pytest.mark.urls("tests.test_session_end")
+def test_sign_out_from_a_view_empties_the_contrib_session_too(client, alice, strategy):
+    sign_in(client)
+    client.get("/plant/")
+    kept = client.cookies["sessionid"].value
+    client.get("/sign-out-here/")
+    assert not SessionStore().exists(kept)
+
+
+def test_sign_out_without_a_contrib_session_creates_none(client, alice, strategy):
+    sign_in(client)
+    response = client.post("/auth/signout", {"csrfToken": csrf_pair(client)})
     assert "sessionid" not in response.cookies
 
 
