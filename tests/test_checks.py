@@ -661,3 +661,84 @@ def test_the_server_does_not_start_when_webauth_is_not_installed():
     assert result.returncode != 0
     assert "webauth.middleware.AuthMiddleware is used but" in result.stderr
     assert NOT_INSTALLED in result.stderr
+
+
+# -- webauth.W013: theme contrast ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "theme",
+    [
+        {},  # webauth's own colours
+        {"brand_color": "#0b6e4f"},  # the docs' example: 6.4:1 with white, both ways
+        {"brand_color": "rgb(11, 110, 79)", "button_text": "#FFF"},
+        {"brand_color": "#ffd400", "button_text": "#111", "color_scheme": "dark"},
+        {"brand_color": "teal"},  # a name is not judged
+        {"brand_color": "#a0c4ff80"},  # nor a translucent colour
+    ],
+)
+def test_w013_silent_for_colours_that_pass_or_cannot_be_judged(settings, theme):
+    settings.WEBAUTH = {**GOOD, "theme": theme}
+    assert "webauth.W013" not in ids(webauth_messages())
+
+
+def test_w013_a_light_brand_colour_fails_for_labels_and_links(settings):
+    settings.WEBAUTH = {**GOOD, "theme": {"brand_color": "#a0c4ff"}}
+    labels, links = [m for m in webauth_messages() if m.id == "webauth.W013"]
+    assert isinstance(labels, Warning)
+    assert "'#fff' on theme.brand_color '#a0c4ff'" in labels.msg and "1.77:1" in labels.msg
+    assert "'#a0c4ff' on white" in links.msg and "link colour" in links.msg
+    assert "4.5:1" in labels.hint
+
+
+def test_w013_button_text_alone_is_checked_against_the_default_brand(settings):
+    settings.WEBAUTH = {**GOOD, "theme": {"button_text": "rgb(120, 150, 255)"}}
+    message = only(webauth_messages(), "webauth.W013")
+    assert "'rgb(120, 150, 255)' on theme.brand_color '#346df1'" in message.msg
+
+
+def test_w013_a_dark_only_theme_does_not_judge_links_on_white(settings):
+    settings.WEBAUTH = {
+        **GOOD,
+        "theme": {"brand_color": "#ffd400", "button_text": "#fff", "color_scheme": "dark"},
+    }
+    message = only(webauth_messages(), "webauth.W013")
+    assert "button labels" in message.msg
+
+
+def test_the_contrast_ratio_is_wcags():
+    from webauth.checks import contrast_ratio
+
+    # Known values: black on white, and #767676, the lightest grey that passes on white.
+    assert round(contrast_ratio((0, 0, 0), (255, 255, 255)), 2) == 21.0
+    assert round(contrast_ratio((0x76, 0x76, 0x76), (255, 255, 255)), 2) == 4.54
+    assert round(contrast_ratio((0x77, 0x77, 0x77), (255, 255, 255)), 2) == 4.48
+
+
+def test_w013_every_catalog_providers_button_passes():
+    from webauth.checks import _rgb, contrast_ratio
+    from webauth.providers.catalog import CATALOG, provider_class
+
+    judged = 0
+    for provider_id in CATALOG:
+        style = provider_class(provider_id).style
+        if "bg" in style:
+            bg, text = _rgb(style["bg"]), _rgb(style.get("text", "#fff"))
+            assert bg and text, provider_id
+            assert contrast_ratio(bg, text) >= 4.5, provider_id
+            judged += 1
+    assert judged >= 25
+
+
+def test_w013_a_providers_own_style_is_judged(settings):
+    provider = OIDC(
+        id="corp",
+        name="Corp",
+        issuer="https://idp.example.com",
+        client_id="id",
+        client_secret="secret",
+        style={"bg": "#ffd400"},  # white label (the theme's default) on yellow
+    )
+    settings.WEBAUTH = {**GOOD, "providers": [provider]}
+    message = only(webauth_messages(), "webauth.W013")
+    assert message.obj == "corp" and "'#fff' on '#ffd400'" in message.msg

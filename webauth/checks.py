@@ -37,12 +37,15 @@ id                 problem
                    that webauth's template tags and passkeys page need
 ``webauth.W012``   ``rate_limits`` names an action webauth does not use that is close
                    to one it does (``signin_faild``): a typo leaves the default on
+``webauth.W013``   ``theme.brand_color`` / ``theme.button_text``, or a provider's
+                   button ``style``, below WCAG 2.1 AA contrast (4.5:1)
 =================  ==============================================================
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -469,3 +472,137 @@ def check_templates(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
             id="webauth.W011",
         )
     ]
+
+
+# -- theme contrast -------------------------------------------------------------------
+#: WCAG 2.1 AA's minimum contrast for text of normal size (SC 1.4.3).
+MIN_CONTRAST = 4.5
+#: The built-in pages' own colours (static/webauth/webauth.css): the button
+#: label's default and the card the light scheme's links sit on.
+_DEFAULT_BRAND, _DEFAULT_BUTTON_TEXT, _CARD = "#346df1", "#fff", (255, 255, 255)
+_HEX = re.compile(r"^#([0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})$")
+_RGB = re.compile(
+    r"^rgba?\(\s*(\d{1,3})[\s,]+(\d{1,3})[\s,]+(\d{1,3})\s*(?:[,/]\s*([\d.]+%?)\s*)?\)$"
+)
+
+
+def _rgb(css: str) -> tuple[int, int, int] | None:
+    """An opaque ``#hex`` or ``rgb()`` colour as (r, g, b); ``None`` for anything else.
+
+    Names, ``hsl()``, variables and translucent colours are not judged: what
+    they look like depends on more than the string.
+    """
+    text = css.strip().lower()
+    if match := _HEX.match(text):
+        digits = match.group(1)
+        if len(digits) in (3, 4):
+            digits = "".join(c * 2 for c in digits)
+        if len(digits) == 8 and digits[6:] != "ff":
+            return None
+        return int(digits[0:2], 16), int(digits[2:4], 16), int(digits[4:6], 16)
+    if match := _RGB.match(text):
+        alpha = match.group(4)
+        if alpha not in (None, "1", "1.0", "100%"):
+            return None
+        channels = tuple(int(c) for c in match.groups()[:3])
+        if max(channels) > 255:
+            return None
+        return channels  # type: ignore[return-value]
+    return None
+
+
+def _luminance(rgb: tuple[int, int, int]) -> float:
+    # WCAG 2.1's relative luminance.
+    def linear(channel: int) -> float:
+        c = channel / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(first: tuple[int, int, int], second: tuple[int, int, int]) -> float:
+    """WCAG 2.1's contrast ratio of two opaque colours, from 1 to 21."""
+    light, dark = sorted((_luminance(first), _luminance(second)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+@register(Tags.templates)
+def check_theme_contrast(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """The project's theme colours against WCAG 2.1 AA, where they can be judged.
+
+    The built-in pages and the sign-in email draw button labels in
+    ``button_text`` on ``brand_color``, and (light scheme) links in
+    ``brand_color`` on white; each pair needs 4.5:1. webauth's defaults pass
+    (the axe-core tests); a project's own colours are only as good as they
+    are, so they are measured here, at start-up, instead of by a visitor.
+    """
+    try:
+        config = get_config()
+    except ImproperlyConfigured:
+        return []  # check_config reports it
+    theme = config.theme
+    label_css = theme.button_text or _DEFAULT_BUTTON_TEXT
+    messages: list[CheckMessage] = _provider_contrast(config, label_css)
+    if not (theme.brand_color or theme.button_text):
+        return messages
+    brand = _rgb(theme.brand_color or _DEFAULT_BRAND)
+    label = _rgb(label_css)
+    hint = (
+        "Pick colours with at least 4.5:1 between them (a darker brand_color usually "
+        "does it); docs/configuration.md#theme."
+    )
+    if brand is not None and label is not None:
+        ratio = contrast_ratio(brand, label)
+        if ratio < MIN_CONTRAST:
+            messages.append(
+                Warning(
+                    f"theme.button_text {theme.button_text or _DEFAULT_BUTTON_TEXT!r} on "
+                    f"theme.brand_color {theme.brand_color or _DEFAULT_BRAND!r} has a "
+                    f"contrast of {ratio:.2f}:1; button labels on webauth's pages and in "
+                    "its emails need 4.5:1 (WCAG 2.1 AA).",
+                    hint=hint,
+                    id="webauth.W013",
+                )
+            )
+    if brand is not None and theme.brand_color and theme.color_scheme != "dark":
+        # The dark scheme's links are a light tint of the colour (always >= 5:1).
+        ratio = contrast_ratio(brand, _CARD)
+        if ratio < MIN_CONTRAST:
+            messages.append(
+                Warning(
+                    f"theme.brand_color {theme.brand_color!r} on white has a contrast of "
+                    f"{ratio:.2f}:1; it is the link colour of webauth's light pages and "
+                    "emails, which needs 4.5:1 (WCAG 2.1 AA).",
+                    hint=hint,
+                    id="webauth.W013",
+                )
+            )
+    return messages
+
+
+def _provider_contrast(config: Config, default_text: str) -> list[CheckMessage]:
+    # An OAuth button's own colours (a provider's style: bg, text); without
+    # ``text`` its label takes the theme's button text colour.
+    messages: list[CheckMessage] = []
+    for provider in config.providers:
+        style = getattr(provider, "style", None) or {}
+        bg_css, text_css = style.get("bg"), style.get("text") or default_text
+        if not isinstance(bg_css, str) or not isinstance(text_css, str):
+            continue
+        bg, text = _rgb(bg_css), _rgb(text_css)
+        if bg is None or text is None:
+            continue
+        ratio = contrast_ratio(bg, text)
+        if ratio < MIN_CONTRAST:
+            messages.append(
+                Warning(
+                    f"Provider {provider.id!r}: its button's text {text_css!r} on {bg_css!r} "
+                    f"has a contrast of {ratio:.2f}:1; WCAG 2.1 AA needs 4.5:1.",
+                    hint="Give the provider style={'bg': ..., 'text': ...} with 4.5:1 between "
+                    "them (docs/providers.md#buttons-and-icons).",
+                    obj=provider.id,
+                    id="webauth.W013",
+                )
+            )
+    return messages
