@@ -702,6 +702,48 @@ def test_passkey_registration_and_sign_in(passkey_site):
     assert "unknownCredential" not in replay
 
 
+#: A native Android app's origin (Credential Manager's), and another app's.
+ANDROID = "android:apk-key-hash:" + "Xu3H0G2lA4JtqV7nZx1pF8cYbQwR5sKmT9oLdE6vU0g"
+OTHER_ANDROID = "android:apk-key-hash:" + "q1w2e3r4t5y6u7i8o9p0a1s2d3f4g5h6j7k8l9z0x1c"
+
+
+def test_an_android_apps_passkey_signs_in_where_the_origin_is_listed(site):
+    site(
+        providers=[
+            Passkey(relying_party={"id": "testserver", "origins": [ORIGIN, ANDROID]}),
+            DjangoCredentials(),
+        ],
+        experimental={"enable_webauthn": True},
+    )
+    authenticator = SoftAuthenticator()
+    asked = app_options(action="register", email="droid@example.com")
+    data = authenticator.create(asked["options"], origin=ANDROID)
+    body = {"action": "register", "data": data, "binding": asked["binding"]}
+    registered = signed_in(call("/auth/app/callback/passkey", body))
+    user = get_user_model().objects.get(email="droid@example.com")
+    assert claims_of(registered["sessionToken"])["sub"] == str(user.pk)
+    # Signed in from the app, then from the site's own pages' origin: one passkey, both ways.
+    for origin in (ANDROID, ORIGIN):
+        asked = app_options(action="authenticate")
+        data = authenticator.get(asked["options"], origin=origin)
+        body = {"action": "authenticate", "data": data, "binding": asked["binding"]}
+        assert whoami(signed_in(call("/auth/app/callback/passkey", body))["sessionToken"])
+    # Another app (another signing key) is refused.
+    asked = app_options(action="authenticate")
+    data = authenticator.get(asked["options"], origin=OTHER_ANDROID)
+    body = {"action": "authenticate", "data": data, "binding": asked["binding"]}
+    error_of(call("/auth/app/callback/passkey", body), 401, "WebAuthnVerificationError")
+
+
+def test_an_android_origin_is_refused_unless_listed(passkey_site):
+    authenticator = SoftAuthenticator()
+    asked = app_options(action="register", email="droid@example.com")
+    data = authenticator.create(asked["options"], origin=ANDROID)
+    body = {"action": "register", "data": data, "binding": asked["binding"]}
+    error_of(call("/auth/app/callback/passkey", body), 401, "WebAuthnVerificationError")
+    assert not get_user_model().objects.filter(email="droid@example.com").exists()
+
+
 def test_a_passkey_needs_the_binding_its_options_gave(passkey_site):
     authenticator = SoftAuthenticator()
     asked = app_options(action="register", email="new@example.com")

@@ -40,6 +40,8 @@ SESSION = "authjs.session-token"
 CHALLENGE = "authjs.challenge"
 ADAPTER = "webauth.adapters.django.DjangoAdapter"
 ORIGIN = "http://testserver"
+#: A native Android app's origin: base64url of a (made-up) signing certificate's SHA-256.
+ANDROID = "android:apk-key-hash:" + "Xu3H0G2lA4JtqV7nZx1pF8cYbQwR5sKmT9oLdE6vU0g"
 CHROME_LINUX = (
     "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
     "Chrome/131.0.0.0 Safari/537.36"
@@ -855,6 +857,8 @@ def test_e011_when_the_switch_is_off(settings):
         ({"id": "localhost", "origins": ["http://localhost:8000"]}, []),
         ({"id": "example.com", "origins": ["http://example.com"]}, ["webauth.W010"]),
         ({"origins": ["http://intranet.example"]}, ["webauth.W010"]),
+        # An Android app's origin has no host: neither E012 nor W010 applies to it.
+        ({"id": "example.com", "origins": ["https://example.com", ANDROID]}, []),
     ],
 )
 def test_relying_party_checks(settings, rp, expected):
@@ -862,6 +866,26 @@ def test_relying_party_checks(settings, rp, expected):
         settings, providers=[Passkey(relying_party=rp)], experimental={"enable_webauthn": True}
     )
     assert sorted(i for i, _ in found if i in ("webauth.E012", "webauth.W010")) == expected
+
+
+@pytest.mark.parametrize(
+    ("origins", "problem"),
+    [
+        (["https://example.com", "android:apk-key-hash:short"], "is not an origin"),
+        (["https://example.com", ANDROID + "A"], "is not an origin"),
+        (["https://example.com", "ios:bundle-id:com.example"], "is not an origin"),
+        ([ANDROID], "list only Android apps"),
+    ],
+)
+def test_android_origins_must_be_well_formed_and_beside_a_web_origin(settings, origins, problem):
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": ADAPTER,
+        "experimental": {"enable_webauthn": True},
+        "providers": [Passkey(relying_party={"id": "example.com", "origins": origins})],
+    }
+    [message] = [m for m in check_config() if m.id == "webauth.E004"]
+    assert problem in message.msg
 
 
 def test_conditional_ui_checks(settings):

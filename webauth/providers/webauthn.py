@@ -23,7 +23,10 @@ the host name, the host, and the site's origin (``AUTH_URL``'s when set). A
 passkey works on every origin whose host is the RP id or a subdomain of it, so
 a site on several subdomains sets ``id`` to the shared parent domain and lists
 the origins (docs/passkeys.md). A system check (``webauth.E012``) refuses an id
-that is not a registrable suffix of each origin's host.
+that is not a registrable suffix of each origin's host. An Android app's
+origin (``android:apk-key-hash:<hash>``, what Credential Manager puts in a
+native app's client data) may be listed beside the web origins; it has no host
+to check.
 
 This module holds configuration and small pure hooks; the ceremonies live in
 :mod:`webauth.flows.webauthn`, which uses py_webauthn for every options
@@ -33,6 +36,7 @@ generation and verification.
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
@@ -52,6 +56,7 @@ __all__ = [
     "RelyingParty",
     "WebAuthn",
     "device_name",
+    "is_android_origin",
     "is_registrable_suffix",
 ]
 
@@ -63,6 +68,15 @@ DEFAULT_TIMEOUT: Final = 300
 _MAX_TIMEOUT = 60 * 60
 
 _RP_KEYS = frozenset({"id", "name", "origin", "origins"})
+
+#: A native Android app's origin: the SHA-256 of its signing certificate,
+#: base64url without padding (Android's Credential Manager).
+ANDROID_ORIGIN: Final = re.compile(r"android:apk-key-hash:[A-Za-z0-9_-]{43}")
+
+
+def is_android_origin(origin: str) -> bool:
+    """Whether *origin* is a native Android app's (``android:apk-key-hash:...``)."""
+    return ANDROID_ORIGIN.fullmatch(origin) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +177,8 @@ class WebAuthn(Provider):
         ``{"id": ..., "name": ..., "origins": [...]}`` (Auth.js's
         ``relayingParty``; ``origin`` may be given instead of ``origins``). Each
         is taken from the request when absent: the host name, the host, the
-        site's origin.
+        site's origin. ``origins`` may also list Android apps
+        (``"android:apk-key-hash:<hash>"``) beside at least one web origin.
     ``timeout``
         Seconds the browser gives the person, and the challenge lives (default 300).
     ``user_verification``
@@ -318,12 +333,23 @@ class WebAuthn(Provider):
             if not isinstance(values, list | tuple) or not values:
                 problems.append(f"{label}: relying_party origins must be a list of origins")
             else:
+                web = bad = 0
                 for item in values:
-                    if not isinstance(item, str) or _origin_of(item) is None:
+                    if isinstance(item, str) and _origin_of(item) is not None:
+                        web += 1
+                    elif not isinstance(item, str) or not is_android_origin(item):
+                        bad += 1
                         problems.append(
                             f"{label}: relying_party origin {item!r} is not an origin "
-                            "such as 'https://example.com'"
+                            "such as 'https://example.com' or an Android app's "
+                            "'android:apk-key-hash:<43 characters of base64url>'"
                         )
+                if web == 0 and bad == 0:
+                    # The built-in pages and every browser sign in from a web origin.
+                    problems.append(
+                        f"{label}: relying_party origins list only Android apps; add the "
+                        "site's own origin (e.g. 'https://example.com') too"
+                    )
         if self._passkey_name is not None:
             try:
                 fn = resolve(self._passkey_name)
@@ -340,6 +366,8 @@ class WebAuthn(Provider):
         rp_id = self.relying_party.get("id")
         origins = self._configured_origins()
         for origin in origins:
+            if is_android_origin(origin):
+                continue  # an app: no host; Digital Asset Links ties it to the RP id
             host = urlsplit(origin).hostname or ""
             if isinstance(rp_id, str) and rp_id and not is_registrable_suffix(rp_id, host):
                 messages.append(
