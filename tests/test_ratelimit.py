@@ -711,6 +711,50 @@ def test_w012_silent_for_builtin_and_own_actions(settings):
     assert check_rate_limit_actions() == []
 
 
+APP_OAUTH = {
+    "bearer": True,
+    "rate_limits": False,
+    "providers": [
+        DjangoCredentials(),
+        OIDC(id="corp", issuer="https://idp.example.com", client_id="id", client_secret="s"),
+    ],
+}
+
+
+def test_app_oauth_needs_a_cache_that_keeps_its_nonces_even_with_limits_off(settings):
+    # Bearer sessions and an OAuth provider: the app routes keep the code flow's
+    # state and the ID tokens' used nonces in this cache.
+    settings.WEBAUTH = {**BASE, **APP_OAUTH}
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+    (message,) = check_rate_limit_cache()
+    assert message.id == "webauth.E009" and "nonce could be used twice" in message.msg
+    assert "rate limits" not in message.msg and "rate_limits'] = False" not in message.hint
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    settings.DEBUG = False
+    (message,) = check_rate_limit_cache()
+    assert message.id == "webauth.W006" and "once per process" in message.msg
+
+
+def test_app_oauth_in_a_file_cache_is_w007(settings, tmp_path):
+    settings.WEBAUTH = {**BASE, **APP_OAUTH}
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(tmp_path / "c"),
+        }
+    }
+    (message,) = check_rate_limit_cache()
+    assert message.id == "webauth.W007" and "nonce" in message.msg
+
+
+def test_without_bearer_or_oauth_limits_off_need_no_cache(settings):
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+    settings.WEBAUTH = {**BASE, **APP_OAUTH, "bearer": False}
+    assert check_ids() == []
+    settings.WEBAUTH = {**BASE, **APP_OAUTH, "providers": [DjangoCredentials()]}
+    assert check_ids() == []
+
+
 def test_checks_silent_when_limits_are_off(settings):
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
     settings.WEBAUTH = {**BASE, "rate_limits": False}

@@ -17,9 +17,10 @@ id                 problem
 ``webauth.W005``   the path of ``url``/``AUTH_URL`` differs from ``base_path`` (ignored)
 ``webauth.E008``   the adapter lacks methods a configured flow or the session strategy
                    calls, or an email provider has no adapter at all
-``webauth.E009``   rate limits on, but their cache is ``DummyCache`` or not in ``CACHES``
-``webauth.W006``   rate limits in ``LocMemCache`` with ``DEBUG = False`` (per process)
-``webauth.W007``   rate limits in a cache whose ``incr`` is not atomic (database, file)
+``webauth.E009``   rate limits (or bearer app OAuth sign-in) on, but their cache is
+                   ``DummyCache`` or not in ``CACHES``
+``webauth.W006``   the same in ``LocMemCache`` with ``DEBUG = False`` (per process)
+``webauth.W007``   the same in a cache that is not atomic (database, file)
 ``webauth.E010``   ``session.absolute_max_age`` is not a positive number of seconds
 ``webauth.I001``   ``session.absolute_max_age`` is shorter than ``session.max_age``
 ``webauth.W008``   an email provider sends from Django's ``webmaster@localhost``
@@ -368,25 +369,38 @@ _NON_ATOMIC_CACHES = (
 
 @register(Tags.security, Tags.caches)
 def check_rate_limit_cache(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """The rate limits' cache can count, and counts for every process."""
+    """The rate limits' cache can count, and counts for every process.
+
+    The same cache keeps the app sign-ins' single-use OAuth records (the code
+    flow's state, the ID tokens' used nonces: :mod:`webauth.flows.app`), so it
+    is judged when bearer sessions and an OAuth provider are on, even with the
+    limits off: a cache that stores nothing would let a nonce sign in twice.
+    """
     try:
         config = get_config()
     except ImproperlyConfigured:
         return []  # check_config reports it
     limits = config.rate_limits
-    if not limits.enabled or not any(limits.rules.values()):
+    counting = limits.enabled and any(limits.rules.values())
+    app_oauth = config.bearer and any(p.type in ("oauth", "oidc") for p in config.providers)
+    if not (counting or app_oauth):
         return []
     alias = limits.cache
+    what = " and ".join(
+        (["rate limits"] if counting else [])
+        + (["single-use app OAuth records (state, ID-token nonces)"] if app_oauth else [])
+    )
     hint = (
         "Point WEBAUTH['rate_limit_cache'] at a Redis or Memcached cache shared by "
-        "every process (docs/rate-limits.md), or set WEBAUTH['rate_limits'] = False."
+        "every process (docs/rate-limits.md)"
+        + (", or set WEBAUTH['rate_limits'] = False." if not app_oauth else ".")
     )
     try:
         backend = caches[alias]
     except InvalidCacheBackendError:
         return [
             Error(
-                f"webauth's rate limits count in cache {alias!r}, which is not in CACHES.",
+                f"webauth keeps its {what} in cache {alias!r}, which is not in CACHES.",
                 hint=hint,
                 id="webauth.E009",
             )
@@ -394,7 +408,7 @@ def check_rate_limit_cache(app_configs: Any = None, **kwargs: Any) -> list[Check
     except Exception as exc:  # its client library is missing, its options are wrong...
         return [
             Error(
-                f"webauth's rate limits count in cache {alias!r}, which cannot be opened "
+                f"webauth keeps its {what} in cache {alias!r}, which cannot be opened "
                 f"({type(exc).__name__}: {exc}).",
                 hint=hint,
                 id="webauth.E009",
@@ -402,28 +416,46 @@ def check_rate_limit_cache(app_configs: Any = None, **kwargs: Any) -> list[Check
         ]
     path = f"{type(backend).__module__}.{type(backend).__qualname__}"
     if path == "django.core.cache.backends.dummy.DummyCache":
+        harm = []
+        if counting:
+            harm.append("no limit would ever be reached")
+        if app_oauth:
+            harm.append("an app's OAuth sign-in could not finish, and a nonce could be used twice")
         return [
             Error(
-                f"webauth's rate limits count in cache {alias!r}, a DummyCache, which "
-                "stores nothing: no limit would ever be reached.",
+                f"webauth keeps its {what} in cache {alias!r}, a DummyCache, which "
+                f"stores nothing: {'; '.join(harm)}.",
                 hint=hint,
                 id="webauth.E009",
             )
         ]
     if path == "django.core.cache.backends.locmem.LocMemCache" and not settings.DEBUG:
+        harm = []
+        if counting:
+            harm.append("N processes allow N times the limits")
+        if app_oauth:
+            harm.append(
+                "an app's OAuth code sign-in fails when its two requests reach different "
+                "processes, and a nonce can be used once per process"
+            )
         return [
             Warning(
-                f"webauth's rate limits count in cache {alias!r}, a LocMemCache: each "
-                "process counts on its own, so N processes allow N times the limits.",
+                f"webauth keeps its {what} in cache {alias!r}, a LocMemCache: each "
+                f"process keeps its own, so {'; '.join(harm)}.",
                 hint=hint,
                 id="webauth.W006",
             )
         ]
     if path in _NON_ATOMIC_CACHES:
+        harm = []
+        if counting:
+            harm.append("concurrent requests can exceed the limits")
+        if app_oauth:
+            harm.append("two concurrent uses of one nonce can both pass")
         return [
             Warning(
-                f"webauth's rate limits count in cache {alias!r} ({type(backend).__name__}), "
-                "whose increments are not atomic: concurrent requests can exceed the limits.",
+                f"webauth keeps its {what} in cache {alias!r} ({type(backend).__name__}), "
+                f"which reads and writes back where it should be atomic: {'; '.join(harm)}.",
                 hint=hint,
                 id="webauth.W007",
             )
