@@ -46,7 +46,6 @@ id                 problem
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -57,6 +56,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.urls import NoReverseMatch, get_script_prefix, reverse
 
 from .adapters.base import FLOW_METHODS, missing_methods
+from .colors import contrast_ratio, css_rgb
 from .conf import Config, ConfigError, build_config, get_config
 from .conf.options import DEFAULT_RATE_LIMITS
 from .flows import flow_for
@@ -512,51 +512,6 @@ MIN_CONTRAST = 4.5
 #: The built-in pages' own colours (static/webauth/webauth.css): the button
 #: label's default and the card the light scheme's links sit on.
 _DEFAULT_BRAND, _DEFAULT_BUTTON_TEXT, _CARD = "#346df1", "#fff", (255, 255, 255)
-_HEX = re.compile(r"^#([0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})$")
-_RGB = re.compile(
-    r"^rgba?\(\s*(\d{1,3})[\s,]+(\d{1,3})[\s,]+(\d{1,3})\s*(?:[,/]\s*([\d.]+%?)\s*)?\)$"
-)
-
-
-def _rgb(css: str) -> tuple[int, int, int] | None:
-    """An opaque ``#hex`` or ``rgb()`` colour as (r, g, b); ``None`` for anything else.
-
-    Names, ``hsl()``, variables and translucent colours are not judged: what
-    they look like depends on more than the string.
-    """
-    text = css.strip().lower()
-    if match := _HEX.match(text):
-        digits = match.group(1)
-        if len(digits) in (3, 4):
-            digits = "".join(c * 2 for c in digits)
-        if len(digits) == 8 and digits[6:] != "ff":
-            return None
-        return int(digits[0:2], 16), int(digits[2:4], 16), int(digits[4:6], 16)
-    if match := _RGB.match(text):
-        alpha = match.group(4)
-        if alpha not in (None, "1", "1.0", "100%"):
-            return None
-        channels = tuple(int(c) for c in match.groups()[:3])
-        if max(channels) > 255:
-            return None
-        return channels  # type: ignore[return-value]
-    return None
-
-
-def _luminance(rgb: tuple[int, int, int]) -> float:
-    # WCAG 2.1's relative luminance.
-    def linear(channel: int) -> float:
-        c = channel / 255
-        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-
-    r, g, b = (linear(c) for c in rgb)
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def contrast_ratio(first: tuple[int, int, int], second: tuple[int, int, int]) -> float:
-    """WCAG 2.1's contrast ratio of two opaque colours, from 1 to 21."""
-    light, dark = sorted((_luminance(first), _luminance(second)), reverse=True)
-    return (light + 0.05) / (dark + 0.05)
 
 
 @register(Tags.templates)
@@ -578,8 +533,8 @@ def check_theme_contrast(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
     messages: list[CheckMessage] = _provider_contrast(config, label_css)
     if not (theme.brand_color or theme.button_text):
         return messages
-    brand = _rgb(theme.brand_color or _DEFAULT_BRAND)
-    label = _rgb(label_css)
+    brand = css_rgb(theme.brand_color or _DEFAULT_BRAND)
+    label = css_rgb(label_css)
     hint = (
         "Pick colours with at least 4.5:1 between them (a darker brand_color usually "
         "does it); docs/configuration.md#theme."
@@ -622,7 +577,7 @@ def _provider_contrast(config: Config, default_text: str) -> list[CheckMessage]:
         bg_css, text_css = style.get("bg"), style.get("text") or default_text
         if not isinstance(bg_css, str) or not isinstance(text_css, str):
             continue
-        bg, text = _rgb(bg_css), _rgb(text_css)
+        bg, text = css_rgb(bg_css), css_rgb(text_css)
         if bg is None or text is None:
             continue
         ratio = contrast_ratio(bg, text)
