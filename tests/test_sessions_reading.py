@@ -13,7 +13,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import SynchronousOnlyOperation
+from django.utils.crypto import salted_hmac
 from freezegun import freeze_time
 
 from webauth import jwt as jose
@@ -21,7 +24,9 @@ from webauth.conf import build_config
 from webauth.errors import JWTSessionError, SessionTokenError
 from webauth.sessions import (
     AUTH_HASH_CLAIM,
+    AUTH_TIME_CLAIM,
     SessionResult,
+    auth_hash_matches,
     decode_token,
     default_session,
     iso_expires,
@@ -434,3 +439,167 @@ def test_read_session_passes_updates_to_the_database_strategy(adapter):
     add_session(adapter, datetime.now(UTC) + timedelta(days=10))
     assert read_session(config, "tok", SALT, trigger="update", new_session={"x": 1}).user_id == "1"
     assert seen[0]["new_session"] == {"x": 1}
+
+
+# -- what the mutation test of sessions.py found untested ---------------------------------------
+
+
+class EmailBoundUser:
+    """A user model whose session auth hash also covers its address (Django's overridden)."""
+
+    password = "pbkdf2_sha256$1000000$salt$hash"
+
+    def __init__(self, email: str) -> None:
+        self.email = email
+
+    def _get_session_auth_hash(self, secret=None):
+        return salted_hmac(
+            "tests.EmailBoundUser",
+            f"{self.password}:{self.email}",
+            secret=secret,
+            algorithm="sha256",
+        ).hexdigest()
+
+    def get_session_auth_hash(self):
+        return self._get_session_auth_hash()
+
+
+def djangos_hash(password: str) -> str:
+    return AbstractBaseUser._get_session_auth_hash(SimpleNamespace(password=password))
+
+
+def test_a_user_models_own_session_hash_decides():
+    user = EmailBoundUser("ada@example.com")
+    own = user.get_session_auth_hash()
+    assert auth_hash_matches(user, own)
+    # Django's hash of the same password is not this model's.
+    assert not auth_hash_matches(user, djangos_hash(user.password))
+    # Only a str: the right hash as bytes, or no hash, is no match.
+    assert not auth_hash_matches(user, own.encode())
+    assert not auth_hash_matches(user, None)
+    user.email = "eve@example.com"  # what the model hashes changed: its sessions end
+    assert not auth_hash_matches(user, own)
+
+
+def test_a_user_models_own_hash_survives_a_secret_key_rotation(settings):
+    user = EmailBoundUser("ada@example.com")
+    old_key = settings.SECRET_KEY
+    own = user.get_session_auth_hash()
+    settings.SECRET_KEY = "a-new-secret-key-for-the-rotation-0123456789"
+    settings.SECRET_KEY_FALLBACKS = []
+    assert not auth_hash_matches(user, own)
+    settings.SECRET_KEY_FALLBACKS = ["an-unrelated-key-0123456789abcdef", old_key]
+    assert auth_hash_matches(user, own)
+
+
+@freeze_time(NOW)
+def test_with_a_jwt_callback_a_token_from_before_absolute_max_age_starts_its_clock():
+    config = make_config(
+        session={"absolute_max_age": 30 * DAY}, callbacks={"jwt": lambda **p: p["token"]}
+    )
+    result = read_jwt_session(config, token(**CLAIMS), SALT)
+    assert result.token[AUTH_TIME_CLAIM] == int(NOW.timestamp())
+    reissued = jose.decode(token=result.cookie, secret=SECRET, salt=SALT)
+    assert reissued[AUTH_TIME_CLAIM] == int(NOW.timestamp())
+
+
+@freeze_time(NOW)
+def test_valid_until_is_when_the_reissued_token_stops_working():
+    config = make_config(session={"max_age": 7 * DAY}, jwt={"max_age": 2 * DAY})
+    result = read_jwt_session(config, token(**CLAIMS), SALT)
+    assert result.valid_until == NOW + timedelta(days=2)
+    assert read_jwt_session(config, token(**CLAIMS), SALT, reissue=False).valid_until is None
+
+
+@freeze_time(NOW)
+@pytest.mark.parametrize(
+    ("left", "extended"), [(timedelta(hours=1), True), (timedelta(days=29, seconds=1), False)]
+)
+def test_valid_until_of_a_database_session_is_its_stored_expiry(adapter, left, extended):
+    add_session(adapter, NOW + left)
+    result = read_database_session(db_config(adapter), "tok")
+    assert result.extended is extended
+    assert result.valid_until == (NOW + timedelta(days=30) if extended else NOW + left)
+
+
+BOUND = {"sub": "1", "name": "Ada", AUTH_HASH_CLAIM: "hash-of-ada"}
+
+
+def test_the_user_the_request_loaded_is_used_only_when_it_is_the_tokens(adapter):
+    # User 1 (the token's) is inactive; user 2, whom the request loaded, is fine.
+    adapter.users["1"] = dataclasses.replace(adapter.users["1"], instance=InactiveUserModel())
+    other = AdapterUser(id="2", name="Bob", email="bob@example.com", instance=UserModel())
+    result = read_jwt_session(make_config(adapter=adapter), token(**BOUND), SALT, known_user=other)
+    assert result.clear is True and result.session is None
+
+
+def test_the_tokens_own_loaded_user_is_not_loaded_again(adapter):
+    known = AdapterUser(id="1", name="Ada", email="ada@example.com", instance=UserModel())
+    del adapter.users["1"]  # a load would find nobody
+    result = read_jwt_session(make_config(adapter=adapter), token(**BOUND), SALT, known_user=known)
+    assert result.session is not None and result.user is known
+
+
+def test_a_loaded_user_without_its_model_instance_is_loaded_again(adapter):
+    adapter.users["1"] = dataclasses.replace(adapter.users["1"], instance=UserModel())
+    known = AdapterUser(id="1", name="Ada", email="ada@example.com")  # no instance
+    result = read_jwt_session(make_config(adapter=adapter), token(**BOUND), SALT, known_user=known)
+    assert result.session is not None and result.user is adapter.users["1"]
+
+
+class HidingAdapter(MemoryAdapter):
+    """Overrides get_user (soft-deleted users are nobody) but inherits the lean check."""
+
+    hidden: set = set()
+
+    async def get_user(self, id):
+        return None if id in self.hidden else await super().get_user(id)
+
+
+def test_without_loading_an_overridden_get_user_is_not_skipped():
+    adapter = HidingAdapter()
+    adapter.hidden = {"1"}
+    password = "pbkdf2_sha256$1000000$salt$hash"
+    instance = get_user_model()(pk=1, username="ada", password=password)  # never saved
+    adapter.users["1"] = AdapterUser(id="1", name="Ada", email="ada@example.com", instance=instance)
+    raw = token(sub="1", **{AUTH_HASH_CLAIM: djangos_hash(password)})
+    result = read_jwt_session(make_config(adapter=adapter), raw, SALT, load_user=False)
+    assert result.clear is True and result.session is None  # get_user says: nobody
+    adapter.hidden = set()
+    result = read_jwt_session(make_config(adapter=adapter), raw, SALT, load_user=False)
+    assert result.session is not None
+
+
+@pytest.mark.parametrize(
+    ("instance", "reason"),
+    [(None, "user not found"), (InactiveUserModel(), "user inactive"), (UserModel(), None)],
+)
+def test_the_debug_log_says_why_a_session_ended(adapter, instance, reason):
+    debug: list = []
+    if instance is None:
+        del adapter.users["1"]
+    else:
+        adapter.users["1"] = dataclasses.replace(adapter.users["1"], instance=instance)
+    claims = BOUND if reason != "password changed" else {**BOUND, AUTH_HASH_CLAIM: "old"}
+    config = make_config(adapter=adapter, logger={"debug": lambda m, d=None: debug.append((m, d))})
+    read_jwt_session(config, token(**claims), SALT)
+    ended = [d for m, d in debug if m == "SESSION_ENDED"]
+    assert ended == ([{"reason": reason, "userId": "1"}] if reason else [])
+
+
+def test_the_debug_log_says_when_the_password_changed(adapter):
+    debug: list = []
+    adapter.users["1"] = dataclasses.replace(adapter.users["1"], instance=UserModel())
+    config = make_config(adapter=adapter, logger={"debug": lambda m, d=None: debug.append((m, d))})
+    read_jwt_session(config, token(**{**BOUND, AUTH_HASH_CLAIM: "old"}), SALT)
+    assert ("SESSION_ENDED", {"reason": "password changed", "userId": "1"}) in debug
+
+
+@freeze_time(NOW)
+def test_a_database_session_without_a_sign_in_time_has_no_deadline(adapter):
+    # Rows from before created_at was kept: absolute_max_age cannot count, the read works.
+    add_session(adapter, NOW + timedelta(hours=1))
+    adapter.sessions["tok"] = dataclasses.replace(adapter.sessions["tok"], created_at=None)
+    result = read_database_session(db_config(adapter, absolute_max_age=DAY), "tok")
+    assert result.session is not None and result.extended is True
+    assert adapter.sessions["tok"].expires == NOW + timedelta(days=30)
