@@ -21,15 +21,14 @@ import re
 import socket
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 
 import pytest
-import requests
 
 from .support import a11y, tour
 from .support.a11y import BACKGROUND_LUMINANCE, OVERFLOW, RUN_AXE, SMALL_TARGETS, WCAG_21_AA
 from .support.browser import chromium
+from .support.helpers import wait_until_serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -349,15 +348,7 @@ def example_site(tmp_path):
         )
     base = f"http://localhost:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                requests.get(f"{base}/auth/csrf", timeout=2)
-                break
-            except requests.ConnectionError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(log.read_text()) from None
-                time.sleep(0.1)
+        wait_until_serving(base, server, log)
         yield base
     finally:
         server.terminate()

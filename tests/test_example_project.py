@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
@@ -16,6 +15,8 @@ from urllib.parse import urljoin
 
 import pytest
 import requests
+
+from .support.helpers import wait_until_serving
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
@@ -152,15 +153,7 @@ def running_example(env, tmp_path, host):
     )
     base = f"http://{host}:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                requests.get(f"{base}/auth/csrf", timeout=2)
-                break
-            except requests.ConnectionError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError((tmp_path / "runserver.log").read_text()) from None
-                time.sleep(0.2)
+        wait_until_serving(base, server, tmp_path / "runserver.log")
         yield base, tmp_path / "runserver.log"
     finally:
         os.killpg(server.pid, signal.SIGTERM)

@@ -6,7 +6,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -28,7 +27,7 @@ from webauth.pages import SIGNIN_ERRORS
 from webauth.providers import Credentials, DjangoCredentials
 from webauth.providers.oauth import OIDC
 
-from .support.helpers import csrf_pair
+from .support.helpers import csrf_pair, wait_until_serving
 from .support.redis import REDIS_CACHE, fresh_redis_cache, redis_or_skip
 from .support.redis import URL as REDIS_URL
 
@@ -802,17 +801,7 @@ def gunicorn_site(tmp_path):
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(f"{base}/auth/csrf", timeout=10).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                log.close()
-                pytest.fail("gunicorn did not start:\n" + (tmp_path / "gunicorn.log").read_text())
-            time.sleep(0.2)
+        wait_until_serving(base, server, tmp_path / "gunicorn.log")
         yield base
     finally:
         server.terminate()

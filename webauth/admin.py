@@ -250,7 +250,19 @@ class AuthenticatorAdmin(ExplainedChangeList):
             )
 
 
-class AccountInline(admin.TabularInline):
+class _ReadOnlyInline(admin.TabularInline):
+    """Rows shown on the user's admin page, never added or deleted there; each links
+    to its own list, whose actions keep a user's last way to sign in."""
+
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class AccountInline(_ReadOnlyInline):
     """A user's linked accounts on the user's admin page: read-only, tokens never shown.
 
     Unlink them from the accounts list, whose action keeps a user's last way to
@@ -261,17 +273,11 @@ class AccountInline(admin.TabularInline):
     fields = ("provider", "type", "provider_account_id", "scope", "created_at")
     readonly_fields = fields
     ordering = ("created_at",)
-    extra = 0
-    can_delete = False
-    show_change_link = True
     verbose_name = _("linked account")
     verbose_name_plural = _("linked accounts")
 
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
-
-class PasskeyInline(admin.TabularInline):
+class PasskeyInline(_ReadOnlyInline):
     """A user's passkeys on the user's admin page (read-only; remove them from the
     passkeys list, which keeps a user's last way to sign in)."""
 
@@ -279,14 +285,8 @@ class PasskeyInline(admin.TabularInline):
     fields = PASSKEY_COLUMNS
     readonly_fields = PASSKEY_COLUMNS
     ordering = ("-created_at",)
-    extra = 0
-    can_delete = False
-    show_change_link = True
     verbose_name = _("passkey")
     verbose_name_plural = _("passkeys")
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(VerificationToken)

@@ -1,6 +1,10 @@
 """Shared helpers for the test-suite."""
 
+import time
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
+
+import requests
 
 from webauth import cookies as ck
 
@@ -30,3 +34,21 @@ def session_cookie(response, secure=False):
 
 def decode_cookie(value):
     return ck.decode_value(value)
+
+
+def wait_until_serving(base, server, log_path, *, timeout=60):
+    """Wait until the server process *server* answers ``GET <base>/auth/csrf`` with 200.
+
+    Fails with the server's log (*log_path*) when it exits or does not answer in
+    *timeout* seconds.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if requests.get(f"{base}/auth/csrf", timeout=10).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"{base} did not start:\n" + Path(log_path).read_text())
+        time.sleep(0.1)
