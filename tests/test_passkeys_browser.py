@@ -24,11 +24,14 @@ request through only once the field has the focus.
 
 import base64
 import re
+import threading
 
 import pytest
 from django.contrib.auth import get_user_model
 
+from webauth.adapters.django import DjangoAdapter
 from webauth.models import Account, Authenticator, WebAuthnUserHandle
+from webauth.types import as_webauthn_challenge
 
 from .support.browser import (
     AUTOFILL_FIELD,
@@ -340,6 +343,63 @@ def test_add_a_second_passkey_and_remove_one(person):
     for credential in unplugged:
         alice.authenticators.add_credential(key, credential)
     sign_in_with_the_button(alice)
+    assert alice.session()["user"]["email"] == "alice@example.com"
+
+
+class SlowAutofillAdapter(DjangoAdapter):
+    """DjangoAdapter that holds the first autofill challenge until a register one is asked for.
+
+    It stands for a slow network or server: the autofill request a page makes as it
+    loads is still unanswered when the person presses "Create a passkey". It waits
+    up to 1.5 seconds and records whether a register request arrived meanwhile.
+    """
+
+    held = threading.Event()  # the autofill request is being held
+    register_asked = threading.Event()
+    overlapped = None
+
+    @classmethod
+    def reset(cls):
+        cls.held = threading.Event()
+        cls.register_asked = threading.Event()
+        cls.overlapped = None
+
+    def create_webauthn_challenge(self, challenge):
+        cls = type(self)
+        if as_webauthn_challenge(challenge).ceremony == "register":
+            cls.register_asked.set()
+        elif not cls.held.is_set():
+            cls.held.set()
+            cls.overlapped = cls.register_asked.wait(timeout=1.5)
+        return super().create_webauthn_challenge(challenge)
+
+
+def test_register_while_the_autofill_request_is_unanswered(person, settings):
+    """The page asks for one ceremony's options at a time.
+
+    The first options answer gives the browser its challenge cookie. A second
+    request sent before that answer lands has no cookie, so it would get a binding
+    of its own, and whichever answer landed last would leave the other ceremony's
+    challenge "made for another browser" (CI saw this once as a failed
+    registration). The script waits for the autofill request before asking for
+    the registration's options, and both carry the same binding.
+    """
+    SlowAutofillAdapter.reset()
+    settings.WEBAUTH = {
+        **settings.WEBAUTH,
+        "adapter": f"{__name__}.SlowAutofillAdapter",
+    }
+    alice = person()
+    page = alice.page
+    page.goto("/auth/signin?callbackUrl=/whoami/")
+    wait_until(page, SlowAutofillAdapter.held.is_set, "the autofill options request")
+    page.fill(AUTOFILL_FIELD, "alice@example.com")
+    with page.expect_response("**/auth/callback/passkey") as answer:
+        page.click(REGISTER_BUTTON)
+
+    assert SlowAutofillAdapter.overlapped is False  # the register request waited
+    assert answer.value.status == 200, answer.value.text()
+    page.wait_for_url(re.compile(r"^[^?]*/whoami/$"))
     assert alice.session()["user"]["email"] == "alice@example.com"
 
 

@@ -191,7 +191,25 @@
     });
   }
 
+  // One options request at a time. The first answer sets the challenge cookie
+  // that binds this browser's ceremonies; a request sent before it lands would
+  // carry no cookie, get a binding of its own, and whichever answer landed last
+  // would leave the other ceremony's challenge bound to "another browser" (a
+  // person pressing the button while the autofill request is still out).
+  var optionsQueue = Promise.resolve();
+
   function fetchOptions(s, action, email) {
+    var ask = function () {
+      return askForOptions(s, action, email);
+    };
+    var answer = optionsQueue.then(ask, ask);
+    optionsQueue = answer.then(settled, settled);
+    return answer;
+  }
+
+  function settled() {}
+
+  function askForOptions(s, action, email) {
     var query = new URLSearchParams();
     if (action) {
       query.set("action", action);
