@@ -732,6 +732,20 @@ def test_an_existing_user_gets_email_verified(client, memory):
     assert len(memory.users) == 1
 
 
+def test_a_user_model_without_email_verified_gets_no_update_user(client, site, alice):
+    """Django's own User keeps no ``email_verified``: signing in changes nothing on it."""
+    updated = []
+    user_updated.connect(receiver := lambda **kw: updated.append(kw))
+    try:
+        for _ in range(2):
+            ask(client)
+            response = enter_code(client, code_of(last_mail()))
+            assert signed_in_as(response) == "alice@example.com"
+    finally:
+        user_updated.disconnect(receiver)
+    assert updated == []
+
+
 def test_a_new_user_is_created(client, memory, site):
     site(adapter=memory, pages={"new_user": "/welcome/"})
     created, linked = [], []

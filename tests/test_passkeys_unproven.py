@@ -17,6 +17,7 @@ from django.test import Client
 
 from webauth.models import Account, Authenticator, Session, UnprovenEmail
 from webauth.providers import Email, Passkey
+from webauth.signals import user_updated
 from webauth.test import force_sign_in
 
 from .support.authenticator import SoftAuthenticator
@@ -94,6 +95,22 @@ def test_the_owners_email_sign_in_takes_the_strangers_way_in(strategy, caplog):
 
     # The stranger's passkey no longer signs anyone in.
     assert_refused(sign_in(Client(), key), unknown=True)
+
+
+def test_the_owners_email_sign_in_sends_update_user_once(strategy):
+    """Proving the address and dating its proof are one change to the user: one event."""
+    assert register(Client(), SoftAuthenticator(), VICTIM).status_code == 200
+    user = get_user_model().objects.get(email=VICTIM)
+    events = []
+    user_updated.connect(receiver := lambda **kw: events.append(kw))
+    try:
+        owner_signs_in_by_email(Client())
+    finally:
+        user_updated.disconnect(receiver)
+    assert len(events) == 1, events
+    [event] = events
+    assert event["sender"] == "email"
+    assert event["user"].id == str(user.pk)
 
 
 def test_what_the_owner_adds_afterwards_stays(strategy):

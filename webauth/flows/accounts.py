@@ -171,7 +171,12 @@ def create_and_link(
 
 
 def prove_address(
-    state: AuthState, user: AdapterUser, provider: str, provider_account_id: str
+    state: AuthState,
+    user: AdapterUser,
+    provider: str,
+    provider_account_id: str,
+    *,
+    notify: bool = True,
 ) -> bool:
     """The owner of *user*'s address has just proven it; ``True`` if that removed ways in.
 
@@ -183,8 +188,10 @@ def prove_address(
     passkeys, every other linked account, a password and the sessions, and
     keeps the account identified by *provider* and *provider_account_id* (the
     one just proven with, when it is stored). A warning is logged then, and
-    the ``update_user`` event sent (the user's password went). An adapter
-    without ``prove_email`` has no such users: nothing happens.
+    the ``update_user`` event sent (the user's password went), unless
+    *notify* is false: a caller that changes the user further sends one event
+    for both. An adapter without ``prove_email`` has no such users: nothing
+    happens.
     """
     config = state.config
     caller = config.adapter_caller
@@ -193,5 +200,6 @@ def prove_address(
     if not caller("prove_email", user.id, provider, provider_account_id):
         return False
     config.logger.warn(UNPROVEN_EMAIL_PROVEN)
-    emit(config, "update_user", sender=provider, request=state.request, user=user)
+    if notify:
+        emit(config, "update_user", sender=provider, request=state.request, user=user)
     return True

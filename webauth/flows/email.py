@@ -600,7 +600,8 @@ class EmailAttempt(Attempt):
         is_new_user = False
         if self.existing is not None:
             user = self.existing
-            if prove_address(state, user, self.provider_id, self.identifier):
+            proven = prove_address(state, user, self.provider_id, self.identifier, notify=False)
+            if proven:
                 # A passkey registration made this user under the address, and
                 # what it brought is gone: the address is now the way in.
                 account = AdapterAccount(
@@ -612,11 +613,16 @@ class EmailAttempt(Attempt):
                 if storage("get_account", self.identifier, self.provider_id) is None:
                     linked = as_account(storage("link_account", account)) or account
                     emit(config, "link_account", **signal, user=user, account=linked, profile=user)
+            dated = False
             if user.email_verified is None:
                 # The spec: the date of the first successful sign-in (Auth.js
-                # overwrites it at every sign-in).
+                # overwrites it at every sign-in). A user model without the
+                # field keeps none: nothing changed, no event.
                 updated = as_user(storage("update_user", {"id": user.id, "email_verified": now}))
                 user = updated or user
+                dated = updated is None or updated.email_verified is not None
+            if proven or dated:
+                # One event for the proof and its date (prove_address sent none).
                 emit(config, "update_user", **signal, user=user)
         else:
             account = AdapterAccount(
