@@ -226,6 +226,36 @@ def test_register_sign_out_and_sign_in_with_the_button(person):
     assert passkey.last_used_at is not None
 
 
+WITHOUT_JSON_HELPERS = """
+delete PublicKeyCredential.parseCreationOptionsFromJSON;
+delete PublicKeyCredential.parseRequestOptionsFromJSON;
+delete PublicKeyCredential.prototype.toJSON;
+"""
+
+
+def test_a_browser_without_the_json_helpers(person):
+    """The script's own base64url conversion, for browsers older than the JSON helpers.
+
+    Chromium has ``parseCreationOptionsFromJSON``, ``parseRequestOptionsFromJSON``
+    and ``toJSON``; Safari before 18 and Firefox before 119 have none. With them
+    taken away, registration and the button still work.
+    """
+    alice = person()
+    alice.page.context.add_init_script(WITHOUT_JSON_HELPERS)
+    register(alice, "alice@example.com")
+    assert alice.page.evaluate("() => 'toJSON' in PublicKeyCredential.prototype") is False
+    assert alice.session()["user"]["email"] == "alice@example.com"
+    user = get_user_model().objects.get(email="alice@example.com")
+    [passkey] = stored_passkeys(user).values()
+    assert passkey.transports == "internal"  # getTransports(), through the fallback
+
+    sign_out(alice)
+    sign_in_with_the_button(alice)
+    assert alice.session()["user"]["email"] == "alice@example.com"
+    passkey.refresh_from_db()
+    assert passkey.last_used_at is not None
+
+
 def test_sign_in_through_autofill(person):
     alice = person(autofill="on-focus")
     register(alice, "alice@example.com")
