@@ -110,6 +110,19 @@ TARGETS: dict[str, Target] = {
         ),
     ),
     "checks": Target("webauth/oauth/checks.py", ("tests/test_oauth_checks.py",)),
+    "webauthn": Target(
+        "webauth/flows/webauthn.py",
+        ("tests/test_flows_webauthn.py", "tests/test_passkeys.py"),
+        (
+            "_read_binding",
+            "_decide",
+            "_read_credential",
+            "_verify",
+            "_authenticate",
+            "_register",
+            "_says_not_discoverable",
+        ),
+    ),
     "idtoken": Target("webauth/oauth/idtoken.py", ("tests/test_oauth_idtoken.py",)),
 }
 

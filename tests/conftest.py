@@ -4,6 +4,41 @@ import pytest
 
 from webauth.conf import reset_config
 
+# What gives a test the suite's database (pytest-django blocks every other way in);
+# live_server asks for transactional_db at run time, so it is named here.
+_DATABASE_FIXTURES = frozenset(
+    {
+        "db",
+        "transactional_db",
+        "django_db_reset_sequences",
+        "django_db_serialized_rollback",
+        "live_server",
+    }
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """A ``backend_independent`` test must have no way to the suite's database.
+
+    CI runs those tests once, with SQLite, and leaves them out of the PostgreSQL
+    and MariaDB runs (.ci/run). That is only sound while they cannot reach the
+    database: pytest-django refuses access to a test without a database fixture
+    or the ``django_db`` mark, so this refuses the marker on a test that has one.
+    """
+    wrong = [
+        item.nodeid
+        for item in items
+        if item.get_closest_marker("backend_independent")
+        and (
+            item.get_closest_marker("django_db")
+            or _DATABASE_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+        )
+    ]
+    if wrong:
+        raise pytest.UsageError(
+            "marked backend_independent but using the database: " + ", ".join(wrong)
+        )
+
 
 @pytest.fixture(autouse=True)
 def _fresh_config(monkeypatch):

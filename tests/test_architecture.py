@@ -15,6 +15,9 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "webauth"
 
+# Reads source files only: CI runs this module once (tests/conftest.py, .ci/run).
+pytestmark = pytest.mark.backend_independent
+
 
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)

@@ -18,6 +18,10 @@ import requests
 
 from .support.helpers import wait_until_serving
 
+# The example runs in subprocesses on its own SQLite file, whatever the suite's
+# database is: CI runs this module once (tests/conftest.py, .ci/run).
+pytestmark = pytest.mark.backend_independent
+
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
 
