@@ -2,6 +2,8 @@
 
 import dataclasses
 
+import logging
+
 import pytest
 import requests
 from django.core.exceptions import ImproperlyConfigured
@@ -578,6 +580,26 @@ def test_risky_options_warn_when_the_config_is_built(raw, code):
     codes = []
     build_config({**raw, "logger": {"warn": codes.append}}, no_env)
     assert codes == [code]
+
+
+def test_the_system_checks_warn_once(settings, caplog):
+    """``manage.py check`` (and runserver's start) says each start-up warning once.
+
+    The check builds a configuration of its own to validate it; the warnings come
+    from the one in use.
+    """
+    from django.core.management import call_command
+
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "experimental": {"enable_webauthn": True},
+        "providers": ["webauth.providers.DjangoCredentials"],
+    }
+    with caplog.at_level(logging.WARNING, logger="webauth"):
+        call_command("check", "--deploy", "--fail-level", "CRITICAL", verbosity=0)
+        call_command("check", verbosity=0)
+    said = [r.getMessage() for r in caplog.records if "experimental-webauthn" in r.getMessage()]
+    assert len(said) == 1, said
 
 
 def test_no_warning_for_the_default_config():

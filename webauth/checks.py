@@ -72,7 +72,7 @@ def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """Validate ``settings.WEBAUTH`` and the environment."""
     raw = getattr(settings, "WEBAUTH", None)
     try:
-        config = build_config(raw, os.environ.get)
+        config = build_config(raw, os.environ.get, warn=False)
     except ConfigError as exc:
         return [Error(exc.problem, hint=exc.hint or None, id=exc.check_id)]
     except ImproperlyConfigured as exc:

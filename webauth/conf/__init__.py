@@ -61,10 +61,16 @@ __all__ = [
 ]
 
 
-def build_config(raw: Mapping[str, Any] | None, env: Callable[[str], str | None]) -> Config:
+def build_config(
+    raw: Mapping[str, Any] | None, env: Callable[[str], str | None], *, warn: bool = True
+) -> Config:
     """Validate a raw ``WEBAUTH`` dict (plus the environment) into a :class:`Config`.
 
     *raw* is read, never changed: the environment's defaults go into a copy.
+    The start-up warnings (``debug-enabled``, ``csrf-disabled``,
+    ``experimental-webauthn``) are logged unless *warn* is false: the system
+    check builds a copy of its own only to validate it, and the configuration
+    in use (:func:`get_config`) says them once.
     """
     data = keys_of("WEBAUTH", raw, sections.TOP_LEVEL_KEYS)
     data["providers"] = sections.providers(data.get("providers"))
@@ -104,7 +110,8 @@ def build_config(raw: Mapping[str, Any] | None, env: Callable[[str], str | None]
         reauth_max_age=sections.reauth_max_age(data.get("reauth_max_age")),
         openapi=bool(as_bool("openapi", data.get("openapi"), False)),
     )
-    _warn(config)
+    if warn:
+        _warn(config)
     return config
 
 
