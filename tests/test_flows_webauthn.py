@@ -569,6 +569,56 @@ def test_a_missing_challenge_cookie(site, passkey_user):
     assert WebAuthnChallenge.objects.count() == 1
 
 
+def _rewrite_challenge_cookie(browser, **changes):
+    """The browser's challenge cookie with some of its payload changed (encrypted as webauth does)."""
+    payload = jose.decode(token=browser.cookies[CHALLENGE].value, secret=SECRET, salt=CHALLENGE)
+    browser.cookies[CHALLENGE] = jose.encode(
+        token={**payload, **changes}, secret=SECRET, salt=CHALLENGE
+    )
+    return payload
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"provider": "another-passkey-provider"},  # a cookie another WebAuthn provider set
+        {"provider": None},
+        {"binding": "x" * 31},  # shorter than any binding webauth makes
+        {"binding": "x" * 129},
+        {"binding": 12345678901234567890123456789012345},
+    ],
+)
+def test_a_challenge_cookie_that_is_not_this_providers_binding(site, passkey_user, changes):
+    _user, authenticator = passkey_user
+    browser = Client()
+    options = options_of(browser, action="authenticate")
+    data = authenticator.get(options, origin=ORIGIN)
+    before = _rewrite_challenge_cookie(browser, **changes)
+    crafted = browser.cookies[CHALLENGE].value
+    assert_refused(answer(browser, "authenticate", data))
+    assert WebAuthnChallenge.objects.count() == 1  # nothing consumed
+    # The options route does not take it as the browser's binding either.
+    browser.cookies[CHALLENGE] = crafted
+    options_of(browser, action="authenticate")
+    after = jose.decode(token=browser.cookies[CHALLENGE].value, secret=SECRET, salt=CHALLENGE)
+    assert after["binding"] not in (before["binding"], changes.get("binding"))
+    assert after["provider"] == "passkey"
+
+
+def test_the_binding_lengths_webauth_accepts(site, passkey_user):
+    """A binding of 32 or 128 characters (the ends of the range) is the browser's own."""
+    _user, authenticator = passkey_user
+    for length in (32, 128):
+        browser = Client()
+        options_of(browser, action="authenticate")
+        _rewrite_challenge_cookie(browser, binding="b" * length)
+        options = options_of(browser, action="authenticate")  # stored under that binding
+        kept = jose.decode(token=browser.cookies[CHALLENGE].value, secret=SECRET, salt=CHALLENGE)
+        assert kept["binding"] == "b" * length
+        data = authenticator.get(options, origin=ORIGIN)
+        assert answer(browser, "authenticate", data).status_code == 200
+
+
 def test_a_foreign_challenge(site, passkey_user):
     _user, authenticator = passkey_user
     victim, attacker = Client(), Client()
