@@ -768,6 +768,40 @@ def test_a_json_body_with_the_credential_as_an_object(site, passkey_user):
     assert response.status_code == 200 and signed_in_as(response) == "new@example.com"
 
 
+def test_a_credential_over_64_kib_is_not_read(site, passkey_user):
+    """A valid assertion padded past 64 KiB is refused before anything parses it."""
+    from webauth.flows.webauthn import MAX_CREDENTIAL_LENGTH
+
+    _user, authenticator = passkey_user
+    browser = Client()
+    data = authenticator.get(options_of(browser, action="authenticate"), origin=ORIGIN)
+    unpadded = len(json.dumps({**data, "padding": ""}))
+
+    def padded(length):
+        text = json.dumps({**data, "padding": "a" * (length - unpadded)})
+        assert len(text) == length
+        return text
+
+    cookie = browser.cookies[CHALLENGE].value
+    assert_refused(answer(browser, "authenticate", padded(MAX_CREDENTIAL_LENGTH + 1)))
+    assert WebAuthnChallenge.objects.count() == 1  # refused before the challenge was used
+    browser.cookies[CHALLENGE] = cookie  # a refusal clears it
+    response = answer(browser, "authenticate", padded(MAX_CREDENTIAL_LENGTH))
+    assert response.status_code == 200 and signed_in_as(response) == "new@example.com"
+
+
+@pytest.mark.parametrize("data", [12345, 1.5, True, ["a"], None])
+def test_a_json_body_whose_data_is_not_a_credential(site, client, data):
+    options_of(client, action="authenticate")
+    response = client.post(
+        "/auth/callback/passkey",
+        json.dumps({"action": "authenticate", "data": data}),
+        content_type="application/json",
+        headers=JSON_HEADERS,
+    )
+    assert_refused(response)
+
+
 def test_no_data_at_all(site, client):
     response = client.post(
         "/auth/callback/passkey", {"action": "authenticate"}, headers=JSON_HEADERS
