@@ -1,7 +1,6 @@
 """``settings.WEBAUTH`` -> the frozen ``Config`` (spec 2.10) and the environment defaults."""
 
 import dataclasses
-
 import logging
 
 import pytest

@@ -92,29 +92,63 @@ def options_of(client, provider="passkey", **query) -> dict:
     return response.json()["options"]
 
 
-def answer(client, action, data, *, provider="passkey", as_json=True, callback=None, **extra):
-    """``POST /auth/callback/<provider>`` with ``action`` and ``data``, as the script does."""
+def answer(
+    client,
+    action,
+    data,
+    *,
+    provider="passkey",
+    as_json=True,
+    callback=None,
+    error_page=False,
+    **extra,
+):
+    """``POST /auth/callback/<provider>`` with ``action`` and ``data``, as the script does.
+
+    A JSON answer of 200 is a sign-in, unless *error_page* says the test expects the
+    error page's URL (a refusal by a callback, a server-side failure).
+    """
     body = {"action": action, "data": data if isinstance(data, str) else json.dumps(data)}
     if callback is not None:
         body["callbackUrl"] = callback
     headers = {**(JSON_HEADERS if as_json else {}), **extra.pop("headers", {})}
-    return client.post(f"/auth/callback/{provider}", body, headers=headers, **extra)
+    response = client.post(f"/auth/callback/{provider}", body, headers=headers, **extra)
+    if as_json and response.status_code == 200 and not error_page:
+        # A JSON client is told about a server-side failure with 200 and the error
+        # page's URL (X-Auth-Return-Redirect): never let that pass for a sign-in.
+        assert "/auth/error" not in response.json()["url"], response.content
+    return response
 
 
-def register(client, authenticator, email="new@example.com", *, provider="passkey", **kwargs):
+def register(
+    client,
+    authenticator,
+    email="new@example.com",
+    *,
+    provider="passkey",
+    error_page=False,
+    **kwargs,
+):
     """Ask for registration options and answer them; returns the callback's response."""
     query = {"action": "register"}
     if email is not None:
         query["email"] = email
     options = options_of(client, provider, **query)
     data = authenticator.create(options, origin=ORIGIN, **kwargs)
-    return answer(client, "register", data, provider=provider, HTTP_USER_AGENT=CHROME_LINUX)
+    return answer(
+        client,
+        "register",
+        data,
+        provider=provider,
+        error_page=error_page,
+        HTTP_USER_AGENT=CHROME_LINUX,
+    )
 
 
-def sign_in(client, authenticator, *, provider="passkey", query=None, **kwargs):
+def sign_in(client, authenticator, *, provider="passkey", query=None, error_page=False, **kwargs):
     options = options_of(client, provider, action="authenticate", **(query or {}))
     data = authenticator.get(options, origin=ORIGIN, **kwargs)
-    return answer(client, "authenticate", data, provider=provider)
+    return answer(client, "authenticate", data, provider=provider, error_page=error_page)
 
 
 def signed_in_as(response) -> str | None:
@@ -395,7 +429,7 @@ def test_a_failing_authenticator_store_takes_the_new_user_back(client, site, mon
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(DjangoAdapter, "create_authenticator", fail)
-    response = register(client, SoftAuthenticator())
+    response = register(client, SoftAuthenticator(), error_page=True)
     assert response.status_code == 200
     assert response.json()["url"] == "http://testserver/auth/error?error=Configuration"
     assert not get_user_model().objects.filter(email="new@example.com").exists()
@@ -451,7 +485,7 @@ def test_an_inactive_user_is_refused(site, passkey_user):
     user, authenticator = passkey_user
     user.is_active = False
     user.save()
-    response = sign_in(Client(), authenticator)
+    response = sign_in(Client(), authenticator, error_page=True)
     assert response.json()["url"] == "http://testserver/auth/error?error=AccessDenied"
     assert signed_in_as(response) is None
 
@@ -465,7 +499,7 @@ def test_the_sign_in_callback_can_refuse(site, passkey_user, settings):
         return False
 
     site(callbacks={"sign_in": refuse})
-    response = sign_in(Client(), authenticator)
+    response = sign_in(Client(), authenticator, error_page=True)
     assert response.json()["url"] == "http://testserver/auth/error?error=AccessDenied"
     assert seen[0]["type"] == "webauthn" and seen[0]["provider"] == "passkey"
 
@@ -570,7 +604,7 @@ def test_a_missing_challenge_cookie(site, passkey_user):
 
 
 def _rewrite_challenge_cookie(browser, **changes):
-    """The browser's challenge cookie with some of its payload changed (encrypted as webauth does)."""
+    """The browser's challenge cookie with some of its payload changed, encrypted again."""
     payload = jose.decode(token=browser.cookies[CHALLENGE].value, secret=SECRET, salt=CHALLENGE)
     browser.cookies[CHALLENGE] = jose.encode(
         token={**payload, **changes}, secret=SECRET, salt=CHALLENGE
@@ -840,7 +874,9 @@ def test_the_callback_while_the_feature_is_off(site, passkey_user):
     browser = Client()
     options = options_of(browser, action="authenticate")
     site(experimental=False)
-    response = answer(browser, "authenticate", authenticator.get(options, origin=ORIGIN))
+    response = answer(
+        browser, "authenticate", authenticator.get(options, origin=ORIGIN), error_page=True
+    )
     assert response.json()["url"] == "http://testserver/auth/error?error=Configuration"
     assert signed_in_as(response) is None
 
@@ -913,6 +949,103 @@ def test_the_whole_flow_on_the_async_memory_adapter(settings):
     response = sign_in(Client(), authenticator)
     assert response.status_code == 200, response.content
     assert_refused(sign_in(Client(), authenticator, sign_count=1))
+
+
+class CountingAdapter(MemoryAdapter):
+    """The memory adapter, counting the calls the flow makes of two of its methods."""
+
+    def __init__(self):
+        super().__init__()
+        self.challenge_uses = 0
+        self.backup_updates = 0
+
+    async def use_webauthn_challenge(self, challenge, ceremony, binding):
+        self.challenge_uses += 1
+        return await super().use_webauthn_challenge(challenge, ceremony, binding)
+
+    async def update_authenticator_backup_state(self, credential_id, backed_up):
+        self.backup_updates += 1
+        return await super().update_authenticator_backup_state(credential_id, backed_up)
+
+
+class ChallengesWithoutExpiry(MemoryAdapter):
+    """An adapter that hands back a challenge however old it is (its expiry unchecked)."""
+
+    async def use_webauthn_challenge(self, challenge, ceremony, binding):
+        with self._passkeys:
+            record = self.challenges.get(challenge)
+            if record is None or record.ceremony != ceremony or record.binding != binding:
+                return None
+            return self.challenges.pop(challenge)
+
+
+class WithoutBackupState(MemoryAdapter):
+    """An adapter that keeps no backup state (the method is optional)."""
+
+    update_authenticator_backup_state = None
+
+
+def on_memory(settings, adapter):
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": adapter,
+        "session": {"strategy": "jwt"},
+        "experimental": {"enable_webauthn": True},
+        "providers": [Passkey()],
+    }
+    return adapter
+
+
+def test_a_browser_without_a_binding_never_reaches_the_adapter(settings):
+    adapter = on_memory(settings, CountingAdapter())
+    authenticator = SoftAuthenticator()
+    assert register(Client(), authenticator).status_code == 200
+    assert adapter.challenge_uses == 1
+    browser = Client()
+    data = authenticator.get(options_of(browser, action="authenticate"), origin=ORIGIN)
+    del browser.cookies[CHALLENGE]
+    assert_refused(answer(browser, "authenticate", data))
+    assert adapter.challenge_uses == 1  # no binding: the adapter was not asked
+
+
+def test_the_flow_refuses_an_expired_challenge_whatever_the_adapter_says(settings):
+    on_memory(settings, ChallengesWithoutExpiry())
+    authenticator = SoftAuthenticator()
+    with freeze_time("2026-01-01T12:00:00Z") as clock:
+        assert register(Client(), authenticator).status_code == 200
+        browser = Client()
+        options = options_of(browser, action="authenticate")
+        clock.tick(timedelta(milliseconds=options["timeout"]))  # the instant it expires
+        assert_refused(answer(browser, "authenticate", authenticator.get(options, origin=ORIGIN)))
+
+        browser = Client()
+        options = options_of(browser, action="authenticate")
+        clock.tick(timedelta(milliseconds=options["timeout"] - 1000))
+        response = answer(browser, "authenticate", authenticator.get(options, origin=ORIGIN))
+        assert signed_in_as(response) == "new@example.com", response.content
+
+
+def test_the_backup_state_is_written_only_when_it_changed(settings):
+    adapter = on_memory(settings, CountingAdapter())
+    authenticator = SoftAuthenticator(backed_up=False)
+    assert register(Client(), authenticator).status_code == 200
+    assert signed_in_as(sign_in(Client(), authenticator)) == "new@example.com"
+    assert adapter.backup_updates == 0  # unchanged: nothing written
+    authenticator.backed_up = True
+    assert signed_in_as(sign_in(Client(), authenticator)) == "new@example.com"
+    assert adapter.backup_updates == 1
+    [record] = adapter.authenticators.values()
+    assert record.credential_backed_up is True
+
+
+def test_an_adapter_without_backup_state_still_signs_in(settings):
+    adapter = on_memory(settings, WithoutBackupState())
+    authenticator = SoftAuthenticator(backed_up=False)
+    assert register(Client(), authenticator).status_code == 200
+    authenticator.backed_up = True  # changed, and nowhere to write it
+    assert signed_in_as(sign_in(Client(), authenticator)) == "new@example.com"
+    [record] = adapter.authenticators.values()
+    assert record.credential_backed_up is False
 
 
 # -- configuration and checks --------------------------------------------------------------------

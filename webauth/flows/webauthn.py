@@ -563,7 +563,7 @@ def _verify(
             "use_webauthn_challenge", bytes_to_base64url(client_data.challenge), action, binding
         )
     )
-    if record is None or aware(record.expires) < datetime.now(UTC):
+    if record is None or aware(record.expires) <= datetime.now(UTC):
         raise WebAuthnVerificationError(
             "The challenge is unknown, used, expired, or was made for another browser"
         )
