@@ -1048,6 +1048,51 @@ def test_an_adapter_without_backup_state_still_signs_in(settings):
     assert record.credential_backed_up is False
 
 
+class UsersGoMissing(MemoryAdapter):
+    """An adapter whose users can vanish while their passkeys stay (no cascade)."""
+
+    gone: set[str] = frozenset()
+
+    async def get_user(self, id):
+        return None if str(id) in self.gone else await super().get_user(id)
+
+
+def test_a_passkey_whose_user_is_gone_signs_nobody_in(settings):
+    adapter = on_memory(settings, UsersGoMissing())
+    authenticator = SoftAuthenticator()
+    assert register(Client(), authenticator).status_code == 200
+    [user] = adapter.users.values()
+    adapter.gone = {user.id}
+    assert_refused(sign_in(Client(), authenticator))
+
+
+@pytest.mark.parametrize(
+    ("stored", "expected"),
+    [
+        ("aW1wb3J0ZWQgZnJvbSBBdXRoLmpz", "aW1wb3J0ZWQgZnJvbSBBdXRoLmpz"),  # its own, kept
+        ("", None),  # none stored: the credential id
+    ],
+)
+def test_the_sign_in_callback_sees_the_passkeys_account_id(settings, stored, expected):
+    adapter = on_memory(settings, MemoryAdapter())
+    seen = []
+
+    def record(*, account, **kwargs):
+        seen.append(account)
+        return True
+
+    settings.WEBAUTH = {**settings.WEBAUTH, "callbacks": {"sign_in": record}}
+    authenticator = SoftAuthenticator()
+    assert register(Client(), authenticator).status_code == 200
+    [(credential_id, passkey)] = adapter.authenticators.items()
+    passkey.provider_account_id = stored
+    seen.clear()
+    assert signed_in_as(sign_in(Client(), authenticator)) == "new@example.com"
+    [account] = seen
+    assert account["providerAccountId"] == (expected or credential_id)
+    assert account["type"] == "webauthn" and account["provider"] == "passkey"
+
+
 # -- configuration and checks --------------------------------------------------------------------
 
 
