@@ -1051,7 +1051,7 @@ def test_an_adapter_without_backup_state_still_signs_in(settings):
 class UsersGoMissing(MemoryAdapter):
     """An adapter whose users can vanish while their passkeys stay (no cascade)."""
 
-    gone: set[str] = frozenset()
+    gone: frozenset[str] | set[str] = frozenset()
 
     async def get_user(self, id):
         return None if str(id) in self.gone else await super().get_user(id)
