@@ -9,6 +9,7 @@ ceremonies in Chromium.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from datetime import timedelta
@@ -1091,6 +1092,39 @@ def test_the_sign_in_callback_sees_the_passkeys_account_id(settings, stored, exp
     [account] = seen
     assert account["providerAccountId"] == (expected or credential_id)
     assert account["type"] == "webauthn" and account["provider"] == "passkey"
+
+
+class DamagedChallenges(MemoryAdapter):
+    """An adapter that hands back a registration challenge with damaged ``user_data``."""
+
+    def __init__(self, damage):
+        super().__init__()
+        self.damage = damage
+
+    async def use_webauthn_challenge(self, challenge, ceremony, binding):
+        record = await super().use_webauthn_challenge(challenge, ceremony, binding)
+        if record is not None and ceremony == "register":
+            record = dataclasses.replace(record, user_data=self.damage(dict(record.user_data)))
+        return record
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: None,
+        lambda data: ["not", "a", "mapping"],
+        lambda data: {k: v for k, v in data.items() if k != "handle"},
+        lambda data: {**data, "handle": ""},
+        lambda data: {**data, "handle": 12345},
+        lambda data: {k: v for k, v in data.items() if k != "email"},
+        lambda data: {**data, "email": ""},
+    ],
+    ids=["none", "a-list", "no-handle", "empty-handle", "a-number", "no-email", "empty-email"],
+)
+def test_a_registration_challenge_with_damaged_user_data_creates_nobody(settings, damage):
+    adapter = on_memory(settings, DamagedChallenges(damage))
+    assert_refused(register(Client(), SoftAuthenticator()))
+    assert adapter.users == {} and adapter.authenticators == {}
 
 
 # -- configuration and checks --------------------------------------------------------------------
