@@ -1118,13 +1118,45 @@ class DamagedChallenges(MemoryAdapter):
         lambda data: {**data, "handle": 12345},
         lambda data: {k: v for k, v in data.items() if k != "email"},
         lambda data: {**data, "email": ""},
+        lambda data: {**data, "email": 12345},
     ],
-    ids=["none", "a-list", "no-handle", "empty-handle", "a-number", "no-email", "empty-email"],
+    ids=[
+        "none",
+        "a-list",
+        "no-handle",
+        "empty-handle",
+        "a-number",
+        "no-email",
+        "empty-email",
+        "a-number-email",
+    ],
 )
 def test_a_registration_challenge_with_damaged_user_data_creates_nobody(settings, damage):
     adapter = on_memory(settings, DamagedChallenges(damage))
     assert_refused(register(Client(), SoftAuthenticator()))
     assert adapter.users == {} and adapter.authenticators == {}
+
+
+def test_a_new_accounts_passkey_finished_after_signing_in_is_refused(site, alice):
+    """Options asked as a visitor (a new account), answered once signed in as someone."""
+    browser = Client()
+    options = options_of(browser, action="register", email="new@example.com")
+    force_sign_in(browser, alice)
+    assert_refused(answer(browser, "register", SoftAuthenticator().create(options, origin=ORIGIN)))
+    assert not get_user_model().objects.filter(email="new@example.com").exists()
+    assert not Authenticator.objects.exists()
+
+
+def test_a_registration_that_names_no_transports(settings):
+    """Browsers may leave ``transports`` out (``getTransports()`` is recent): none stored."""
+    adapter = on_memory(settings, MemoryAdapter())
+    browser = Client()
+    options = options_of(browser, action="register", email="new@example.com")
+    data = SoftAuthenticator().create(options, origin=ORIGIN)
+    del data["response"]["transports"]
+    assert signed_in_as(answer(browser, "register", data)) == "new@example.com"
+    [record] = adapter.authenticators.values()
+    assert record.transports is None
 
 
 # -- configuration and checks --------------------------------------------------------------------
