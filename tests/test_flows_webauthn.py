@@ -386,6 +386,30 @@ def test_a_registration_asked_by_another_session_is_refused(client, site, alice)
     assert not Authenticator.objects.exists()
 
 
+def test_a_registration_asked_while_signed_in_and_answered_signed_out(client, site, alice):
+    force_sign_in(client, alice)
+    options = options_of(client, action="register")
+    client.cookies.pop(SESSION)  # signed out (or the session ended) before the answer
+    response = answer(client, "register", SoftAuthenticator().create(options, origin=ORIGIN))
+    assert_refused(response)
+    assert not Authenticator.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "extensions",
+    [[], "credProps", {"credProps": "rk"}, {"credProps": ["rk"]}, {"credProps": {"rk": None}}],
+    ids=["a-list", "a-string", "props-a-string", "props-a-list", "rk-null"],
+)
+def test_odd_extension_results_do_not_stop_a_registration(client, site, extensions):
+    """What the browser says of credProps is only believed when it says rk is false."""
+    options = options_of(client, action="register", email="new@example.com")
+    data = SoftAuthenticator().create(options, origin=ORIGIN)
+    data["clientExtensionResults"] = extensions
+    response = answer(client, "register", data)
+    assert signed_in_as(response) == "new@example.com", response.content
+    assert Authenticator.objects.count() == 1
+
+
 def test_an_address_taken_meanwhile_is_account_not_linked(client, site):
     options = options_of(client, action="register", email="late@example.com")
     get_user_model().objects.create_user("late", email="late@example.com")
