@@ -664,6 +664,18 @@ def test_a_challenge_cookie_that_is_not_this_providers_binding(site, passkey_use
     assert after["provider"] == "passkey"
 
 
+@pytest.mark.parametrize("cookie", ["garbage", "e30", ""])
+def test_a_challenge_cookie_that_does_not_decrypt(site, passkey_user, cookie):
+    _user, authenticator = passkey_user
+    browser = Client()
+    data = authenticator.get(options_of(browser, action="authenticate"), origin=ORIGIN)
+    browser.cookies[CHALLENGE] = cookie
+    assert_refused(answer(browser, "authenticate", data))
+    assert WebAuthnChallenge.objects.count() == 1  # nothing consumed
+    browser.cookies[CHALLENGE] = cookie
+    assert options_of(browser, action="authenticate")  # a new binding, no error
+
+
 def test_the_binding_lengths_webauth_accepts(site, passkey_user):
     """A binding of 32 or 128 characters (the ends of the range) is the browser's own."""
     _user, authenticator = passkey_user
