@@ -968,14 +968,7 @@ def test_a_verified_passkey_gives_its_attempt_back(site, passkey_user):
 
 
 def test_the_whole_flow_on_the_async_memory_adapter(settings):
-    memory = MemoryAdapter()
-    settings.WEBAUTH = {
-        "secret": SECRET,
-        "adapter": memory,
-        "session": {"strategy": "database"},
-        "experimental": {"enable_webauthn": True},
-        "providers": [Passkey()],
-    }
+    memory = on_memory(settings, MemoryAdapter(), strategy="database")
     authenticator = SoftAuthenticator()
     browser = Client()
     response = register(browser, authenticator)
@@ -1022,11 +1015,12 @@ class WithoutBackupState(MemoryAdapter):
     update_authenticator_backup_state = None
 
 
-def on_memory(settings, adapter):
+def on_memory(settings, adapter, strategy="jwt"):
+    """Passkeys on *adapter* (one of the memory adapters above)."""
     settings.WEBAUTH = {
         "secret": SECRET,
         "adapter": adapter,
-        "session": {"strategy": "jwt"},
+        "session": {"strategy": strategy},
         "experimental": {"enable_webauthn": True},
         "providers": [Passkey()],
     }
