@@ -873,6 +873,18 @@ def test_a_json_body_whose_data_is_not_a_credential(site, client, data):
     assert_refused(response)
 
 
+def test_a_credential_encoded_twice_is_refused(site, passkey_user):
+    """``data`` is the credential's JSON object, not a JSON string holding it.
+
+    py_webauthn would decode a string a second time; webauth reads only what
+    Auth.js's client sends.
+    """
+    _user, authenticator = passkey_user
+    browser = Client()
+    data = authenticator.get(options_of(browser, action="authenticate"), origin=ORIGIN)
+    assert_refused(answer(browser, "authenticate", json.dumps(json.dumps(data))))
+
+
 def test_no_data_at_all(site, client):
     response = client.post(
         "/auth/callback/passkey", {"action": "authenticate"}, headers=JSON_HEADERS
