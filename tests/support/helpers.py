@@ -52,3 +52,25 @@ def wait_until_serving(base, server, log_path, *, timeout=60):
         if server.poll() is not None or time.monotonic() > deadline:
             raise AssertionError(f"{base} did not start:\n" + Path(log_path).read_text())
         time.sleep(0.1)
+
+
+def tampered(value: str) -> str:
+    """*value* with one character in the middle of its longest segment replaced.
+
+    Always a different string, and one whose decoded bytes differ too: the
+    middle of a base64url segment (never its last character, whose low bits
+    may be padding a decoder ignores) gets another letter of the alphabet.
+    Replacing the last characters with a constant ("...AA") is no tamper about
+    once in 4,096 runs, when they were that constant already.
+    """
+    parts = value.split(".")
+    index = max(range(len(parts)), key=lambda i: len(parts[i]))
+    segment = parts[index]
+    if len(segment) < 3:
+        raise ValueError("nothing to tamper with in so short a value")
+    middle = len(segment) // 2
+    replacement = "A" if segment[middle] != "A" else "B"
+    parts[index] = segment[:middle] + replacement + segment[middle + 1 :]
+    changed = ".".join(parts)
+    assert changed != value
+    return changed
