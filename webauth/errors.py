@@ -41,10 +41,12 @@ __all__ = [
     "AccessDenied",
     "AccountNotLinked",
     "AdapterError",
+    "AmbiguousEmail",
     "AuthError",
     "CallbackRouteError",
     "CredentialsSignin",
     "DuplicateConditionalUI",
+    "EmailInUse",
     "EmailSignInError",
     "ErrorPageLoop",
     "EventError",
@@ -376,6 +378,29 @@ class TokenRefreshError(AuthError):
 
     Raised by :func:`webauth.get_access_token` when there is no refresh token or
     the provider refused it.
+    """
+
+
+class EmailInUse(AuthError):
+    """Another user has this address already (webauth addition).
+
+    An adapter's ``create_user``, ``create_user_and_link_account`` and
+    ``update_user`` raise it instead of storing a second user with one
+    address (exactly equal canonical forms); the flows then treat the sign-in
+    as one of that user's (an email sign-in signs them in, an OAuth account is
+    linked or refused by the linking rules, a passkey registration is
+    refused), so that concurrent first sign-ins of one new address make one user.
+    """
+
+
+class AmbiguousEmail(AuthError):
+    """More than one user has this address: the sign-in is refused, not given to either.
+
+    Raised by ``DjangoAdapter.get_user_by_email`` when the user table holds two
+    users whose stored addresses are exactly the same (a model without a
+    unique address column, rows written by hand). ``manage.py
+    webauth_addresses`` lists them; the operator decides which user keeps
+    the address. The visitor sees the error page (``error=Configuration``).
     """
 
 

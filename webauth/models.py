@@ -30,6 +30,9 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from .fields import ExactCharField, ExactEmailField
+from .identity import canonical_email_or_none
+
 __all__ = [
     "Account",
     "Authenticator",
@@ -66,9 +69,28 @@ def new_user_handle() -> str:
 
 
 class UserManager(BaseUserManager["User"]):
-    """Creates users identified by email address."""
+    """Creates users identified by email address, stored in webauth's canonical form."""
 
     use_in_migrations = True
+
+    @classmethod
+    def normalize_email(cls, email: str | None) -> str:
+        """The canonical form (:func:`webauth.identity.canonical_email`) of a valid address.
+
+        What it does not accept as an address is left to Django's own rule
+        (the domain lower-cased): such a user signs in by password only.
+        """
+        return canonical_email_or_none(email) or super().normalize_email(email)
+
+    def get_by_natural_key(self, username: str | None) -> User:
+        """The user whose address is *username*'s canonical form (``ModelBackend`` asks this).
+
+        So ``Alice@Example.COM`` typed into a password form finds
+        ``alice@example.com`` on every database, and nothing else does.
+        """
+        if isinstance(username, str):
+            username = canonical_email_or_none(username) or username
+        return self.get(**{self.model.USERNAME_FIELD: username})
 
     def _create(self, email: str | None, password: str | None, **fields: Any) -> User:
         user = self.model(email=self.normalize_email(email) if email else None, **fields)
@@ -99,7 +121,8 @@ class User(AbstractBaseUser, PermissionsMixin):
     Recommended for new projects: ``AUTH_USER_MODEL = "webauth.User"``.
     """
 
-    email = models.EmailField(_("email address"), unique=True, null=True, blank=True)
+    # Canonical (webauth.identity.canonical_email) and compared exactly on every database.
+    email = ExactEmailField(_("email address"), unique=True, null=True, blank=True)
     email_verified = models.DateTimeField(_("email verified"), null=True, blank=True)
     name = models.CharField(_("name"), max_length=255, blank=True)
     image = models.CharField(_("image URL"), max_length=2048, blank=True)
@@ -121,6 +144,11 @@ class User(AbstractBaseUser, PermissionsMixin):
     def __str__(self) -> str:
         return self.email or self.name or f"user {self.pk}"
 
+    def clean(self) -> None:
+        """Bring the address to its canonical form (the admin's forms call this)."""
+        super().clean()
+        self.email = type(self).objects.normalize_email(self.email) or None
+
     def get_full_name(self) -> str:
         """The display name."""
         return self.name
@@ -140,8 +168,9 @@ class Account(models.Model):
         verbose_name=_("user"),
     )
     type = models.CharField(_("type"), max_length=32)
-    provider = models.CharField(_("provider"), max_length=128)
-    provider_account_id = models.CharField(_("provider account id"), max_length=255)
+    provider = ExactCharField(_("provider"), max_length=128)
+    # Opaque and case-sensitive (an OIDC "sub"): compared exactly on every database.
+    provider_account_id = ExactCharField(_("provider account id"), max_length=255)
     access_token = models.TextField(_("access token"), null=True, blank=True)
     refresh_token = models.TextField(_("refresh token"), null=True, blank=True)
     id_token = models.TextField(_("ID token"), null=True, blank=True)
@@ -209,7 +238,7 @@ class VerificationToken(models.Model):
     deletes the row when they reach the provider's limit).
     """
 
-    identifier = models.CharField(_("identifier"), max_length=320)
+    identifier = ExactCharField(_("identifier"), max_length=320)
     token_hash = models.CharField(_("token hash"), max_length=64, editable=False)
     code_hash = models.CharField(
         _("code hash"), max_length=64, blank=True, default="", editable=False
@@ -240,11 +269,11 @@ class Authenticator(models.Model):
         verbose_name=_("user"),
     )
     # The full id; uniqueness and lookups go through its hash below.
-    credential_id = models.CharField(_("credential id"), max_length=1400)
+    credential_id = ExactCharField(_("credential id"), max_length=1400)
     credential_id_hash = models.CharField(
         _("credential id hash"), max_length=64, unique=True, editable=False
     )
-    provider_account_id = models.CharField(_("provider account id"), max_length=255)
+    provider_account_id = ExactCharField(_("provider account id"), max_length=255)
     credential_public_key = models.TextField(_("public key"))
     counter = models.BigIntegerField(_("counter"), default=0)
     credential_backed_up = models.BooleanField(_("backed up"), default=False)
@@ -292,7 +321,7 @@ class WebAuthnUserHandle(models.Model):
         related_name="webauth_user_handle",
         verbose_name=_("user"),
     )
-    handle = models.CharField(_("user handle"), max_length=86, unique=True, editable=False)
+    handle = ExactCharField(_("user handle"), max_length=86, unique=True, editable=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
     class Meta:

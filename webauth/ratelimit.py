@@ -67,6 +67,7 @@ from django.http import HttpRequest, HttpResponse
 
 from .client_ip import client_bucket, client_ip
 from .conf import Config, RateRule, get_config
+from .identity import identifier_key
 from .logger import get_logger
 from .responses import json_response
 
@@ -114,8 +115,14 @@ class Decision:
 
 
 def normalize_key(key: str) -> str:
-    """The form a key is counted under (``" Alice@Example.com"`` is ``"alice@example.com"``)."""
-    return key.strip().casefold()
+    """The form a key is counted under: :func:`webauth.identity.identifier_key`.
+
+    Every spelling that could reach one account shares one count
+    (``" Alice@Example.com"``, ``"\uff41lice@example.com"``, ``"alíce@example.com"``
+    and ``"ali\u200bce@example.com"`` are all ``"alice@example.com"``), so
+    nobody gets more guesses at an account by spelling it differently.
+    """
+    return identifier_key(key)
 
 
 def client_key(request: HttpRequest, config: Config | None = None) -> str:

@@ -26,6 +26,7 @@ __all__ = [
     "forget_user_model",
     "is_async",
     "is_awaitable",
+    "own_transactions",
     "remember_short",
     "require_installed",
     "resolve",
@@ -73,6 +74,28 @@ def resolve(value: Any) -> Any:
     if isinstance(value, str):
         return import_string(value)
     return value
+
+
+class _EveryDatabase(frozenset[str]):
+    """A set that holds every database alias (``"default" in _EveryDatabase()``)."""
+
+    def __contains__(self, alias: object) -> bool:
+        return True
+
+
+def own_transactions(view: Any) -> Any:
+    """Mark *view* as one ``ATOMIC_REQUESTS`` never wraps in a transaction, on any database.
+
+    What :func:`django.db.transaction.non_atomic_requests` does for one alias,
+    for all of them. webauth's routes make their transactions themselves, and
+    some must be outermost: the named locks that make one user per address
+    (and one live grant per address) on MariaDB and MySQL end with their
+    block, so inside a request-wide transaction they would end before it
+    commits. A sign-in also calls providers over HTTP, which no transaction
+    should be held open across.
+    """
+    view._non_atomic_requests = _EveryDatabase()
+    return view
 
 
 def require_installed(what: str) -> None:

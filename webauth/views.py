@@ -31,6 +31,7 @@ from .logger import AuthLogger
 from .pages import render_error_page
 from .responses import bad_request, json_response, redirect
 from .state import AuthState, get_state
+from .utils import own_transactions
 
 __all__ = ["ACTIONS", "auth_view", "parse_route"]
 
@@ -147,6 +148,8 @@ auth_view.csrf_exempt = True  # type: ignore[attr-defined]
 # The sign-in pages must be reachable without a session when a project turns on
 # Django's LoginRequiredMiddleware (what @login_not_required sets, without a wrapper).
 auth_view.login_required = False  # type: ignore[attr-defined]
+# Never inside ATOMIC_REQUESTS' transaction: webauth's own are outermost (utils.own_transactions).
+own_transactions(auth_view)
 
 
 def _unsupported(state: AuthState, method: str, action: str, provider_id: str | None) -> str:

@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from oauth2_provider.oauth2_validators import OAuth2Validator
 
+#: Email claims a test gives the provider's users, by username (the default:
+#: ``<username>@idp.example``). The provider runs in the live server's thread
+#: of the same process, so a test sets these before the sign-in.
+EMAIL_CLAIMS: dict[str, str] = {}
+
 
 class Validator(OAuth2Validator):
     """Puts the user's name and email into ID tokens and userinfo."""
@@ -20,8 +25,9 @@ class Validator(OAuth2Validator):
         user = request.user
         # The relying party shares this database in the tests; an email the
         # user table does not hold keeps the two sides' users apart.
+        username = user.get_username()
         return {
-            "email": f"{user.get_username()}@idp.example",
+            "email": EMAIL_CLAIMS.get(username, f"{username}@idp.example"),
             "email_verified": True,
             "name": user.get_full_name() or user.get_username(),
             "preferred_username": user.get_username(),

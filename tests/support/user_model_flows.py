@@ -38,7 +38,8 @@ def test_credentials_sign_in_with_email_and_password(client):
 def test_adapter_creates_users_without_username():
     record = DjangoAdapter().create_user({"email": "New@Example.com", "name": "New"})
     user = get_user_model().objects.get(pk=record.id)
-    assert user.email == "New@example.com" and user.name == "New"
+    # Stored in webauth's canonical form (webauth.identity).
+    assert user.email == "new@example.com" and user.name == "New"
     assert not user.has_usable_password()
 
 

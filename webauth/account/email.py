@@ -38,7 +38,7 @@ from django.utils.translation import gettext as _
 
 from .. import ratelimit
 from ..conf import Config, get_config
-from ..errors import AuthError, LastSignInMethod, RateLimited
+from ..errors import AuthError, EmailInUse, LastSignInMethod, RateLimited
 from ..events import emit
 from ..flows.email import use_code
 from ..pages import usable_providers
@@ -232,8 +232,12 @@ def change_email(request: HttpRequest, typed_address: Any, typed_code: Any) -> A
                 {"id": user.id, "email": address, "email_verified": datetime.now(UTC)},
             )
         )
+    except EmailInUse:
+        # Taken between the check above and the change (the adapter checks and
+        # writes in one step).
+        raise EmailChangeError(_("Another account uses this email address.")) from None
     except AuthError as exc:
-        # Logged by the adapter's caller; a unique address taken meanwhile lands here.
+        # Logged by the adapter's caller.
         raise EmailChangeError(
             _("Your email address could not be changed. Please try again.")
         ) from exc

@@ -40,7 +40,7 @@ from ..reauth import is_fresh, require_fresh, safe_next, signed_in_at
 from ..state import get_state
 from ..types import as_user
 from ..user_sessions import revoke_session, sign_out_everywhere
-from ..utils import user_id
+from ..utils import own_transactions, user_id
 from . import sections
 from .email import EmailChangeError, change_email, send_code
 
@@ -260,6 +260,7 @@ def passkeys(request: HttpRequest) -> HttpResponseBase:
 # -- email ---------------------------------------------------------------------------------
 
 
+@own_transactions  # the address change's lock must be outermost (utils.own_transactions)
 @require_http_methods(["GET", "HEAD", "POST"])
 def email(request: HttpRequest) -> HttpResponseBase:
     """The address: send a code to a new one (``op=send``, ``email``; behind

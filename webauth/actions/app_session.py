@@ -50,6 +50,7 @@ from ..responses import json_response
 from ..sessions import end_session, read_database_session, read_jwt_session
 from ..state import get_state
 from ..types import as_session
+from ..utils import own_transactions
 
 if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse
@@ -192,3 +193,5 @@ def app_session_view(request: HttpRequest, action: str) -> HttpResponse:
 app_session_view.csrf_exempt = True  # type: ignore[attr-defined]
 # These routes answer 401 themselves; Django's LoginRequiredMiddleware must not redirect.
 app_session_view.login_required = False  # type: ignore[attr-defined]
+# Never inside ATOMIC_REQUESTS' transaction: webauth's own are outermost (utils.own_transactions).
+own_transactions(app_session_view)

@@ -25,8 +25,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -37,7 +36,8 @@ from django.db import IntegrityError, connections, models, router, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from ..errors import LastSignInMethod
+from ..errors import AmbiguousEmail, EmailInUse, LastSignInMethod
+from ..identity import canonical_email_or_none
 from ..models import (
     Account,
     Authenticator,
@@ -70,6 +70,7 @@ from ..types import VerificationToken as VerificationTokenRecord
 from ..types import WebAuthnChallenge as WebAuthnChallengeRecord
 from ..utils import aware
 from ._compiled import PLACEHOLDER, CompiledLookup, user_by_pk, user_check_by_pk
+from ._exact import address_transaction, exactly, grant_transaction
 from .base import TokenRefresher
 
 __all__ = ["DjangoAdapter"]
@@ -183,47 +184,6 @@ def _exact_account(obj: Account | None, provider_account_id: str) -> Account | N
     return obj
 
 
-#: How long a grant's writer waits for another's on MariaDB and MySQL (seconds).
-GRANT_LOCK_SECONDS = 30
-
-
-@contextmanager
-def _grant_transaction(alias: str, identifier: str) -> Iterator[None]:
-    """A transaction in which no other grant write of *identifier* runs.
-
-    ``replace_verification_token`` and ``use_verification_code`` of one
-    identifier queue here. Row locks alone do not serialise them: on PostgreSQL
-    a concurrent replace's new row is invisible to the other's statements, so
-    neither would delete the other's; on MariaDB and MySQL the new rows' locks
-    and the identifier index scans deadlock. So PostgreSQL takes a
-    transaction-level advisory lock on the identifier, and MariaDB and MySQL a
-    named lock (``GET_LOCK``) around the transaction. SQLite has one writer: its
-    transactions need only write first (they do).
-    """
-    connection = connections[alias]
-    digest = hashlib.sha256(b"webauth.verificationtoken\0" + identifier.encode()).digest()
-    if connection.vendor == "mysql":
-        name = f"webauth.vt.{digest.hex()[:48]}"  # a lock name has at most 64 characters
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT GET_LOCK(%s, %s)", [name, GRANT_LOCK_SECONDS])
-            (acquired,) = cursor.fetchone()
-        if acquired != 1:
-            raise TimeoutError("timed out waiting for another sign-in request of this address")
-        try:
-            with transaction.atomic(using=alias):
-                yield
-        finally:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT RELEASE_LOCK(%s)", [name])
-        return
-    with transaction.atomic(using=alias):
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                key = int.from_bytes(digest[:8], "big", signed=True)
-                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
-        yield
-
-
 class DjangoAdapter:
     """Stores users, accounts, sessions, verification tokens and passkeys with the ORM.
 
@@ -278,7 +238,13 @@ class DjangoAdapter:
         assert record is not None
         model = self.user_model
         if "email" in fields:
-            value = model.objects.normalize_email(record.email) if record.email else None
+            # webauth's canonical form; what is no address it accepts keeps
+            # Django's normalisation (such a user is never found by address).
+            value = (
+                canonical_email_or_none(record.email) or model.objects.normalize_email(record.email)
+                if record.email
+                else None
+            )
             email_field = model.get_email_field_name()
             field = model._meta.get_field(email_field)
             setattr(obj, email_field, value if value or field.null else "")
@@ -306,8 +272,57 @@ class DjangoAdapter:
             candidate = f"{base}-{secrets.token_hex(4)}"
         return candidate
 
+    def _users_with_email(self, users: Any, address: str, limit: int = 2) -> list[Any]:
+        """Up to *limit* users of *users* whose stored address is exactly *address*.
+
+        Compared exactly in SQL (:func:`~webauth.adapters._exact.exactly`) and
+        again in Python on the rows that come back.
+        """
+        field = self.user_model.get_email_field_name()
+        rows = exactly(users, field, address).order_by("pk")[:limit]
+        return [obj for obj in rows if getattr(obj, field) == address]
+
+    def _save_with_address(self, obj: Any, *, insert: bool) -> None:
+        """Save *obj*, refusing (``EmailInUse``) an address another user has.
+
+        The check and the write are one step per address
+        (:func:`~webauth.adapters._exact.address_transaction`): the row is written first (so that on
+        SQLite the write lock is held before anything is read), then another
+        user with exactly this address rolls it back. A unique address column
+        (``webauth.User``'s) refuses the second row by itself: that is the
+        same answer.
+        """
+        model = type(obj)
+        field = model.get_email_field_name()
+        address = canonical_email_or_none(getattr(obj, field, None))
+        alias = self.using or router.db_for_write(model, instance=obj)
+        if address is None:  # no address to share: nothing to check
+            obj.save(using=alias, force_insert=insert)
+            return
+        others = model._default_manager.db_manager(alias).all()
+        try:
+            with address_transaction(alias, address):
+                obj.save(using=alias, force_insert=insert)
+                if self._users_with_email(others.exclude(pk=obj.pk), address, limit=1):
+                    raise EmailInUse("Another user has this email address")
+        except IntegrityError:
+            if insert:
+                obj.pk, obj._state.adding = None, True  # rolled back: not a stored user
+            if self._users_with_email(others.exclude(pk=obj.pk), address, limit=1):
+                raise EmailInUse("Another user has this email address") from None
+            raise
+        except EmailInUse:
+            if insert:
+                obj.pk, obj._state.adding = None, True
+            raise
+
     def create_user(self, user: AdapterUser | Mapping[str, Any]) -> AdapterUser:
-        """Create a user from an ``AdapterUser``; its ``id`` is ignored (the database picks it)."""
+        """Create a user from an ``AdapterUser``; its ``id`` is ignored (the database picks it).
+
+        Raises :class:`~webauth.errors.EmailInUse` when another user has the
+        address (its canonical form, compared exactly), also against another
+        request creating one at the same moment.
+        """
         record = as_user({"id": "", **user}) if isinstance(user, Mapping) else user
         assert record is not None
         model = self.user_model
@@ -316,7 +331,7 @@ class DjangoAdapter:
         if model.get_email_field_name() != model.USERNAME_FIELD:
             setattr(obj, model.USERNAME_FIELD, self._unique_username(record))
         obj.set_unusable_password()
-        obj.save(using=self.using)
+        self._save_with_address(obj, insert=True)
         return self.to_record(obj)
 
     def get_user(self, id: str) -> AdapterUser | None:
@@ -340,12 +355,25 @@ class DjangoAdapter:
         )
 
     def get_user_by_email(self, email: str) -> AdapterUser | None:
-        """The user with this email (case-insensitive)."""
-        if not email:
+        """The user whose address is *email*'s canonical form, compared exactly.
+
+        Not case-insensitively in SQL: that is no identity (PostgreSQL's
+        ``UPPER`` maps the dotless i, U+0131, to ``I``; MariaDB's collations take ``ä`` for
+        ``a``). Addresses are stored canonical (:mod:`webauth.identity`);
+        ``manage.py webauth_addresses`` finds those that are not. Two users
+        with exactly this address raise :class:`~webauth.errors.AmbiguousEmail`:
+        the sign-in is refused rather than given to either.
+        """
+        address = canonical_email_or_none(email)
+        if address is None:
             return None
-        field = self.user_model.get_email_field_name()
-        obj = self._users().filter(**{f"{field}__iexact": email}).order_by("pk").first()
-        return self.to_record(obj) if obj is not None else None
+        found = self._users_with_email(self._users(), address)
+        if len(found) > 1:
+            raise AmbiguousEmail(
+                f"Users {found[0].pk} and {found[1].pk} have the same email address; "
+                "run manage.py webauth_addresses"
+            )
+        return self.to_record(found[0]) if found else None
 
     def get_user_by_account(self, provider: str, provider_account_id: str) -> AdapterUser | None:
         """The user linked to this provider account (one joined query)."""
@@ -369,7 +397,10 @@ class DjangoAdapter:
             user_id = user.id
         obj = self._users().get(pk=user_id)
         self._apply(obj, user, fields)
-        obj.save(using=self.using)
+        if "email" in fields:
+            self._save_with_address(obj, insert=False)  # EmailInUse when taken
+        else:
+            obj.save(using=self.using)
         return self.to_record(obj)
 
     def delete_user(self, user_id: str) -> AdapterUser | None:
@@ -456,8 +487,18 @@ class DjangoAdapter:
     def create_user_and_link_account(
         self, user: AdapterUser | Mapping[str, Any], account: AdapterAccount | Mapping[str, Any]
     ) -> tuple[AdapterUser, AdapterAccount]:
-        """Create a user and link its first account in one transaction: both or neither."""
-        with transaction.atomic(using=self._write_db(Account)):
+        """Create a user and link its first account in one transaction: both or neither.
+
+        Raises :class:`~webauth.errors.EmailInUse` as :meth:`create_user` does
+        (and then stores neither).
+        """
+        record_user = as_user({"id": "", **user}) if isinstance(user, Mapping) else user
+        address = canonical_email_or_none(record_user.email if record_user else None)
+        alias = self._write_db(Account)
+        lock = address_transaction(alias, address) if address else transaction.atomic(using=alias)
+        # The address lock is taken outermost: on MariaDB and MySQL a named lock
+        # taken inside this transaction would end before it commits.
+        with lock:
             created = self.create_user(user)
             record = as_account(account)
             assert record is not None
@@ -836,7 +877,7 @@ class DjangoAdapter:
         new grant starts at the highest count among the unexpired ones, so a
         resend does not reset the code's attempts. The latest grant wins:
         concurrent replaces (and code redemptions) of one identifier run one
-        after the other (see ``_grant_transaction``), so exactly one grant
+        after the other (see ``grant_transaction``), so exactly one grant
         survives them.
         """
         record = as_verification_token(token)
@@ -844,7 +885,7 @@ class DjangoAdapter:
         alias = self._write_db(VerificationToken)
         identifier = record.identifier
         now = timezone.now()
-        with _grant_transaction(alias, identifier):
+        with grant_transaction(alias, identifier):
             obj = self._new_grant(record, record.attempts, alias)
             earlier = VerificationToken.objects.using(alias).filter(
                 identifier=identifier, pk__lt=obj.pk
@@ -897,7 +938,7 @@ class DjangoAdapter:
         """Redeem the identifier's live grant by its code; count a wrong code.
 
         In one transaction (queued behind any other of the identifier's, see
-        ``_grant_transaction``): first one attempt is claimed on the identifier's
+        ``grant_transaction``): first one attempt is claimed on the identifier's
         unexpired grants that have fewer than *max_attempts* (an ``UPDATE ...
         attempts = attempts + 1 WHERE attempts < max``, which holds the row lock
         to the end); nothing claimed means no live grant, and ``None``. Then the
@@ -911,7 +952,7 @@ class DjangoAdapter:
         hashed = token_hash(code)
         now = timezone.now()
         grants = VerificationToken.objects.using(alias).filter(identifier=identifier)
-        with _grant_transaction(alias, identifier):
+        with grant_transaction(alias, identifier):
             claimed = grants.filter(expires__gt=now, attempts__lt=max_attempts).update(
                 attempts=models.F("attempts") + 1
             )
@@ -1177,10 +1218,17 @@ class DjangoAdapter:
 
     # -- addresses nobody has proven yet -----------------------------------------
     def mark_email_unproven(self, user_id: str) -> None:
-        """Mark a user made by a passkey registration: its address is unproven."""
+        """Mark a user made by a passkey registration: its address is unproven.
+
+        One ``INSERT`` that a mark already there leaves alone (``ON CONFLICT DO
+        NOTHING``, ``INSERT IGNORE``, ``INSERT OR IGNORE``): no read first, so
+        on SQLite it queues for the write lock like any write instead of being
+        refused at once, as a read-then-write transaction is under contention.
+        """
         alias = self._write_db(UnprovenEmail)
-        with transaction.atomic(using=alias):
-            UnprovenEmail.objects.using(alias).get_or_create(user_id=user_id)
+        UnprovenEmail.objects.using(alias).bulk_create(
+            [UnprovenEmail(user_id=user_id)], ignore_conflicts=True
+        )
 
     def prove_email(self, user_id: str, keep_provider: str, keep_provider_account_id: str) -> bool:
         """Take the unproven mark away; ``True`` when there was one (then the ways in went).

@@ -3,10 +3,12 @@
 * A known account signs its user in; its stored tokens are replaced by the new
   ones (Auth.js never updates them). Signed in as someone else: refused.
 * An unknown account is linked to the signed-in user, if any.
-* Otherwise, a user with the same email refuses the sign-in
+* Otherwise, a user with the same email (its canonical form, compared
+  exactly: :mod:`webauth.identity`) refuses the sign-in
   (``OAuthAccountNotLinked``) unless the provider sets
   ``allow_dangerous_email_account_linking``; else a new user is created and the
-  account linked to it, both or neither.
+  account linked to it, both or neither. A user that another request gives the
+  address meanwhile (the adapter's ``EmailInUse``) counts as one found.
 * A user a passkey registration made under an address nobody had proven
   (``mark_email_unproven``) loses every earlier way in when the address is
   proven, by an email sign-in or by linking through a provider trusted with
@@ -21,7 +23,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AuthError, OAuthAccountNotLinked
+from ..errors import AuthError, EmailInUse, OAuthAccountNotLinked
 from ..events import emit
 from ..sessions import current_user as current_session_user
 from ..types import AdapterAccount, AdapterUser, as_account, as_user
@@ -115,29 +117,35 @@ def login_or_register(
 
     email = user_data.get("email")
     existing = as_user(caller("get_user_by_email", email)) if email else None
-    if existing is not None:
-        if not allow_email_linking:
-            raise OAuthAccountNotLinked(
-                "Another account already exists with the same e-mail address"
-            )
-        account.user_id = existing.id
-        linked = as_account(caller("link_account", account)) or account
-        emit(config, "link_account", **signal, user=existing, account=linked, profile=user_data)
-        # The provider vouches for the address: it is proven now.
-        prove_address(state, existing, linked.provider, linked.provider_account_id)
-        return LoginResult(user=existing, account=linked, is_new_user=False)
+    if existing is None:
+        new_user = AdapterUser(
+            id="",
+            email=email,
+            name=user_data.get("name"),
+            image=user_data.get("image"),
+            email_verified=None,
+        )
+        try:
+            created, stored = create_and_link(caller, new_user, account)
+        except EmailInUse:
+            # Another request gave a new user this address a moment ago: the
+            # rules for an address that has a user apply.
+            existing = as_user(caller("get_user_by_email", email))
+            if existing is None:
+                raise
+        else:
+            emit(config, "create_user", **signal, user=created)
+            emit(config, "link_account", **signal, user=created, account=stored, profile=user_data)
+            return LoginResult(user=created, account=stored, is_new_user=True)
 
-    new_user = AdapterUser(
-        id="",
-        email=email,
-        name=user_data.get("name"),
-        image=user_data.get("image"),
-        email_verified=None,
-    )
-    created, stored = create_and_link(caller, new_user, account)
-    emit(config, "create_user", **signal, user=created)
-    emit(config, "link_account", **signal, user=created, account=stored, profile=user_data)
-    return LoginResult(user=created, account=stored, is_new_user=True)
+    if not allow_email_linking:
+        raise OAuthAccountNotLinked("Another account already exists with the same e-mail address")
+    account.user_id = existing.id
+    linked = as_account(caller("link_account", account)) or account
+    emit(config, "link_account", **signal, user=existing, account=linked, profile=user_data)
+    # The provider vouches for the address: it is proven now.
+    prove_address(state, existing, linked.provider, linked.provider_account_id)
+    return LoginResult(user=existing, account=linked, is_new_user=False)
 
 
 def create_and_link(

@@ -32,6 +32,7 @@ from ..errors import (
     OAuthProfileParseError,
     OAuthSignInError,
 )
+from ..identity import canonical_email_or_none
 from ..oauth.checks import clear_checks, decode_state, new_checks, read_check
 from ..oauth.client import oauth_session
 from ..oauth.discovery import endpoints
@@ -279,8 +280,10 @@ def _user_data(provider: OAuth2, profile: dict[str, Any], tokens: dict[str, Any]
         ) from exc
     mapped["id"] = str(ident)
     if "email" in mapped:  # a mapping that leaves the email out keeps it out (Auth.js)
-        email = mapped["email"]
-        mapped["email"] = email.lower() if isinstance(email, str) and email else None
+        # webauth's canonical form (Auth.js lower-cases it): the one the user is
+        # stored and looked up under. What is no address webauth accepts counts
+        # as none: it could neither be mailed nor compared.
+        mapped["email"] = canonical_email_or_none(mapped["email"])
     return mapped
 
 

@@ -87,12 +87,13 @@ from ..adapters.base import FLOW_METHODS
 from ..errors import (
     AccountNotLinked,
     AuthError,
+    EmailInUse,
     ExperimentalFeatureNotEnabled,
     RateLimited,
     WebAuthnVerificationError,
 )
 from ..events import emit
-from ..providers.email import normalize_email
+from ..identity import canonical_email
 from ..providers.webauthn import RelyingParty, WebAuthn
 from ..responses import json_response, redirect
 from ..types import (
@@ -267,7 +268,7 @@ def _user_info(
     if signed_in is not None:
         return _UserInfo(signed_in, exists=True)
     try:
-        email = normalize_email(params.get("email"))
+        email = canonical_email(params.get("email"))
     except ValueError:
         return None
     existing = as_user(storage("get_user_by_email", email))
@@ -807,9 +808,15 @@ class WebAuthnAttempt(Attempt):
                 raise AccountNotLinked(
                     "Another account already exists with the same e-mail address"
                 )
-            user, linked = create_and_link(
-                storage, AdapterUser(id="", email=self.email), self.account
-            )
+            try:
+                user, linked = create_and_link(
+                    storage, AdapterUser(id="", email=self.email), self.account
+                )
+            except EmailInUse:
+                # Another request gave a new user this address a moment ago.
+                raise AccountNotLinked(
+                    "Another account already exists with the same e-mail address"
+                ) from None
             is_new_user = True
             emit(config, "create_user", **signal, user=user)
             emit(config, "link_account", **signal, user=user, account=linked, profile=user)

@@ -56,6 +56,7 @@ from django.template.loader import render_to_string
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from ..identity import MAX_EMAIL_LENGTH, canonical_email
 from ..utils import call, resolve
 from .base import Provider
 
@@ -63,6 +64,7 @@ __all__ = [
     "CODE_ALPHABETS",
     "CODE_LENGTH",
     "DEFAULT_MAX_AGE",
+    "MAX_EMAIL_LENGTH",
     "Email",
     "hash_secret",
     "normalize_email",
@@ -88,53 +90,16 @@ _LOOKALIKES = str.maketrans({"O": "0", "I": "1", "L": "1"})
 # Separators a person (or a mail client's copy) leaves inside a code.
 _SEPARATORS = str.maketrans("", "", " -\t\u00a0\u2010\u2011\u2012\u2013\u2014\u2212")
 
-#: The longest address webauth accepts (RFC 5321's path limit less the brackets).
-MAX_EMAIL_LENGTH: Final = 254
-_MAX_LOCAL_LENGTH = 64
-# Characters refused anywhere in an address: they quote, comment, separate or
-# route (a comma would make two recipients of one "address" in a To: header).
-_FORBIDDEN = frozenset('"(),:;<>[]\\')
-
+#: An address is refused as this when a custom ``normalize_identifier`` gives nothing.
 _INVALID = _("Enter a valid email address.")
+
+#: webauth's canonical form of an address (:func:`webauth.identity.canonical_email`),
+#: under the name this module has always exported it by.
+normalize_email = canonical_email
 
 #: The default subject's fallback when no template gives one (in English; the
 #: sent subject is this text in the active language).
 DEFAULT_SUBJECT = "Sign in to {host}"
-
-
-def normalize_email(value: Any) -> str:
-    """An email address as webauth stores and compares it; ``ValueError`` if it is none.
-
-    Auth.js's rules: trimmed, Unicode NFKC, lowercased, exactly one ``@`` with
-    something on both sides, no ``"``. Stricter where Auth.js would go on with
-    something no mail server delivers: a comma in the domain is refused (Auth.js
-    cuts the domain there), and so are whitespace and control characters
-    anywhere, characters that quote or separate addresses (``,;:<>()[]\\``), a
-    domain that is no valid host name, and more than 254 characters. The
-    exception's message is what the sign-in form shows.
-    """
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(_("Enter your email address."))
-    if len(value) > 4 * MAX_EMAIL_LENGTH:  # before any work on it
-        raise ValueError(_INVALID)
-    # NFKC first: a fullwidth at sign or full stop (U+FF20, U+FF0E) becomes the ASCII one.
-    text = unicodedata.normalize("NFKC", value).strip().lower()
-    local, at, domain = text.partition("@")
-    if not at or not local or not domain or "@" in domain:
-        raise ValueError(_INVALID)
-    if len(text) > MAX_EMAIL_LENGTH or len(local) > _MAX_LOCAL_LENGTH:
-        raise ValueError(_INVALID)
-    for char in text:
-        if char in _FORBIDDEN or char.isspace() or not char.isprintable():
-            raise ValueError(_INVALID)
-    if domain.startswith(".") or domain.endswith(".") or ".." in domain:
-        raise ValueError(_INVALID)
-    try:
-        # IDNA refuses empty and over-long labels, and what no host name can hold.
-        domain.encode("idna")
-    except UnicodeError:
-        raise ValueError(_INVALID) from None
-    return text
 
 
 def hash_secret(secret: str | Sequence[str] | None, site_secret: Sequence[str]) -> str:
@@ -209,9 +174,10 @@ class Email(Provider):
         ``fn() -> str``: the link token (default 256 random bits as hex).
         Anything else must be as unguessable: at least 128 random bits.
     ``normalize_identifier``
-        ``fn(email) -> str``: the address as stored (default
-        :func:`normalize_email`); raise ``ValueError`` to refuse it (its
-        message is shown on the form).
+        ``fn(email) -> str``: the address to mail (default: the address as
+        typed); raise ``ValueError`` to refuse it (its message is shown on
+        the form). What it returns is stored and compared in webauth's
+        canonical form (:func:`webauth.identity.canonical_email`).
     ``secret``
         The secret tokens and codes are hashed with (default: the site's).
     ``confirm_link``
@@ -363,15 +329,21 @@ class Email(Provider):
 
     # -- addresses ----------------------------------------------------------------
     def normalize(self, email: Any) -> str:
-        """*email* as the grant's identifier; ``ValueError`` with a message for the form."""
+        """*email* as the grant's identifier; ``ValueError`` with a message for the form.
+
+        Always the canonical form (:func:`webauth.identity.canonical_email`): a
+        project's ``normalize_identifier`` may refuse an address or rewrite it
+        (drop a ``+tag``, say), and what it returns is brought to that form too,
+        so that every lookup compares one spelling of each mailbox.
+        """
         if self._normalize is None:
-            return normalize_email(email)
+            return canonical_email(email)
         if not isinstance(email, str):
             raise ValueError(_("Enter your email address."))
         result = call(resolve(self._normalize), email)
         if not isinstance(result, str) or not result:
             raise ValueError(_INVALID)
-        return result
+        return canonical_email(result)
 
     # -- secrets ------------------------------------------------------------------
     def new_token(self) -> str:
