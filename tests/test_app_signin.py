@@ -544,53 +544,100 @@ def code_in(message) -> str:
     return code
 
 
+def ask_code(address: str) -> str:
+    """Ask for a code for *address* as an app does; the binding the answer carries."""
+    response = call("/auth/app/signin/email", {"email": address})
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    assert set(answer) == {"sent", "binding"} and answer["sent"] is True
+    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", answer["binding"])
+    return answer["binding"]
+
+
+def redeem(address: str, code: str, binding: str | None):
+    body = {"email": address, "code": code}
+    if binding is not None:
+        body["binding"] = binding
+    return call("/auth/app/callback/email", body)
+
+
 def test_email_code_sign_in(email_site, alice):
-    response = call("/auth/app/signin/email", {"email": "Alice@Example.com"})
-    assert response.status_code == 200 and response.json() == {"sent": True}
+    binding = ask_code("Alice@Example.com")
     (message,) = mail.outbox
     assert message.to == ["alice@example.com"]
-    answer = signed_in(
-        call("/auth/app/callback/email", {"email": "alice@example.com", "code": code_in(message)})
-    )
+    assert binding not in message.body and binding not in message.alternatives[0][0]
+    answer = signed_in(redeem("alice@example.com", code_in(message), binding))
     assert claims_of(answer["sessionToken"])["sub"] == str(alice.pk)
     # Used up.
-    again = call(
-        "/auth/app/callback/email", {"email": "alice@example.com", "code": code_in(message)}
-    )
-    error_of(again, 401, "Verification")
+    error_of(redeem("alice@example.com", code_in(message), binding), 401, "Verification")
 
 
 def test_an_unknown_address_gets_the_same_answer_and_a_new_account(email_site):
-    response = call("/auth/app/signin/email", {"email": "new@example.com"})
-    assert response.status_code == 200 and response.json() == {"sent": True}
+    binding = ask_code("new@example.com")
     code = code_in(mail.outbox[-1])
-    answer = signed_in(call("/auth/app/callback/email", {"email": "new@example.com", "code": code}))
+    answer = signed_in(redeem("new@example.com", code, binding))
     user = get_user_model().objects.get(email="new@example.com")
     assert claims_of(answer["sessionToken"])["sub"] == str(user.pk)
     assert Account.objects.filter(user=user, provider="email").exists()
     assert whoami(answer["sessionToken"]) == user.get_username()
 
 
+def test_a_code_needs_the_binding_of_the_request_that_asked_for_it(email_site, alice):
+    # Someone who reads the code out of the message (over a shoulder, in a mail
+    # scanner's log) has no binding: nothing they send redeems it.
+    binding = ask_code("alice@example.com")
+    code = code_in(mail.outbox[-1])
+    error_of(redeem("alice@example.com", code, None), 400, "InvalidRequest")
+    other = "A" * 43 if binding != "A" * 43 else "B" * 43
+    error_of(redeem("alice@example.com", code, other), 401, "Verification")
+    error_of(redeem("alice@example.com", code, binding[:-1]), 400, "InvalidRequest")
+    # Each try was a wrong code for the grant; the app that asked still signs in.
+    answer = signed_in(redeem("alice@example.com", code, binding))
+    assert claims_of(answer["sessionToken"])["sub"] == str(alice.pk)
+
+
+def test_a_browsers_code_is_not_redeemable_through_the_app_route(client, email_site, alice):
+    # The browser asks; its binding is in its encrypted pending cookie only.
+    token = client.get("/auth/csrf").json()["csrfToken"]
+    client.post("/auth/signin/email", {"csrfToken": token, "email": "alice@example.com"})
+    code = code_in(mail.outbox[-1])
+    for binding in (None, "A" * 43):
+        response = redeem("alice@example.com", code, binding)
+        assert response.status_code in (400, 401) and "sessionToken" not in response.json()
+    # The browser that asked still can.
+    token = client.get("/auth/csrf").json()["csrfToken"]
+    response = client.post("/auth/callback/email", {"csrfToken": token, "code": code})
+    assert response.status_code == 302 and "authjs.session-token" in response.cookies
+
+
+def test_an_apps_code_is_not_redeemable_in_a_browser(client, email_site, alice):
+    ask_code("alice@example.com")
+    code = code_in(mail.outbox[-1])
+    # A browser that asked for a sign-in of its own holds a pending cookie for
+    # the address; its own request voided the app's grant, and the app's code
+    # is no code of its grant.
+    token = client.get("/auth/csrf").json()["csrfToken"]
+    client.post("/auth/signin/email", {"csrfToken": token, "email": "alice@example.com"})
+    response = client.post("/auth/callback/email", {"csrfToken": token, "code": code})
+    assert "authjs.session-token" not in response.cookies
+
+
 def test_wrong_codes_use_up_the_grant(email_site, alice, settings):
     # The grant's own limit, with the rate limit (which would refuse first) out of the way.
     settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"code_failed": False}}
-    call("/auth/app/signin/email", {"email": "alice@example.com"})
+    binding = ask_code("alice@example.com")
     code = code_in(mail.outbox[-1])
     for _ in range(5):
-        wrong = call(
-            "/auth/app/callback/email", {"email": "alice@example.com", "code": "0000-0000"}
-        )
-        error_of(wrong, 401, "Verification")
-    right = call("/auth/app/callback/email", {"email": "alice@example.com", "code": code})
-    error_of(right, 401, "Verification")  # void after code_max_attempts
+        error_of(redeem("alice@example.com", "0000-0000", binding), 401, "Verification")
+    # void after code_max_attempts
+    error_of(redeem("alice@example.com", code, binding), 401, "Verification")
 
 
 def test_a_code_is_only_good_for_its_own_address(email_site, alice):
     get_user_model().objects.create_user("bob", email="bob@example.com")
-    call("/auth/app/signin/email", {"email": "alice@example.com"})
+    binding = ask_code("alice@example.com")
     code = code_in(mail.outbox[-1])
-    wrong = call("/auth/app/callback/email", {"email": "bob@example.com", "code": code})
-    error_of(wrong, 401, "Verification")
+    error_of(redeem("bob@example.com", code, binding), 401, "Verification")
 
 
 def test_email_requests_are_rate_limited(email_site):
@@ -601,11 +648,10 @@ def test_email_requests_are_rate_limited(email_site):
 
 def test_wrong_codes_are_rate_limited(email_site, settings):
     settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"code_failed": "3/h/ip"}}
-    call("/auth/app/signin/email", {"email": "x@example.com"})
+    binding = ask_code("x@example.com")
     for _ in range(3):
-        call("/auth/app/callback/email", {"email": "x@example.com", "code": "0000-0000"})
-    response = call("/auth/app/callback/email", {"email": "x@example.com", "code": "0000-0000"})
-    error_of(response, 429, "RateLimited")
+        redeem("x@example.com", "0000-0000", binding)
+    error_of(redeem("x@example.com", "0000-0000", binding), 429, "RateLimited")
 
 
 @pytest.mark.parametrize(
@@ -627,11 +673,21 @@ def test_a_bad_address_is_400(email_site, body, status, kind):
 @pytest.mark.parametrize(
     "body, kind",
     [
-        ({"email": "alice@example.com"}, "InvalidRequest"),
-        ({"email": "alice@example.com", "code": 12345678}, "InvalidRequest"),
-        ({"email": "alice@example.com", "code": "x" * 100}, "InvalidRequest"),
-        ({"code": "ABCD-EFGH"}, "InvalidRequest"),
-        ({"email": "nope", "code": "ABCD-EFGH"}, "EmailSignInError"),
+        ({"email": "alice@example.com", "binding": "b" * 43}, "InvalidRequest"),
+        ({"email": "alice@example.com", "code": 12345678, "binding": "b" * 43}, "InvalidRequest"),
+        ({"email": "alice@example.com", "code": "x" * 100, "binding": "b" * 43}, "InvalidRequest"),
+        ({"code": "ABCD-EFGH", "binding": "b" * 43}, "InvalidRequest"),
+        ({"email": "alice@example.com", "code": "ABCD-EFGH"}, "InvalidRequest"),
+        ({"email": "alice@example.com", "code": "ABCD-EFGH", "binding": 7}, "InvalidRequest"),
+        (
+            {"email": "alice@example.com", "code": "ABCD-EFGH", "binding": "b" * 44},
+            "InvalidRequest",
+        ),
+        (
+            {"email": "alice@example.com", "code": "ABCD-EFGH", "binding": "b=" * 21 + "b"},
+            "InvalidRequest",
+        ),
+        ({"email": "nope", "code": "ABCD-EFGH", "binding": "b" * 43}, "EmailSignInError"),
     ],
 )
 def test_a_bad_redemption_is_400(email_site, body, kind):

@@ -142,9 +142,9 @@ def by_credentials(idp) -> tuple[str, str]:
 
 def by_email_code(idp) -> tuple[str, str]:
     sent = request("post", "/auth/app/signin/email", {"email": "alice@example.com"})
-    assert sent.json() == {"sent": True}
+    assert sent.json()["sent"] is True
     (code,) = re.findall(r"\b([0-9A-Z]{4}-[0-9A-Z]{4})\b", mail.outbox[-1].body)
-    body = {"email": "alice@example.com", "code": code}
+    body = {"email": "alice@example.com", "code": code, "binding": sent.json()["binding"]}
     return token_of(request("post", "/auth/app/callback/email", body)), "alice@example.com"
 
 

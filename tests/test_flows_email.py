@@ -452,6 +452,26 @@ def test_a_post_without_the_pending_cookie_burns_nothing(client, site, alice):
     assert signed_in_as(confirm(client, message)) == "alice@example.com"
 
 
+def test_a_code_or_link_works_only_in_the_browser_whose_request_made_it(client, site, alice):
+    # Someone who holds a pending cookie for the same address (they asked for a
+    # sign-in of alice's address in their own browser, earlier) and reads the
+    # code or link of alice's message (over her shoulder, from a mail scanner's
+    # log) gets nothing: the grant is bound to the request that made it.
+    stranger = Client()
+    ask(stranger)
+    ask(client)  # alice asks: her grant voids the stranger's
+    message = last_mail()
+    assert enter_code(stranger, code_of(message)).status_code == 400
+    link_page = stranger.get(path_of(link_of(message)))
+    assert link_page.status_code == 200  # the confirmation page: the cookie names the address
+    forced = confirm(stranger, message)
+    assert not signed_in_as(forced)
+    assert forced["Location"].endswith("/auth/error?error=Verification")
+    # The stranger's wrong code counted against the grant; alice still signs in.
+    assert grants() == 1
+    assert signed_in_as(enter_code(client, code_of(message))) == "alice@example.com"
+
+
 def test_a_redeeming_post_needs_csrf(client, site, alice):
     ask(client)
     message = last_mail()

@@ -1234,21 +1234,19 @@ def test_email_link_with_hostile_parameters(client, email_site, alice, query_str
 
 
 PENDING_VALUES = {
-    "junk": lambda: "junk",
-    "huge": lambda: "x" * 50_000,
-    "percent junk": lambda: "%E0%A4%A",
-    "another secret": lambda: jose.encode(
-        token={"provider": "email", "identifier": "alice@example.com"},
+    "junk": lambda client: "junk",
+    "huge": lambda client: "x" * 50_000,
+    "percent junk": lambda client: "%E0%A4%A",
+    "another secret": lambda client: jose.encode(
+        token=_with_real_binding(_ALICE, client),
         secret="another-secret-" + "y" * 30,
         salt=EMAIL_PENDING,
     ),
-    "another salt": lambda: jose.encode(
-        token={"provider": "email", "identifier": "alice@example.com"},
-        secret=SECRET,
-        salt=SESSION,
+    "another salt": lambda client: jose.encode(
+        token=_with_real_binding(_ALICE, client), secret=SECRET, salt=SESSION
     ),
-    "expired": lambda: jose.encode(
-        token={"provider": "email", "identifier": "alice@example.com"},
+    "expired": lambda client: jose.encode(
+        token=_with_real_binding(_ALICE, client),
         secret=SECRET,
         salt=EMAIL_PENDING,
         max_age=-60,
@@ -1256,31 +1254,51 @@ PENDING_VALUES = {
 }
 
 # Made with the real secret (no attacker can), yet odd: none may break a route.
-# (payload, whether it still names this browser's sign-in for alice)
+# (payload, whether it still names this browser's sign-in for alice); the
+# binding "real" stands for the one the browser's own cookie holds.
+_ALICE = {"provider": "email", "identifier": "alice@example.com", "binding": "real"}
 ODD_PAYLOADS = [
-    ({"provider": ["email"], "identifier": "alice@example.com"}, False),
-    ({"provider": "email", "identifier": None}, False),
-    ({"provider": "email", "identifier": ""}, False),
-    ({"provider": "email", "identifier": {"$ne": None}}, False),
-    ({"provider": "email", "identifier": "nobody@example.com"}, False),
-    ({"provider": "other", "identifier": "alice@example.com"}, False),
-    ({"provider": "email", "identifier": "alice@example.com", "attempts": "many"}, True),
-    ({"provider": "email", "identifier": "alice@example.com", "attempts": 10**30}, True),
-    ({"provider": "email", "identifier": "alice@example.com", "attempts": -(10**30)}, True),
-    ({"provider": "email", "identifier": "alice@example.com", "callbackUrl": 42}, True),
-    (
-        {"provider": "email", "identifier": "alice@example.com", "callbackUrl": "//evil.example"},
-        True,
-    ),
-    ({"provider": "email", "identifier": "alice@example.com", "callbackUrl": "javascript:x"}, True),
+    ({**_ALICE, "provider": ["email"]}, False),
+    ({**_ALICE, "identifier": None}, False),
+    ({**_ALICE, "identifier": ""}, False),
+    ({**_ALICE, "identifier": {"$ne": None}}, False),
+    ({**_ALICE, "identifier": "nobody@example.com"}, False),
+    ({**_ALICE, "provider": "other"}, False),
+    ({**_ALICE, "attempts": "many"}, True),
+    ({**_ALICE, "attempts": 10**30}, True),
+    ({**_ALICE, "attempts": -(10**30)}, True),
+    ({**_ALICE, "callbackUrl": 42}, True),
+    ({**_ALICE, "callbackUrl": "//evil.example"}, True),
+    ({**_ALICE, "callbackUrl": "javascript:x"}, True),
+    # The grant's binding: only the real one redeems.
+    ({"provider": "email", "identifier": "alice@example.com"}, False),
+    ({**_ALICE, "binding": None}, False),
+    ({**_ALICE, "binding": ""}, False),
+    ({**_ALICE, "binding": ["real"]}, False),
+    ({**_ALICE, "binding": "x" * 43}, False),
 ]
+
+
+def _with_real_binding(payload, client):
+    """*payload* with the binding of the grant *client* asked for in place of "real"."""
+    mine = jose.decode(token=client.cookies[EMAIL_PENDING].value, secret=SECRET, salt=EMAIL_PENDING)
+    if payload.get("binding") == "real":
+        return {**payload, "binding": mine["binding"]}
+    return payload
 
 
 @pytest.mark.parametrize(
     ("make", "may_redeem"),
     [(f, False) for f in PENDING_VALUES.values()]
     + [
-        ((lambda p=p: jose.encode(token=p, secret=SECRET, salt=EMAIL_PENDING)), ok)
+        (
+            (
+                lambda client, p=p: jose.encode(
+                    token=_with_real_binding(p, client), secret=SECRET, salt=EMAIL_PENDING
+                )
+            ),
+            ok,
+        )
         for p, ok in ODD_PAYLOADS
     ],
     ids=[*PENDING_VALUES, *(f"odd {i}" for i in range(len(ODD_PAYLOADS)))],
@@ -1288,7 +1306,7 @@ ODD_PAYLOADS = [
 def test_email_with_hostile_pending_cookies(client, email_site, alice, make, may_redeem):
     _ask(client)
     link, code = _mailed()
-    client.cookies[EMAIL_PENDING] = make()
+    client.cookies[EMAIL_PENDING] = make(client)
     token = csrf_pair(client)
     responses = [
         client.get("/auth/verify-request?provider=email&type=email"),

@@ -53,6 +53,7 @@ from ..flows.webauthn import UnknownCredential
 from ..logger import AuthLogger
 from ..responses import json_response
 from ..state import STATE_KEY, AuthState
+from ..utils import own_transactions
 
 __all__ = ["APP_ROUTES", "app_view"]
 
@@ -130,6 +131,8 @@ def app_view(request: HttpRequest, action: str, provider_id: str) -> HttpRespons
 app_view.csrf_exempt = True  # type: ignore[attr-defined]
 # Reachable without a session when a project turns on LoginRequiredMiddleware.
 app_view.login_required = False  # type: ignore[attr-defined]
+# Never inside ATOMIC_REQUESTS' transaction: webauth's own are outermost (utils.own_transactions).
+own_transactions(app_view)
 
 
 def app_state(request: HttpRequest, config: Config) -> AuthState:

@@ -30,7 +30,10 @@ What replaces the browser's cookies:
   caught elsewhere (a log, another app of the same client) is useless
   without it; each nonce signs in once.
 * **Email codes**: the address comes with the code (the browser's pending
-  cookie names it); the grant's attempt limit and ``code_failed`` still apply.
+  cookie names it), and so does the grant's *binding*, which the request
+  answered (a browser keeps it in the pending cookie): a code read out of the
+  message redeems nothing without it. The grant's attempt limit and
+  ``code_failed`` still apply.
 
 Nothing here reads or writes a cookie, or logs a token, code, nonce or binding.
 """
@@ -64,11 +67,12 @@ from ..errors import (
     RateLimited,
     Verification,
 )
+from ..identity import MAX_EMAIL_LENGTH
 from ..oauth.client import oauth_session
 from ..oauth.discovery import endpoints
 from ..oauth.idtoken import CLOCK_TOLERANCE, validate_id_token
 from ..providers.credentials import Credentials
-from ..providers.email import MAX_EMAIL_LENGTH, Email
+from ..providers.email import Email
 from ..providers.oauth import DEFAULT_SCOPE, OAuth2
 from ..providers.webauthn import WebAuthn
 from ..sessions import read_session
@@ -105,6 +109,8 @@ NONCE_LENGTHS = range(16, 513)
 _VERIFIER = re.compile(r"[A-Za-z0-9._~-]{43,128}")
 #: An S256 challenge: base64url of 32 bytes, no padding.
 _S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
+#: An email grant's binding, as ``email_request`` answered it.
+_BINDING = re.compile(rf"[A-Za-z0-9_-]{{{email.BINDING_LENGTH}}}")
 #: The key prefix of the single-use records in the cache.
 _CACHE_PREFIX = "webauth:app"
 
@@ -239,36 +245,43 @@ def _email_address(body: Mapping[str, Any]) -> str:
 
 
 def email_request(state: AuthState, provider: Email, body: Mapping[str, Any]) -> dict[str, Any]:
-    """``POST /auth/app/signin/<email id>`` ``{"email"}``: mail a code; ``{"sent": true}``.
+    """``POST /auth/app/signin/<email id>`` ``{"email"}``: mail a code, answer its binding.
+
+    The answer is ``{"sent": true, "binding": "..."}``.
 
     The same work and answer whether or not the address has an account, as
-    the browser's form (``email_send``). The message's link still works in a
-    browser; the app asks the person for the code.
+    the browser's form (``email_send``). ``binding`` is the grant's binding
+    (:func:`webauth.flows.email.grant_hash`): the app keeps it and sends it
+    back with the code, which redeems nothing without it. The person reads
+    the code out of the message; the message's link is for a browser that
+    asked, so it does not sign in an app's request.
     """
     if provider.code is None:
         raise InvalidProvider(f"Provider {provider.id!r} sends links only, no codes")
     sent = email.send(state, provider, _email_address(body), _landing(state))
     if isinstance(sent, str):
         raise SignInRedirected(sent)
-    return {"sent": True}
+    return {"sent": True, "binding": sent.binding}
 
 
 def email_redeem(state: AuthState, provider: Email, body: Mapping[str, Any]) -> dict[str, Any]:
-    """``POST /auth/app/callback/<email id>`` ``{"email", "code"}``: the code signs in.
+    """``POST /auth/app/callback/<email id>`` ``{"email", "code", "binding"}``: the code signs in.
 
-    A wrong or expired code answers ``Verification``; it counts against the
-    grant (void after ``code_max_attempts``) and ``code_failed``.
+    ``binding`` is what the app's request answered. A wrong or expired code,
+    or another request's binding, answers ``Verification``; it counts against
+    the grant (void after ``code_max_attempts``) and ``code_failed``.
     """
     if provider.code is None:
         raise InvalidProvider(f"Provider {provider.id!r} sends links only, no codes")
     storage = email.storage_for(state)
     typed = _email_address(body)
     code = _text(body, "code", max_length=64)
+    binding = _text(body, "binding", pattern=_BINDING)
     try:
         identifier = provider.normalize(typed)
     except ValueError as exc:
         raise email.InvalidEmail(str(exc)) from None
-    if not email.redeem_code(state, storage, provider, identifier, code):
+    if not email.redeem_code(state, storage, provider, identifier, code, binding):
         raise Verification("A wrong or expired sign-in code was entered")
     return issue_app_session(
         state, email.attempt_for(storage, provider, identifier, _landing(state))

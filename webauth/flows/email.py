@@ -40,8 +40,9 @@ Nothing here logs a token, a code, a hash or a link.
 
 from __future__ import annotations
 
+import secrets
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -57,7 +58,7 @@ from .. import cookies as ck
 from .. import jwt as jose
 from .. import ratelimit
 from ..adapters.base import FLOW_METHODS
-from ..errors import AuthError, EmailSignInError, RateLimited, Verification
+from ..errors import AuthError, EmailInUse, EmailSignInError, RateLimited, Verification
 from ..events import emit
 from ..providers.email import Email
 from ..responses import private_no_store, redirect
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
     from ..state import AuthState
 
 __all__ = [
+    "BINDING_LENGTH",
     "EMAIL_METHODS",
     "EmailAttempt",
     "InvalidEmail",
@@ -89,6 +91,7 @@ __all__ = [
     "Sent",
     "attempt_for",
     "callback",
+    "grant_hash",
     "read_pending",
     "redeem_code",
     "send",
@@ -128,13 +131,16 @@ class InvalidEmail(EmailSignInError):
 class Pending:
     """What the pending cookie says: this browser asked *provider* to mail *identifier*.
 
-    ``attempts`` counts the wrong codes this browser typed (for the page's "attempts
-    left"; the adapter's count is the one that voids the grant).
+    ``binding`` is the grant's binding (:func:`grant_hash`): without it the
+    grant's code and link cannot be redeemed. ``attempts`` counts the wrong
+    codes this browser typed (for the page's "attempts left"; the adapter's
+    count is the one that voids the grant).
     """
 
     provider: str
     identifier: str
     callback_url: str
+    binding: str
     attempts: int = 0
 
 
@@ -152,14 +158,18 @@ def read_pending(state: AuthState, provider: Provider | None = None) -> Pending 
         return None
     provider_id, identifier = payload.get("provider"), payload.get("identifier")
     callback_url, attempts = payload.get("callbackUrl"), payload.get("attempts", 0)
+    binding = payload.get("binding")
     if not isinstance(provider_id, str) or not isinstance(identifier, str) or not identifier:
         return None
+    if not isinstance(binding, str) or not binding:
+        return None  # a cookie of a grant it cannot redeem
     if provider is not None and provider_id != provider.id:
         return None
     return Pending(
         provider=provider_id,
         identifier=identifier,
         callback_url=callback_url if isinstance(callback_url, str) else "",
+        binding=binding,
         # Only shown to the person ("attempts left"): kept within sane bounds.
         attempts=min(max(attempts, 0), 1000)
         if isinstance(attempts, int) and not isinstance(attempts, bool)
@@ -178,6 +188,7 @@ def _write_pending(
             "provider": pending.provider,
             "identifier": pending.identifier,
             "callbackUrl": pending.callback_url,
+            "binding": pending.binding,
             "attempts": pending.attempts,
         },
         secret=list(state.config.secret),
@@ -251,17 +262,45 @@ def start(
         f"{state.base_url}/verify-request?" + urlencode({"provider": email.id, "type": "email"})
     )
     _write_pending(
-        state, response, email, Pending(email.id, sent.identifier, callback_url, sent.attempts)
+        state,
+        response,
+        email,
+        Pending(email.id, sent.identifier, callback_url, sent.binding, sent.attempts),
     )
     return response
 
 
 @dataclass(frozen=True, slots=True)
 class Sent:
-    """A grant mailed to *identifier*; ``attempts``: the wrong codes it inherits."""
+    """A grant mailed to *identifier*.
+
+    ``binding``: what the client that asked must show to redeem it
+    (:func:`grant_hash`); ``attempts``: the wrong codes it inherits.
+    """
 
     identifier: str
+    binding: str
     attempts: int
+
+
+#: Characters of a grant's binding: ``secrets.token_urlsafe(32)``, 256 bits.
+BINDING_LENGTH = 43
+
+
+def grant_hash(email: Email, value: str, binding: str | None, secret: Sequence[str]) -> str:
+    """How a grant's link token or code is stored, and looked for when it comes back.
+
+    With a *binding*, the hash is of the value and the binding together. The
+    binding is made when the grant is: 256 random bits that only the client
+    that asked holds (the browser in its encrypted pending cookie, an app in
+    the answer to its request), never in the message. So a code or link read
+    out of the message, by a person or a mail scanner, redeems nothing
+    anywhere else: a browser's grant needs its browser, an app's its app.
+    Without one (``confirm_link=False``'s one-click link, which any browser
+    may open, and the account center's grants, which the session binds) it
+    is Auth.js's ``sha256(value + secret)``.
+    """
+    return email.hash_value(value if binding is None else f"{value}\0{binding}", secret)
 
 
 def send(state: AuthState, email: Email, typed: Any, callback_url: str) -> Sent | str:
@@ -297,12 +336,14 @@ def send(state: AuthState, email: Email, typed: Any, callback_url: str) -> Sent 
 
     token = email.new_token()
     code = email.new_code()
+    binding = secrets.token_urlsafe(32)
     expires = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=email.max_age)
     grant = VerificationToken(
         identifier=identifier,
-        token=email.hash_value(token, config.secret),
+        # Auth.js's one-click link is opened by whichever browser: not bound.
+        token=grant_hash(email, token, binding if email.confirm_link else None, config.secret),
         expires=expires,
-        code=email.hash_value(code, config.secret) if code is not None else None,
+        code=grant_hash(email, code, binding, config.secret) if code is not None else None,
     )
     # Stored before the message leaves, so that a quick click finds it; this voids
     # the address's earlier grants (their wrong-code count carries over).
@@ -332,7 +373,7 @@ def send(state: AuthState, email: Email, typed: Any, callback_url: str) -> Sent 
 
     config.logger.debug("verification email sent", {"provider": email.id})
     # The wrong codes the voided grants had carry over (the adapter says how many).
-    return Sent(identifier, stored.attempts if stored is not None else 0)
+    return Sent(identifier, binding, stored.attempts if stored is not None else 0)
 
 
 # -- /auth/callback/<id> ---------------------------------------------------------------------
@@ -352,11 +393,14 @@ def callback(
     token, identifier = params.get("token"), params.get("email")
     if not isinstance(token, str) or not token or not isinstance(identifier, str):
         raise Verification("The sign-in form carries no token")
-    if email.confirm_link and (pending is None or pending.identifier != identifier):
+    if not email.confirm_link:  # Auth.js's link: any browser, no binding
+        landing = state.redirect(pending.callback_url) if pending is not None else callback_url
+        return _redeem_link(state, storage, email, identifier, token, None, landing)
+    if pending is None or pending.identifier != identifier:
         # Checked before anything is consumed: a blind POST burns nothing.
         return _elsewhere(state, email, status=400)
-    landing = state.redirect(pending.callback_url) if pending is not None else callback_url
-    return _redeem_link(state, storage, email, identifier, token, landing)
+    landing = state.redirect(pending.callback_url)
+    return _redeem_link(state, storage, email, identifier, token, pending.binding, landing)
 
 
 def _open_link(
@@ -369,8 +413,8 @@ def _open_link(
     token, identifier = params.get("token"), params.get("email")
     if not isinstance(token, str) or not token or not isinstance(identifier, str):
         raise Verification("The sign-in link carries no token")
-    if not email.confirm_link:
-        return _redeem_link(state, storage, email, identifier, token, callback_url)  # Auth.js
+    if not email.confirm_link:  # Auth.js
+        return _redeem_link(state, storage, email, identifier, token, None, callback_url)
     # Neither page looks the token up: no state, no timing or existence oracle.
     pending = read_pending(state, email)
     if pending is None or pending.identifier != identifier:
@@ -410,11 +454,11 @@ def _redeem_link(
     email: Email,
     identifier: str,
     token: str,
+    binding: str | None,
     callback_url: str,
 ) -> HttpResponse:
-    record = as_verification_token(
-        storage("use_verification_token", identifier, email.hash_value(token, state.config.secret))
-    )
+    hashed = grant_hash(email, token, binding, state.config.secret)
+    record = as_verification_token(storage("use_verification_token", identifier, hashed))
     # Auth.js's adapters return an expired token too (and delete it): the flow judges.
     if record is None or aware(record.expires) < datetime.now(UTC):
         raise Verification("The sign-in link is unknown, used or expired")
@@ -430,29 +474,46 @@ def _redeem_code(
 ) -> HttpResponse:
     if pending is None:
         return _elsewhere(state, email, status=400)
-    if not redeem_code(state, storage, email, pending.identifier, typed):
+    if not redeem_code(state, storage, email, pending.identifier, typed, pending.binding):
         return _wrong_code(state, email, pending)
     return _sign_in(state, storage, email, pending.identifier, state.redirect(pending.callback_url))
 
 
 def redeem_code(
-    state: AuthState, storage: AdapterCaller, email: Email, identifier: str, typed: Any
+    state: AuthState,
+    storage: AdapterCaller,
+    email: Email,
+    identifier: str,
+    typed: Any,
+    binding: str,
 ) -> bool:
     """Use up the grant of *identifier* whose code is *typed*: whether it was right.
 
-    A wrong code counts against the grant (the adapter voids it after
-    ``code_max_attempts``) and against ``code_failed`` (``RateLimited`` beyond
-    it); a right one gives its attempt back.
+    *binding* is the one the grant was made with (:func:`grant_hash`): the
+    browser's pending cookie holds it, an app got it when it asked. A code
+    with another binding is a wrong code. A wrong code counts against the
+    grant (the adapter voids it after ``code_max_attempts``) and against
+    ``code_failed`` (``RateLimited`` beyond it); a right one gives its attempt back.
     """
     if email.code is None:
         raise Verification(f"Provider {email.id!r} sends no codes")
-    return use_code(state.request, state.config, storage, email, identifier, typed)
+    return use_code(state.request, state.config, storage, email, identifier, typed, binding)
 
 
 def use_code(
-    request: Any, config: Config, storage: AdapterCaller, email: Email, identifier: str, typed: Any
+    request: Any,
+    config: Config,
+    storage: AdapterCaller,
+    email: Email,
+    identifier: str,
+    typed: Any,
+    binding: str | None = None,
 ) -> bool:
-    """:func:`redeem_code` for any grant of *email* (the account center's address change too)."""
+    """:func:`redeem_code` for any grant of *email* (the account center's address change too).
+
+    *binding*: the grant's, or ``None`` for a grant made without one (the
+    account center's, which the signed-in session binds).
+    """
     # A failure is counted before the check and given back on success, so that
     # concurrent guesses cannot pass the limit between check and count.
     decision = ratelimit.hit(request, "code_failed", identifier, config=config)
@@ -465,7 +526,7 @@ def use_code(
             storage(
                 "use_verification_code",
                 identifier,
-                email.hash_value(code, config.secret),
+                grant_hash(email, code, binding, config.secret),
                 email.code_max_attempts,
             )
         )
@@ -597,46 +658,55 @@ class EmailAttempt(Attempt):
         storage = config.adapter_caller
         signal: dict[str, Any] = {"sender": self.provider_id, "request": state.request}
         now = datetime.now(UTC)
-        is_new_user = False
-        if self.existing is not None:
-            user = self.existing
-            proven = prove_address(state, user, self.provider_id, self.identifier, notify=False)
-            if proven:
-                # A passkey registration made this user under the address, and
-                # what it brought is gone: the address is now the way in.
-                account = AdapterAccount(
-                    user_id=user.id,
-                    type="email",
-                    provider=self.provider_id,
-                    provider_account_id=self.identifier,
-                )
-                if storage("get_account", self.identifier, self.provider_id) is None:
-                    linked = as_account(storage("link_account", account)) or account
-                    emit(config, "link_account", **signal, user=user, account=linked, profile=user)
-            dated = False
-            if user.email_verified is None:
-                # The spec: the date of the first successful sign-in (Auth.js
-                # overwrites it at every sign-in). A user model without the
-                # field keeps none: nothing changed, no event.
-                updated = as_user(storage("update_user", {"id": user.id, "email_verified": now}))
-                user = updated or user
-                dated = updated is None or updated.email_verified is not None
-            if proven or dated:
-                # One event for the proof and its date (prove_address sent none).
-                emit(config, "update_user", **signal, user=user)
-        else:
+        if self.existing is None:
             account = AdapterAccount(
                 user_id="",
                 type="email",
                 provider=self.provider_id,
                 provider_account_id=self.identifier,
             )
-            user, linked = create_and_link(
-                storage, AdapterUser(id="", email=self.identifier, email_verified=now), account
+            try:
+                user, linked = create_and_link(
+                    storage, AdapterUser(id="", email=self.identifier, email_verified=now), account
+                )
+            except EmailInUse:
+                # Another request gave a new user this address a moment ago
+                # (another method's first sign-in): this one signs in to it.
+                self.existing = as_user(storage("get_user_by_email", self.identifier))
+                if self.existing is None:
+                    raise
+            else:
+                emit(config, "create_user", **signal, user=user)
+                emit(config, "link_account", **signal, user=user, account=linked, profile=user)
+                return self._signed_in(user, is_new_user=True)
+        user = self.existing
+        proven = prove_address(state, user, self.provider_id, self.identifier, notify=False)
+        if proven:
+            # A passkey registration made this user under the address, and
+            # what it brought is gone: the address is now the way in.
+            account = AdapterAccount(
+                user_id=user.id,
+                type="email",
+                provider=self.provider_id,
+                provider_account_id=self.identifier,
             )
-            is_new_user = True
-            emit(config, "create_user", **signal, user=user)
-            emit(config, "link_account", **signal, user=user, account=linked, profile=user)
+            if storage("get_account", self.identifier, self.provider_id) is None:
+                linked = as_account(storage("link_account", account)) or account
+                emit(config, "link_account", **signal, user=user, account=linked, profile=user)
+        dated = False
+        if user.email_verified is None:
+            # The spec: the date of the first successful sign-in (Auth.js
+            # overwrites it at every sign-in). A user model without the
+            # field keeps none: nothing changed, no event.
+            updated = as_user(storage("update_user", {"id": user.id, "email_verified": now}))
+            user = updated or user
+            dated = updated is None or updated.email_verified is not None
+        if proven or dated:
+            # One event for the proof and its date (prove_address sent none).
+            emit(config, "update_user", **signal, user=user)
+        return self._signed_in(user, is_new_user=False)
+
+    def _signed_in(self, user: AdapterUser, *, is_new_user: bool) -> SignedIn:
         return SignedIn(
             user=user,
             user_dict={"id": user.id, "name": user.name, "email": user.email, "image": user.image},
