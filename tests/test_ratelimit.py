@@ -425,6 +425,49 @@ def test_unknown_identifiers_are_limited_exactly_like_known_ones(client, alice):
 
 
 @pytest.mark.django_db
+def test_an_identifier_spelt_differently_is_counted_as_one(client, alice):
+    # Full-width letters, the dotless i, a zero-width space, an accent, case:
+    # a database's collation may take each for "alice" (Django's ModelBackend
+    # compares the username there), so none of them buys more guesses.
+    spellings = ["alice", "ａｌｉｃｅ", "al\u0131ce", "ali\u200bce", "alíce", "ALICE", " alice "]
+    answers = [
+        wrong(client, ip=f"203.0.113.{n}", username=spelling)["Location"]
+        for n, spelling in enumerate(spellings, start=1)
+        for _ in range(2)
+    ]
+    assert answers == [FAILED] * 10 + [LIMITED] * 4
+
+
+@pytest.mark.django_db
+def test_an_address_spelt_differently_is_counted_as_one(client, settings):
+    # The email sign-in's limit per address: one count for every spelling of it.
+    settings.WEBAUTH = {
+        **BASE,
+        "adapter": "webauth.adapters.django.DjangoAdapter",
+        "providers": ["webauth.providers.Email"],
+        "rate_limits": {"email_send": "3/h/key"},
+    }
+    spellings = [
+        "alice@example.com",
+        "ＡＬＩＣＥ@EXAMPLE.COM",
+        "alice@exämple.com",
+        "alıce@example.com",
+    ]
+    answers = []
+    for spelling in spellings:
+        token = client.get("/auth/csrf").json()["csrfToken"]
+        response = client.post("/auth/signin/email", {"csrfToken": token, "email": spelling})
+        answers.append(response["Location"])
+    assert [a.startswith("http://testserver/auth/verify-request") for a in answers] == [
+        True,
+        True,
+        True,
+        False,
+    ]
+    assert answers[3] == LIMITED
+
+
+@pytest.mark.django_db
 def test_an_address_is_limited_across_identifiers(client, alice):
     answers = [wrong(client, username=f"user{n}")["Location"] for n in range(12)]
     assert answers == [FAILED] * 10 + [LIMITED] * 2
