@@ -14,6 +14,7 @@ Slow, so not run in CI. Run it module by module, at low priority::
     nice -n 10 python scripts/mutation_test.py csrf
     nice -n 10 python scripts/mutation_test.py --list          # modules and their tests
     nice -n 10 python scripts/mutation_test.py idtoken --line 120   # one line only
+    nice -n 10 python scripts/mutation_test.py email --jobs 2       # two mutants at once
     python scripts/mutation_test.py csrf --dry-run             # print the mutants only
 
 The working tree is never touched: the project is copied to a temporary
@@ -30,12 +31,15 @@ from __future__ import annotations
 
 import argparse
 import ast
+import concurrent.futures
 import copy
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -124,6 +128,15 @@ TARGETS: dict[str, Target] = {
         ),
     ),
     "idtoken": Target("webauth/oauth/idtoken.py", ("tests/test_oauth_idtoken.py",)),
+    # Issue 20: the canonical form of an address, and the newer security code of
+    # issues 11 and 14 (email sign-in, app sign-in, the limiter, the client's
+    # address, bearer tokens).
+    "identity": Target("webauth/identity.py", ("tests/test_identity.py",)),
+    "email": Target("webauth/flows/email.py", ("tests/test_flows_email.py",)),
+    "app": Target("webauth/flows/app.py", ("tests/test_app_signin.py",)),
+    "ratelimit": Target("webauth/ratelimit.py", ("tests/test_ratelimit.py",)),
+    "client_ip": Target("webauth/client_ip.py", ("tests/test_client_ip.py",)),
+    "bearer": Target("webauth/bearer.py", ("tests/test_bearer.py",)),
 }
 
 _CMP_SWAPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
@@ -574,33 +587,55 @@ def run_target(name: str, target: Target, args: argparse.Namespace) -> bool:
             mark = "  [equivalent]" if m.key in equivalent else ""
             print(f"   {m.key}{mark}")
         return True
+    jobs = max(1, args.jobs)
     with tempfile.TemporaryDirectory(prefix="webauth-mutation-") as tmp:
-        work = Path(tmp)
-        _copy_project(work)
+        # One copy of the project per job: each writes its mutant into its own.
+        workdirs: queue.Queue[Path] = queue.Queue()
+        for n in range(jobs):
+            work = Path(tmp) / f"job{n}"
+            work.mkdir()
+            _copy_project(work)
+            workdirs.put(work)
         original = (ROOT / target.path).read_text()
-        status, baseline = _run_tests(work, target.tests, timeout=600)
+        status, baseline = _run_tests(Path(tmp) / "job0", target.tests, timeout=600)
         if status != "survived":
             print(f"   the tests fail without any mutation ({status}); fix them first")
             return False
-        timeout = max(30.0, baseline * 4)
+        timeout = max(30.0, baseline * 4 * jobs)
         survivors: list[Mutant] = []
         explained: list[tuple[Mutant, str]] = []
         killed = 0
-        for i, m in enumerate(found, 1):
-            (work / m.path).write_text(m.source)
+        done = 0
+        lock = threading.Lock()
+
+        def run_one(m: Mutant) -> None:
+            nonlocal killed, done
+            work = workdirs.get()
             try:
-                status, _ = _run_tests(work, target.tests, timeout)
+                (work / m.path).write_text(m.source)
+                try:
+                    status, _ = _run_tests(work, target.tests, timeout)
+                finally:
+                    (work / m.path).write_text(original)
             finally:
-                (work / m.path).write_text(original)
-            if status == "survived":
-                if m.key in equivalent:
-                    explained.append((m, equivalent[m.key]))
+                workdirs.put(work)
+            with lock:
+                done += 1
+                if status == "survived":
+                    if m.key in equivalent:
+                        explained.append((m, equivalent[m.key]))
+                    else:
+                        survivors.append(m)
                 else:
-                    survivors.append(m)
-            else:
-                killed += 1
-            if args.verbose:
-                print(f"   [{i}/{len(found)}] {status:8} {m.key}", flush=True)
+                    killed += 1
+                if args.verbose:
+                    print(f"   [{done}/{len(found)}] {status:8} {m.key}", flush=True)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(run_one, found))
+        order = {m.key: i for i, m in enumerate(found)}
+        survivors.sort(key=lambda m: order[m.key])
+        explained.sort(key=lambda pair: order[pair[0].key])
     total = len(found)
     # Equivalent mutants cannot be caught: they are left out of the score.
     scored = total - len(explained)
@@ -635,6 +670,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="print the mutants, run nothing")
     parser.add_argument("--line", type=int, help="only the mutants of this line")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per mutant")
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        help="mutants tested at once, each in its own copy of the project (default 1; "
+        "the limiter's tests share one Redis, so run ratelimit with 1)",
+    )
     args = parser.parse_args(argv)
     if args.list:
         for name, target in TARGETS.items():

@@ -10,10 +10,12 @@ OAuth runs against the suite's real OpenID provider (tests/support/idp.py).
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import secrets
 import time
+from datetime import UTC, datetime
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -22,6 +24,7 @@ from django.core import mail
 from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
+from freezegun import freeze_time
 
 from webauth import jwt as jose
 from webauth.conf import build_config
@@ -640,6 +643,25 @@ def test_a_code_is_only_good_for_its_own_address(email_site, alice):
     error_of(redeem("bob@example.com", code, binding), 401, "Verification")
 
 
+def test_an_ask_the_sign_in_callback_sends_elsewhere_is_401_with_its_url(site, alice):
+    def sign_in(*, user, account, email=None, **kwargs):
+        if email and email.get("verification_request") and user.email == "alice@example.com":
+            return "/blocked/"
+        return True
+
+    site(
+        providers=[Email(from_email="Example <no-reply@example.com>")],
+        callbacks={"sign_in": sign_in},
+    )
+    refused = error_of(
+        call("/auth/app/signin/email", {"email": "alice@example.com"}), 401, "AccessDenied"
+    )
+    assert refused["url"] == "http://testserver/blocked/"
+    assert not mail.outbox
+    # Another address is mailed as usual.
+    assert ask_code("bob@example.com")
+
+
 def test_email_requests_are_rate_limited(email_site):
     for _ in range(5):
         assert call("/auth/app/signin/email", {"email": "x@example.com"}).status_code == 200
@@ -895,6 +917,29 @@ def test_failed_passkeys_are_limited_as_the_routes(passkey_site, settings):
     error_of(call("/auth/app/callback/passkey", body), 429, "RateLimited")
 
 
+def test_a_verified_passkey_gives_its_failure_count_back(passkey_site, settings):
+    # passkey_failed counts each verification before it is checked; a sign-in
+    # that verifies takes its count back, or an app's own users would run into it.
+    authenticator = SoftAuthenticator()
+    asked = app_options(action="register", email="new@example.com")
+    body = {
+        "action": "register",
+        "data": authenticator.create(asked["options"], origin=ORIGIN),
+        "binding": asked["binding"],
+    }
+    signed_in(call("/auth/app/callback/passkey", body))
+    settings.WEBAUTH = {**settings.WEBAUTH, "rate_limits": {"passkey_failed": "2/h/ip"}}
+    for _ in range(4):
+        asked = app_options(action="authenticate")
+        data = authenticator.get(asked["options"], origin=ORIGIN)
+        body = {"action": "authenticate", "data": data, "binding": asked["binding"]}
+        signed_in(call("/auth/app/callback/passkey", body))
+    failed = {"action": "authenticate", "data": "{}", "binding": "b" * 43}
+    for _ in range(2):
+        error_of(call("/auth/app/callback/passkey", failed), 401, "WebAuthnVerificationError")
+    error_of(call("/auth/app/callback/passkey", failed), 429, "RateLimited")
+
+
 def test_passkeys_off_is_404(site):
     site(providers=[Passkey()], experimental={"enable_webauthn": False})
     response = call("/auth/app/webauthn-options/passkey", method="get")
@@ -997,6 +1042,23 @@ def test_a_nonce_signs_in_once(rp, idp, ios_app):
     signed_in(call("/auth/app/idtoken/example", {"id_token": id_token, "nonce": raw}))
     replay = call("/auth/app/idtoken/example", {"id_token": id_token, "nonce": raw})
     error_of(replay, 401, "InvalidCheck")
+
+
+def test_a_nonce_stays_used_until_the_token_could_no_longer_be_accepted(rp, idp, ios_app, settings):
+    from webauth.oauth.idtoken import CLOCK_TOLERANCE
+
+    # A token that lives 2 minutes, so that its last accepted second is fresh.
+    settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "ID_TOKEN_EXPIRE_SECONDS": 120}
+    raw = secrets.token_urlsafe(32)
+    id_token = sdk_id_token(idp, nonce=hashed(raw))
+    payload = id_token.split(".")[1]
+    expires = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["exp"]
+    signed_in(call("/auth/app/idtoken/example", {"id_token": id_token, "nonce": raw}))
+    # The token is still accepted until exp + the clock tolerance: so long the
+    # nonce's record must last. Just before then, the replay is still refused.
+    with freeze_time(datetime.fromtimestamp(expires + CLOCK_TOLERANCE - 5, tz=UTC)):
+        replay = call("/auth/app/idtoken/example", {"id_token": id_token, "nonce": raw})
+        error_of(replay, 401, "InvalidCheck")
 
 
 @pytest.mark.parametrize(
@@ -1175,6 +1237,58 @@ def test_of_concurrent_uses_of_a_state_exactly_one_gets_it(site):
         assert [record for record in won if record is not None] == [{"provider": "example"}]
 
 
+def test_of_two_takers_who_both_read_the_state_one_gets_it(site, monkeypatch):
+    # Forced: both read the record before either deletes it. Only the one
+    # whose delete removed it may use it.
+    import threading
+
+    from webauth.conf import get_config
+    from webauth.flows import app as app_flows
+
+    config = get_config()
+    store = app_flows._cache(config)
+    key = app_flows._cache_key("state", "read-by-both")
+    store.add(key, {"provider": "example"}, 60)
+    both_read = threading.Barrier(2)
+    read = type(store).get
+
+    def get_then_wait(self, *args, **kwargs):
+        value = read(self, *args, **kwargs)
+        both_read.wait(timeout=10)
+        return value
+
+    monkeypatch.setattr(type(store), "get", get_then_wait)
+    won = []
+    threads = [
+        threading.Thread(target=lambda: won.append(app_flows._take(config, key))) for _ in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(won, key=lambda r: r is None) == [{"provider": "example"}, None]
+
+
+def test_a_state_is_good_at_its_own_providers_token_route_only(site, idp):
+    # Two providers of one issuer: a state made at one's authorize route is
+    # refused at the other's token route (and used up there).
+    def provider(provider_id):
+        return OIDC(
+            id=provider_id,
+            issuer=idp.issuer,
+            client_id=CLIENT_ID,
+            client_secret=CLIENT_SECRET,
+            checks=("pkce", "nonce"),
+        )
+
+    site(providers=[provider("example"), provider("other")], app_redirect_uris=[APP_REDIRECT])
+    started, verifier = app_authorize()
+    body = finish_body(idp, started, verifier)
+    error_of(call("/auth/app/token/other", body), 401, "InvalidCheck")
+    error_of(call("/auth/app/token/example", body), 401, "InvalidCheck")  # used up
+    assert not Account.objects.exists()
+
+
 def test_a_wrong_verifier_costs_the_state(rp, idp):
     started, verifier = app_authorize()
     body = finish_body(idp, started, verifier)
@@ -1236,6 +1350,36 @@ def test_authorize_refuses_a_bad_request(rp, changes):
     }
     body = {k: v for k, v in body.items() if v is not None}
     error_of(call("/auth/app/authorize/example", body), 400, "InvalidRequest")
+
+
+@pytest.mark.parametrize(
+    ("uri", "allowed"),
+    [
+        ("http://127.0.0.1:5000/cb", True),
+        ("http://[::1]:5000/cb", True),
+        ("http://localhost:5000/cb", True),
+        ("http://127.0.0.1/cb", True),
+        ("http://127.0.0.1:99999/cb", False),  # no port at all: urlsplit refuses it
+        ("http://[::1/cb", False),  # cannot be parsed
+        ("https://127.0.0.1:5000/cb", False),  # only http:// loopback entries take a port
+        ("http://example.com:5000/cb", False),  # not loopback: exact only
+        ("http://user@127.0.0.1:5000/cb", False),
+        ("http://127.0.0.1:5000/other", False),
+        ("com.example.app:/oauth", True),
+        ("com.example.app:/oauth2", False),
+    ],
+)
+def test_which_redirect_uris_an_app_may_use(uri, allowed):
+    from webauth.flows.app import redirect_uri_allowed
+
+    entries = (
+        "http://127.0.0.1/cb",
+        "http://[::1]/cb",
+        "http://localhost/cb",
+        "http://example.com/cb",
+        "com.example.app:/oauth",
+    )
+    assert redirect_uri_allowed(entries, uri) is allowed
 
 
 def test_a_loopback_redirect_uri_may_take_any_port(rp):

@@ -20,7 +20,7 @@ from django.test import Client, RequestFactory
 from freezegun import freeze_time
 
 from webauth import jwt as jose
-from webauth.bearer import MAX_TOKEN_LENGTH, bearer_token, is_bearer_request
+from webauth.bearer import MAX_TOKEN_LENGTH, bearer_token, is_bearer_request, session_required
 from webauth.conf import get_config
 from webauth.models import Session
 from webauth.signals import session_read, signed_out
@@ -107,6 +107,8 @@ def test_bearer_must_be_a_bool(settings, value):
         ("Bearer a+b/c==", "a+b/c=="),
         ("Bearer", None),
         ("Bearer ", None),
+        ("Bearerx", None),  # 7 characters: another scheme
+        ("Bearer\t", None),
         ("Bearerabc", None),
         ("Bearer a b", None),
         ("Bearer a, Bearer b", None),
@@ -264,6 +266,14 @@ def test_auth_required_answers_401_with_www_authenticate(strategy, alice, path):
     assert response["WWW-Authenticate"] == 'Bearer error="invalid_token"'
     assert "no-store" in response["Cache-Control"]
     assert Client().get(path, **auth(token_for(alice))).status_code == 200
+
+
+def test_the_401_is_never_cached():
+    # It answers one token: no shared cache may serve it for another.
+    response = session_required()
+    assert response.status_code == 401
+    assert response["Cache-Control"] == "private, no-cache, no-store"
+    assert response["WWW-Authenticate"] == 'Bearer error="invalid_token"'
 
 
 def test_redirect_to_is_not_used_for_bearer_requests(settings):

@@ -45,6 +45,14 @@ def test_no_usable_remote_addr():
     assert client_bucket(None) == "unknown"
 
 
+def test_trusted_networks_and_no_usable_peer_read_no_header():
+    # Without a peer address nobody can say the header came from our proxy.
+    meta = {"HTTP_X_FORWARDED_FOR": "198.51.100.1"}
+    assert ip(meta, ["10.0.0.0/8"]) is None
+    assert ip({**meta, "REMOTE_ADDR": "junk"}, ["10.0.0.0/8"]) is None
+    assert ip({**meta, "REMOTE_ADDR": "10.1.2.3"}, ["10.0.0.0/8"]) == "198.51.100.1"
+
+
 # -- a hop count ---------------------------------------------------------------------------
 
 

@@ -472,6 +472,34 @@ def test_a_code_or_link_works_only_in_the_browser_whose_request_made_it(client, 
     assert signed_in_as(enter_code(client, code_of(message))) == "alice@example.com"
 
 
+def test_a_post_with_neither_token_nor_code_is_the_verification_error(client, site, alice):
+    ask(client)
+    response = client.post("/auth/callback/email", {"csrfToken": csrf_pair(client)})
+    assert response.status_code == 302
+    assert response["Location"] == "http://testserver/auth/error?error=Verification"
+    assert not signed_in_as(response) and grants() == 1
+
+
+@pytest.mark.parametrize("existing", [True, False], ids=["existing user", "new user"])
+def test_the_jwt_callback_is_told_whether_the_user_is_new(
+    client, site, existing, django_user_model
+):
+    if existing:
+        django_user_model.objects.create_user("alice", email="alice@example.com")
+    seen = []
+
+    def jwt(*, token, user=None, account=None, trigger=None, is_new_user=None, **kwargs):
+        if trigger is not None:
+            seen.append((trigger, is_new_user, account["type"] if account else None))
+        return token
+
+    site(callbacks={"jwt": jwt})
+    ask(client)
+    assert signed_in_as(enter_code(client, code_of(last_mail()))) == "alice@example.com"
+    expected = ("signIn", False) if existing else ("signUp", True)
+    assert seen == [(*expected, "email")]
+
+
 def test_a_redeeming_post_needs_csrf(client, site, alice):
     ask(client)
     message = last_mail()

@@ -368,6 +368,22 @@ def test_a_failing_cache_lets_requests_through_and_logs(settings, caplog):
         assert ratelimit.hit(req(), "mine", config=config)
         assert ratelimit.hit(req(), "mine", config=config)
     assert "could not be counted" in caplog.text
+    # check() reads the same cache: a failure to read lets the request through too.
+    with caplog.at_level(logging.ERROR, logger="webauth.ratelimit"):
+        decision = ratelimit.check(req(), "mine", config=config)
+    assert decision and decision.cache_alias == "down" and decision.retry_after == 0
+    assert "could not be read" in caplog.text
+
+
+def test_without_a_configuration_the_settings_are_used(settings):
+    # hit(), hit_many() and check() read WEBAUTH when no configuration is passed.
+    settings.WEBAUTH = {**BASE, "rate_limits": {"mine": "1/m/ip"}}
+    assert ratelimit.check(req("198.51.100.9"), "mine")
+    assert ratelimit.hit(req("198.51.100.9"), "mine")
+    assert not ratelimit.check(req("198.51.100.9"), "mine")
+    assert not ratelimit.hit(req("198.51.100.9"), "mine")
+    (refused,) = ratelimit.hit_many(req("198.51.100.9"), [("mine", None)])
+    assert not refused and refused.retry_after > 0
 
 
 def test_limited_response():
