@@ -8,6 +8,7 @@ canonical form, rest on a form that conflates nothing it must not.
 
 from __future__ import annotations
 
+import sys
 import unicodedata
 
 import idna
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from webauth.identity import (
     MAX_EMAIL_LENGTH,
+    _plain_domain,
     canonical_email,
     canonical_email_or_none,
     identifier_key,
@@ -55,6 +57,9 @@ QUICK = settings(
         ("stra\u00dfe@example.com", "straße@example.com"),  # not full case-folding
         ("\u212aate@example.com", "kate@example.com"),  # the Kelvin sign is a K
         ("first.last+tag@example.com", "first.last+tag@example.com"),
+        ("alice@example\u3002com", "alice@example.com"),  # the ideographic full stop
+        ("alice@例え。jp", "alice@xn--r8jz45g.jp"),
+        ("a" * 64 + "@example.com", "a" * 64 + "@example.com"),
         ("a@b", "a@b"),
     ],
 )
@@ -90,6 +95,10 @@ def test_the_canonical_form(typed, canonical):
         ("alice@-example.com", "Enter a valid email address."),
         ("alice@xn--ggg.com", "Enter a valid email address."),  # no valid A-label
         ("alice@example.com\u3002", "Enter a valid email address."),  # ideographic full stop
+        ("alice@", "Enter a valid email address."),
+        ("alice@\u3002", "Enter a valid email address."),
+        ("alice@@example.com", "Enter a valid email address."),
+        ("alice@xn--E1AFMKFD\u0301.com", "Enter a valid email address."),
         ("a" * 65 + "@example.com", "Enter a valid email address."),
         (
             "a@" + "b" * 63 + "." + "c" * 63 + "." + "d" * 63 + "." + "e" * 62,
@@ -106,12 +115,22 @@ def test_what_is_refused_and_what_the_form_says(typed, message):
 
 
 def test_the_longest_address_is_254_characters():
+    assert MAX_EMAIL_LENGTH == 254  # RFC 5321's path less the brackets
     domain = "b" * 63 + "." + "c" * 63 + "." + "d" * 63 + ".ee"
-    local = "a" * (MAX_EMAIL_LENGTH - len(domain) - 1)
+    local = "a" * (254 - len(domain) - 1)
     assert len(local) <= 64
     assert canonical_email(f"{local}@{domain}") == f"{local}@{domain}"
     with pytest.raises(ValueError):
         canonical_email(f"{local}a@{domain}")
+
+
+def test_every_code_point_is_its_own_form_after_one_round():
+    # What _local_part relies on, for every single character.
+    for code_point in range(sys.maxunicode + 1):
+        if 0xD800 <= code_point <= 0xDFFF:
+            continue
+        once = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", chr(code_point)).lower())
+        assert unicodedata.normalize("NFKC", once.lower()) == once, hex(code_point)
 
 
 def test_a_punycode_domain_counts_after_its_encoding():
@@ -174,6 +193,54 @@ def test_each_kind_of_spelling_has_its_relation(pair):
         assert variant is None, pair
 
 
+_ASCII_DOMAINS = st.text(alphabet="abcXYZ019-._x", min_size=1, max_size=30) | st.builds(
+    lambda labels: ".".join(labels),
+    st.lists(st.text(alphabet="ab-9", min_size=0, max_size=70), min_size=1, max_size=5),
+)
+
+
+@QUICK
+@given(_ASCII_DOMAINS)
+@example("xn--e1afmkfd.com")
+@example("ab--cd.com")
+@example("a" * 63 + ".com")
+@example("a" * 64 + ".com")
+@example(("a" * 63 + ".") * 4 + "a")
+@example("-a.com")
+@example("a-.com")
+def test_the_plain_domain_fast_path_agrees_with_idna(domain):
+    fast = _plain_domain(domain)
+    try:
+        slow = idna.encode(domain, uts46=True, std3_rules=True, transitional=False).decode()
+    except idna.IDNAError:
+        slow = None
+    if fast is not None:
+        assert fast == slow
+
+
+@QUICK
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
+@example("Alice@XN--EXMPLE-CUA.com")
+@example(" Alice@Example.COM ")
+@example("al ice\x1c")
+def test_the_ascii_fast_path_of_the_keys_agrees_with_the_general_one(text):
+    general = _identifier_key_general(text)
+    assert identifier_key(text) == general
+
+
+def _identifier_key_general(value: str) -> str:
+    # identifier_key without its ASCII fast path: the same steps, spelt out.
+    text = unicodedata.normalize("NFKC", value).strip()
+    address = canonical_email_or_none(text)
+    if address is not None:
+        local, _, domain = address.partition("@")
+        text = f"{local}@{idna.decode(domain)}"
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    text = unicodedata.normalize("NFKD", text.casefold())
+    text = "".join(c for c in text if unicodedata.category(c) not in ("Mn", "Me"))
+    return " ".join(unicodedata.normalize("NFKC", text.replace("\u0131", "i")).split())
+
+
 # -- the rate limits' keys --------------------------------------------------------------------
 
 
@@ -197,7 +264,8 @@ def test_look_alike_spellings_share_one_rate_limit_key(spelling):
 
 
 @pytest.mark.parametrize(
-    "spelling", ["Alice", "alıce", "ALİCE", "ａｌｉｃｅ", "ali\u200bce", "álice", "  alice  "]
+    "spelling",
+    ["Alice", "alıce", "ALİCE", "ａｌｉｃｅ", "ali\u200bce", "álice", "  alice  ", "a\u20ddlice"],
 )
 def test_usernames_fold_the_same_way(spelling):
     assert identifier_key(spelling) == "alice"

@@ -47,6 +47,7 @@ Folding more there only merges counters; it never lets anyone in.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Final
 
@@ -79,29 +80,61 @@ def _nfkc(text: str) -> str:
 
 
 def _local_part(local: str) -> str:
-    """NFKC and lower case, until neither changes anything (once, for any text seen so far)."""
-    for _round in range(4):
-        folded = _nfkc(local.lower())
-        if folded == local:
-            return local
-        local = folded
-    raise ValueError(_INVALID)  # pragma: no cover - no Unicode text needs more rounds
+    """NFKC (done by the caller), then lower case and NFKC again.
+
+    Lower-casing could in principle undo NFKC, so the result is checked to be
+    its own form: a canonical address must stay itself when it is brought to
+    the canonical form again (it is, when the adapter looks it up). No text is
+    known that fails this (tests/test_identity.py tries every code point, and
+    Hypothesis strings); one that did would be refused rather than stored in
+    two spellings.
+    """
+    folded = _nfkc(local.lower())
+    if _nfkc(folded.lower()) != folded:
+        raise ValueError(_INVALID)
+    return folded
+
+
+# A host-name label of letters, digits and inner hyphens (RFC 952/1123), at most 63.
+_LDH_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+
+
+def _plain_domain(domain: str) -> str | None:
+    """*domain* lower-cased when it is plain ASCII host-name labels, else ``None``.
+
+    A fast path, for nearly every address: what IDNA 2008 with UTS #46 gives
+    for such a domain is its lower case, and it accepts it. Anything else
+    (Unicode, punycode ``xn--`` labels, which need decoding to be checked, and
+    the labels IDNA reserves with ``--`` in their third and fourth places, an
+    empty or over-long label, over 253 characters) goes to :mod:`idna`.
+    tests/test_identity.py checks that both paths agree.
+    """
+    lowered = domain.lower()
+    if not lowered.isascii() or len(lowered) > 253:
+        return None
+    for label in lowered.split("."):
+        if _LDH_LABEL.fullmatch(label) is None or label[2:4] == "--":
+            return None
+    return lowered
 
 
 def _ascii_domain(domain: str) -> str:
-    """The domain's IDNA 2008 ASCII form, the same for each of its spellings; ``ValueError``."""
-    if domain.startswith(".") or domain.endswith(".") or ".." in domain:
-        raise ValueError(_INVALID)
+    """The domain's IDNA 2008 ASCII form, the same for each of its spellings; ``ValueError``.
+
+    UTS #46 maps first (case, full-width forms, the ideographic full stop as a
+    label separator, and ignorable characters), then IDNA 2008 checks every
+    label, punycode ones included (``xn--ggg`` decodes to nothing allowed), and
+    refuses empty labels and what no host name holds (``_``, ``@``).
+    """
+    plain = _plain_domain(domain)
+    if plain is not None:
+        return plain
     try:
         ascii_form = idna.encode(domain, uts46=True, std3_rules=True, transitional=False)
-        text = ascii_form.decode("ascii")
-        # An A-label that decodes to something whose own A-label differs (an
-        # upper-case or otherwise odd spelling of punycode) is not canonical:
-        # going round once more must give the same text.
-        again = idna.encode(idna.decode(text), uts46=True, std3_rules=True, transitional=False)
-    except (idna.IDNAError, UnicodeError, ValueError):
+    except (idna.IDNAError, UnicodeError):
         raise ValueError(_INVALID) from None
-    if again != ascii_form or text.endswith("."):
+    text = ascii_form.decode("ascii")
+    if text.endswith("."):  # the root's dot: a host name, but no mail domain
         raise ValueError(_INVALID)
     return text
 
@@ -127,8 +160,10 @@ def canonical_email(value: object) -> str:
         # unassigned code points.
         if char in _FORBIDDEN or char.isspace() or not char.isprintable():
             raise ValueError(_INVALID)
-    local, at, domain = text.partition("@")
-    if not at or not local or not domain or "@" in domain:
+    # Exactly one "@" with something before it: a second "@" lands in the
+    # domain, and an empty or missing domain is refused there, by IDNA.
+    local, _at, domain = text.partition("@")
+    if not local:
         raise ValueError(_INVALID)
     local = _local_part(local)
     if len(local) > MAX_LOCAL_LENGTH:
@@ -162,14 +197,16 @@ def identifier_key(value: str) -> str:
     it). ``" Alice@Example.com"``, ``"ALİCE@example.com"`` and
     ``"alíce@example.com"`` share one count.
     """
+    lowered = value.lower()
+    if lowered.isascii() and "xn--" not in lowered:
+        # ASCII: nothing to map, decompose or drop but case (a fast path, for
+        # nearly every key; tests/test_identity.py checks it against the rest).
+        return " ".join(lowered.split())
     text = _nfkc(value).strip()
     address = canonical_email_or_none(text)
     if address is not None:
         local, _at, domain = address.partition("@")
-        try:
-            text = f"{local}@{idna.decode(domain)}"
-        except (idna.IDNAError, UnicodeError):  # pragma: no cover - canonical domains decode
-            text = address
+        text = f"{local}@{idna.decode(domain)}"  # a canonical domain always decodes
     text = "".join(c for c in text if unicodedata.category(c) != "Cf")
     text = _unaccented(text.casefold()).replace("\u0131", "i")  # the dotless i
     return " ".join(_nfkc(text).split())
