@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from asgiref.sync import sync_to_async
 
 from webauth.adapters.django import DjangoAdapter
-from webauth.errors import LastSignInMethod
+from webauth.errors import EmailInUse, LastSignInMethod
 from webauth.models import new_user_handle
 from webauth.types import (
     AdapterAccount,
@@ -59,6 +59,8 @@ class MemoryAdapter:
         record = dataclasses.replace(
             as_user({"id": "", **user} if isinstance(user, dict) else user)
         )
+        if record.email and any(u.email == record.email for u in self.users.values()):
+            raise EmailInUse("Another user has this email address")
         record.id = str(next(self._ids))
         self.users[record.id] = record
         return record

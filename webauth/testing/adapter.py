@@ -91,6 +91,32 @@ class AdapterCoreSuite(AdapterHelpers):
     def test_get_user_by_email_unknown_is_none(self, adapter: Any) -> None:
         assert self.run(adapter, "get_user_by_email", "nobody@example.com") is None
 
+    def test_get_user_by_email_compares_exactly(self, adapter: Any) -> None:
+        """Look-alike addresses are other people: no case- or accent-insensitive match.
+
+        webauth passes canonical addresses (:mod:`webauth.identity`); on MySQL's
+        and MariaDB's usual collations ``jöhn`` = ``john`` in SQL, which would
+        give one person's account to another.
+        """
+        john = self.new_user(adapter, email="john@example.com")
+        accented = self.new_user(adapter, email="jöhn@example.com")
+        dotless = self.new_user(adapter, email="al\u0131ce@example.com")
+        for user in (john, accented, dotless):
+            found = as_user(self.run(adapter, "get_user_by_email", user.email))
+            assert found is not None and found.id == user.id
+        for other in ("jóhn@example.com", "alice@example.com", "john@exämple.com"):
+            assert self.run(adapter, "get_user_by_email", other) is None
+
+    def test_create_user_refuses_an_address_another_user_has(self, adapter: Any) -> None:
+        """webauth's stricter rule: ``EmailInUse`` rather than a second user with the address."""
+        from ..errors import EmailInUse
+
+        first = self.new_user(adapter, email="taken@example.com")
+        with pytest.raises(EmailInUse):
+            self.run(adapter, "create_user", AdapterUser(id="", email="taken@example.com"))
+        found = as_user(self.run(adapter, "get_user_by_email", "taken@example.com"))
+        assert found is not None and found.id == first.id
+
     def test_update_user(self, adapter: Any) -> None:
         user = self.new_user(adapter, name="Old Name")
         verified = now()
