@@ -161,13 +161,16 @@ def test_layers(lower, higher):
 
 def test_only_the_django_adapter_and_admin_touch_the_models():
     # Storage goes through the adapter: the ORM models are the Django adapter's
-    # (plus its admin pages and its maintenance command).
+    # (plus its admin pages and its maintenance commands: the purge, and the
+    # audit of stored addresses).
     graph, files, _ = _graph()
     allowed = {
         "webauth.adapters.django",
         "webauth.admin",
         "webauth.purge",
         "webauth.management.commands.webauth_purge",
+        "webauth.addresses",
+        "webauth.management.commands.webauth_addresses",
     }
     users = sorted(name for name in files if "webauth.models" in graph[name])
     assert set(users) <= allowed, users

@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from ..errors import EmailInUse
 from ..types import (
     AdapterAccount,
     AdapterSession,
@@ -109,8 +110,6 @@ class AdapterCoreSuite(AdapterHelpers):
 
     def test_create_user_refuses_an_address_another_user_has(self, adapter: Any) -> None:
         """webauth's stricter rule: ``EmailInUse`` rather than a second user with the address."""
-        from ..errors import EmailInUse
-
         first = self.new_user(adapter, email="taken@example.com")
         with pytest.raises(EmailInUse):
             self.run(adapter, "create_user", AdapterUser(id="", email="taken@example.com"))
