@@ -20,7 +20,13 @@ from django.test import Client, RequestFactory
 from freezegun import freeze_time
 
 from webauth import jwt as jose
-from webauth.bearer import MAX_TOKEN_LENGTH, bearer_token, is_bearer_request, session_required
+from webauth.bearer import (
+    MAX_TOKEN_LENGTH,
+    bearer_token,
+    is_bearer_request,
+    session_required,
+    token_answer,
+)
 from webauth.conf import get_config
 from webauth.models import Session
 from webauth.signals import session_read, signed_out
@@ -118,7 +124,7 @@ def test_bearer_must_be_a_bool(settings, value):
         ("Bearer %41%42", None),
         ("Bearer =abc", None),
         ("Bearer a=b", None),
-        ("Bearer " + "A" * (MAX_TOKEN_LENGTH + 1), None),
+        ("Bearer " + "A" * 16385, None),
         ("Basic YWxpY2U6cHc=", None),
         ("Token abc", None),
         ("", None),
@@ -135,8 +141,39 @@ def test_bearer_token_takes_only_a_well_formed_token(settings, header, token):
 
 def test_the_longest_token_is_read(settings):
     configure(settings)
-    value = "A" * MAX_TOKEN_LENGTH
+    assert MAX_TOKEN_LENGTH == 16384
+    value = "A" * 16384
     assert bearer_token(RequestFactory().get("/", HTTP_AUTHORIZATION=f"Bearer {value}")) == value
+
+
+@pytest.mark.parametrize("value", [None, 7, b"Bearer abc", ["Bearer abc"]])
+def test_a_header_that_is_no_string_is_no_token(settings, value):
+    # Django's own requests hold strings; a middleware or test of a project's
+    # may put anything in META, which must not break reading the session.
+    configure(settings)
+    request = RequestFactory().get("/")
+    request.META["HTTP_AUTHORIZATION"] = value
+    assert bearer_token(request) is None
+    assert is_bearer_request(request) is False
+
+
+def test_the_token_answer_carries_the_session_and_the_token():
+    from types import MappingProxyType
+
+    expires = datetime(2031, 1, 2, 3, 4, 5, tzinfo=UTC)
+    session = MappingProxyType({"user": {"name": "Ada"}})
+    answer = token_answer(session, "tok", expires)
+    assert answer == {
+        "user": {"name": "Ada"},
+        "sessionToken": "tok",
+        "tokenType": "Bearer",
+        "expires": "2031-01-02T03:04:05.000Z",
+    }
+    assert token_answer(None, "tok", expires) == {
+        "sessionToken": "tok",
+        "tokenType": "Bearer",
+        "expires": "2031-01-02T03:04:05.000Z",
+    }
 
 
 def test_with_bearer_off_the_header_is_nothing(settings):

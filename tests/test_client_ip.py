@@ -70,6 +70,12 @@ def test_two_proxies():
     assert ip(meta, 2) == "198.51.100.9"
 
 
+def test_as_many_entries_as_proxies_the_first_is_the_client():
+    # The client wrote nothing: the first proxy's entry is the client's address.
+    meta = {"REMOTE_ADDR": "10.0.0.2", "HTTP_X_FORWARDED_FOR": "198.51.100.9, 10.0.0.1"}
+    assert ip(meta, 2) == "198.51.100.9"
+
+
 def test_fewer_entries_than_proxies_falls_back_to_remote_addr():
     meta = {"REMOTE_ADDR": "10.0.0.2", "HTTP_X_FORWARDED_FOR": "198.51.100.9"}
     assert ip(meta, 2) == "10.0.0.2"
@@ -171,6 +177,8 @@ def test_setting_forms():
         )
     )
     assert proxies({"networks": ["10.0.0.0/8"], "count": 1}).count == 1
+    # A network written with its host bits set (an address of it) is that network.
+    assert proxies(["10.1.2.3/8"]).networks == (ipaddress.ip_network("10.0.0.0/8"),)
 
 
 @pytest.mark.parametrize(

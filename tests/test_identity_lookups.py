@@ -326,7 +326,7 @@ def test_linking_a_provider_account_by_its_verified_address(oidc_site, pair):
 def test_every_generated_mutation_is_drawn():
     seen: set[str] = set()
 
-    @settings(max_examples=400, derandomize=True, database=None)
+    @lookup_settings(max_examples=400)
     @given(pair=pairs())
     def collect(pair):
         seen.add(pair.mutation)

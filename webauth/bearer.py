@@ -43,6 +43,7 @@ constant time by :mod:`webauth.jwt`; a database token is looked up by its hash).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -136,6 +137,6 @@ def token_answer(session: Any, token: str, expires: datetime) -> dict[str, Any]:
     ``session`` callback adds), and when the token stops being accepted as an
     ISO-8601 date (JavaScript's ``Date.toISOString()``).
     """
-    answer = dict(session) if isinstance(session, dict) else {}
+    answer = dict(session) if isinstance(session, Mapping) else {}
     answer.update(sessionToken=token, tokenType="Bearer", expires=iso_expires(expires.timestamp()))
     return answer
