@@ -15,6 +15,9 @@ Slow, so not run in CI. Run it module by module, at low priority::
     nice -n 10 python scripts/mutation_test.py --list          # modules and their tests
     nice -n 10 python scripts/mutation_test.py idtoken --line 120   # one line only
     nice -n 10 python scripts/mutation_test.py email --jobs 2       # two mutants at once
+    # a second pass: the survivors of a run (their keys in a file) against more tests
+    nice -n 10 python scripts/mutation_test.py email --keys survivors.txt \
+        --tests tests/test_a.py tests/test_b.py
     python scripts/mutation_test.py csrf --dry-run             # print the mutants only
 
 The working tree is never touched: the project is copied to a temporary
@@ -580,6 +583,17 @@ def _run_tests(workdir: Path, tests: tuple[str, ...], timeout: float) -> tuple[s
 def run_target(name: str, target: Target, args: argparse.Namespace) -> bool:
     """Mutate one module and report; true when every mutant was caught or explained."""
     found = mutants(target, args.line)
+    if args.keys:
+        # A second pass: only these mutants (the survivors of a run), for
+        # example against more tests than the module's own (--tests).
+        wanted = {
+            line.strip()
+            for line in Path(args.keys).read_text().splitlines()
+            if line.strip() and not line.startswith("#")
+        }
+        found = [m for m in found if m.key in wanted]
+    if args.tests:
+        target = Target(target.path, tuple(args.tests), target.functions)
     equivalent = load_equivalent()
     print(f"== {name}: {target.path} ({len(found)} mutants; tests: {' '.join(target.tests)})")
     if args.dry_run:
@@ -670,6 +684,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="print the mutants, run nothing")
     parser.add_argument("--line", type=int, help="only the mutants of this line")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per mutant")
+    parser.add_argument(
+        "--tests",
+        nargs="+",
+        help="run these test files (or pytest arguments) instead of the module's own",
+    )
+    parser.add_argument(
+        "--keys",
+        help="a file of mutant keys, one per line (as the script prints them): only those",
+    )
     parser.add_argument(
         "-j",
         "--jobs",

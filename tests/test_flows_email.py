@@ -7,6 +7,7 @@ another client is "another browser" (or a mail scanner).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import logging
 import re
@@ -24,6 +25,7 @@ from freezegun import freeze_time
 from webauth import jwt as jose
 from webauth import sign_in as helper_sign_in
 from webauth.checks import check_config
+from webauth.flows.email import grant_hash
 from webauth.models import Account, VerificationToken
 from webauth.providers import DjangoCredentials, Email
 from webauth.signals import account_linked, user_created, user_updated
@@ -601,10 +603,16 @@ def test_digit_codes(client, site, alice):
     message = last_mail()
     code = re.findall(r"\b(\d{4}-\d{4})\b", message.body)[0]
     page = client.get("/auth/verify-request")
-    assert next(i for i in forms_of(page).inputs if i.get("name") == "code")["inputmode"] == (
-        "numeric"
-    )
+    field = next(i for i in forms_of(page).inputs if i.get("name") == "code")
+    assert (field["inputmode"], field["placeholder"]) == ("numeric", "1234-5678")
     assert signed_in_as(enter_code(client, code.replace("-", " "))) == "alice@example.com"
+
+
+def test_alphanumeric_codes_ask_for_text(client, site, alice):
+    ask(client)
+    page = client.get("/auth/verify-request")
+    field = next(i for i in forms_of(page).inputs if i.get("name") == "code")
+    assert (field["inputmode"], field["placeholder"]) == ("text", "ABCD-EFGH")
 
 
 def test_links_only(client, site, alice):
@@ -652,13 +660,64 @@ def test_a_wrong_code_page(client, site, alice):
     assert "webauth-email-code-error" in response.content.decode()
 
 
+@pytest.mark.parametrize(
+    ("wrong_before", "message"),
+    [
+        (
+            0,
+            "That code is not right, or it has expired. Check it and try again "
+            "(4 attempts left), or ask for a new email.",
+        ),
+        (
+            3,
+            "That code is not right, or it has expired. Check it and try again "
+            "(1 attempt left), or ask for a new email.",
+        ),
+        (4, "This code can no longer be used. Ask for a new email."),
+    ],
+)
+def test_what_a_wrong_code_says(client, site, alice, wrong_before, message):
+    ask(client)
+    plant_pending(client, {**pending_payload(client), "attempts": wrong_before})
+    response = enter_code(client, "AAAA-AAAA")
+    assert message in " ".join(response.content.decode().split())
+
+
+def test_a_wrong_code_is_logged_as_the_visitors_mistake(client, site, alice, caplog):
+    ask(client)
+    with caplog.at_level(logging.DEBUG, logger="webauth"):
+        enter_code(client, "AAAA-AAAA")
+    (record,) = [r for r in caplog.records if "Verification" in r.getMessage()]
+    assert record.levelno == logging.WARNING
+    assert "A wrong or expired sign-in code was entered" in record.getMessage()
+
+
+def test_a_wrong_code_with_a_custom_verify_request_page_goes_there(client, site, alice):
+    site(pages={"verify_request": "/check-your-email/"})
+    ask(client)
+    response = enter_code_without_the_page(client, "AAAA-AAAA")
+    assert response.status_code == 302
+    location = response["Location"]
+    assert location.startswith("http://testserver/check-your-email/?")
+    assert query(location)["code"] == "invalid_code"
+
+
+def enter_code_without_the_page(client, code):
+    return client.post("/auth/callback/email", {"csrfToken": csrf_pair(client), "code": code})
+
+
 def test_a_wrong_code_for_json_clients(client, site, alice):
     ask(client)
     response = enter_code(client, "AAAA-AAAA", headers={"X-Auth-Return-Redirect": "1"})
     assert response.status_code == 200
     url = response.json()["url"]
     assert url.startswith("http://testserver/auth/verify-request?")
-    assert query(url)["error"] == "Verification"
+    assert query(url) == {
+        "provider": "email",
+        "type": "email",
+        "error": "Verification",
+        "code": "invalid_code",
+    }
     right = enter_code(client, code_of(last_mail()), headers={"X-Auth-Return-Redirect": "1"})
     assert right.json() == {"url": "http://testserver"}
     assert signed_in_as(right) == "alice@example.com"
@@ -707,6 +766,104 @@ def test_expired_grants(client, site, alice):
         message = last_mail()
         frozen.tick(timedelta(seconds=86400 - 60))
         assert signed_in_as(enter_code(client, code_of(message))) == "alice@example.com"
+
+
+@pytest.mark.parametrize("redeem", ["link", "code"])
+def test_a_grant_is_expired_at_its_expiry_instant(client, site, alice, redeem):
+    # As the adapters have it (use_verification_code looks for expires > now).
+    with freeze_time(datetime(2030, 1, 1, tzinfo=UTC)) as frozen:
+        ask(client)
+        message = last_mail()
+        frozen.tick(timedelta(seconds=86400))
+        if redeem == "link":
+            response = confirm(client, message)
+            assert response["Location"] == "http://testserver/auth/error?error=Verification"
+        else:
+            response = enter_code(client, code_of(message))
+            assert response.status_code == 400
+        assert not signed_in_as(response)
+
+
+def test_the_flow_judges_the_expiry_of_what_an_adapter_hands_back(client, settings, alice):
+    # An adapter that does not check expiry (Auth.js's adapters return an
+    # expired token too): the flow refuses a grant at its expiry instant.
+    class Lax(MemoryAdapter):
+        async def use_verification_code(self, identifier, code, max_attempts):
+            with self._grants:
+                for key, grant in self._grants_of(identifier):
+                    if grant.code is not None and hmac.compare_digest(grant.code, code):
+                        return self.tokens.pop(key)
+            return None
+
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": Lax(),
+        "providers": [Email(from_email="Example <no-reply@example.com>")],
+    }
+    with freeze_time(datetime(2030, 1, 1, tzinfo=UTC)) as frozen:
+        ask(client)
+        frozen.tick(timedelta(seconds=86400))
+        response = enter_code(client, code_of(last_mail()))
+    assert response.status_code == 400 and not signed_in_as(response)
+
+
+def session_claims(response) -> dict:
+    return jose.decode(token=response.cookies[SESSION].value, secret=SECRET, salt=SESSION)
+
+
+def test_the_session_carries_the_users_name_and_image(client, settings):
+    adapter = MemoryAdapter()
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": adapter,
+        "session": {"strategy": "jwt"},
+        "providers": [Email(from_email="Example <no-reply@example.com>")],
+    }
+    from asgiref.sync import async_to_sync
+
+    from webauth.types import AdapterUser
+
+    async_to_sync(adapter.create_user)(
+        AdapterUser(id="", email="ada@example.com", name="Ada", image="https://e.example/a.png")
+    )
+    ask(client, "ada@example.com")
+    claims = session_claims(enter_code(client, code_of(last_mail())))
+    assert (claims["name"], claims["picture"]) == ("Ada", "https://e.example/a.png")
+
+
+class SomeoneElseFirst(MemoryAdapter):
+    """Another request gives a new user the address just before this one's creation."""
+
+    first: bool = True
+
+    async def create_user_and_link_account(self, user, account):
+        from webauth.errors import EmailInUse
+        from webauth.types import AdapterUser
+
+        if self.first:
+            await self.create_user(AdapterUser(id="", email=user.email, name="Winner"))
+        raise EmailInUse("Another user has this email address")
+
+
+@pytest.mark.parametrize("someone_was_first", [True, False])
+def test_a_new_users_address_taken_meanwhile(client, settings, someone_was_first):
+    adapter = SomeoneElseFirst()
+    adapter.first = someone_was_first
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": adapter,
+        "session": {"strategy": "jwt"},
+        "providers": [Email(from_email="Example <no-reply@example.com>")],
+    }
+    ask(client, "new@example.com")
+    response = enter_code(client, code_of(last_mail()))
+    if someone_was_first:
+        # The address has a user now: the one who proved it signs in to it.
+        assert session_claims(response)["name"] == "Winner"
+    else:
+        # EmailInUse with nobody there: the adapter is broken; no session.
+        assert SESSION not in response.cookies
+        assert response["Location"] == "http://testserver/auth/error?error=Configuration"
 
 
 def test_a_new_request_voids_the_earlier_link_and_code(client, site, alice):
@@ -1100,7 +1257,7 @@ def test_missing_adapter_is_logged_as_such(client, settings, caplog):
     settings.WEBAUTH = {"secret": SECRET, "providers": [Email()]}
     with caplog.at_level(logging.ERROR, logger="webauth"):
         ask(client)
-    assert "MissingAdapter" in caplog.text and "Email login requires an adapter" in caplog.text
+    assert "MissingAdapter: Email login requires an adapter." in caplog.text
 
 
 @pytest.mark.parametrize(
@@ -1227,6 +1384,192 @@ def test_a_tampered_pending_cookie_is_none(client, site, alice):
     assert grants() == 1
 
 
+# -- the pending cookie's own checks ---------------------------------------------------------------
+
+
+def pending_payload(client) -> dict:
+    return jose.decode(token=client.cookies[PENDING].value, secret=SECRET, salt=PENDING)
+
+
+def plant_pending(client, payload) -> None:
+    client.cookies[PENDING] = jose.encode(token=payload, secret=SECRET, salt=PENDING)
+
+
+def test_the_pending_cookie_holds_the_grants_binding(client, site, alice):
+    from webauth.flows.email import BINDING_LENGTH
+
+    ask(client)
+    payload = pending_payload(client)
+    assert BINDING_LENGTH == 43  # secrets.token_urlsafe(32): 256 bits
+    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", payload["binding"])
+    assert set(payload) >= {"provider", "identifier", "callbackUrl", "binding", "attempts"}
+    assert payload["attempts"] == 0
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"provider": 7},
+        {"identifier": 7},
+        {"identifier": ""},
+        {"binding": 7},
+        {"binding": ""},
+    ],
+    ids=repr,
+)
+def test_a_pending_cookie_with_a_field_of_the_wrong_kind_is_none(client, site, alice, change):
+    ask(client)
+    message = last_mail()
+    plant_pending(client, {**pending_payload(client), **change})
+    response = client.post(
+        "/auth/callback/email", {"csrfToken": csrf_pair(client), "code": code_of(message)}
+    )
+    assert response.status_code == 400 and not signed_in_as(response)
+    assert "only works in the browser" in response.content.decode()
+    assert grants() == 1  # nothing was tried against the grant
+
+
+@pytest.mark.parametrize(
+    ("stored", "after_one_wrong"),
+    [
+        (None, "4 attempts left"),  # absent: none yet
+        ("many", "4 attempts left"),
+        (True, "4 attempts left"),  # a bool is no count
+        (-3, "4 attempts left"),
+        (3, "1 attempt left"),
+        (10**30, "can no longer be used"),
+    ],
+    ids=repr,
+)
+def test_the_attempts_the_pending_cookie_counts(client, site, alice, stored, after_one_wrong):
+    ask(client)
+    payload = pending_payload(client)
+    del payload["attempts"]
+    if stored is not None:
+        payload["attempts"] = stored
+    plant_pending(client, payload)
+    response = enter_code(client, "AAAA-AAAA")
+    assert after_one_wrong in response.content.decode()
+    counted = pending_payload(client)["attempts"]
+    assert isinstance(counted, int) and not isinstance(counted, bool) and 1 <= counted <= 1001
+
+
+def test_a_pending_cookie_of_a_provider_that_sends_no_email_shows_no_code_form(
+    client, settings, alice
+):
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": ADAPTER,
+        "providers": [Email(from_email="Example <no-reply@example.com>"), DjangoCredentials()],
+    }
+    ask(client)
+    plant_pending(client, {**pending_payload(client), "provider": "credentials"})
+    page = client.get("/auth/verify-request")
+    assert page.status_code == 200
+    assert not forms_of(page).forms
+    assert "alice@example.com" not in page.content.decode()
+
+
+def test_a_pending_cookie_without_a_callback_url_lands_on_the_site(client, site, alice):
+    ask(client, callback="/after/")
+    payload = {**pending_payload(client), "callbackUrl": ["/after/"]}
+    plant_pending(client, payload)
+    response = enter_code(client, code_of(last_mail()))
+    assert signed_in_as(response) == "alice@example.com"
+    assert response["Location"] == "http://testserver"
+
+
+def test_a_form_with_both_a_token_and_a_code_is_the_link(client, site, alice):
+    # The confirmation page posts the token; a code beside it changes nothing.
+    ask(client)
+    message = last_mail()
+    response = client.post(
+        "/auth/callback/email",
+        {
+            "csrfToken": csrf_pair(client),
+            "token": token_of(message),
+            "email": "alice@example.com",
+            "code": "AAAA-AAAA",
+        },
+    )
+    assert signed_in_as(response) == "alice@example.com"
+
+
+def test_the_grant_as_stored(client, site, alice):
+    from webauth.flows.email import grant_hash
+    from webauth.models import token_hash
+
+    with freeze_time("2031-03-04 10:00:00.654321"):
+        ask(client)
+    message = last_mail()
+    binding = pending_payload(client)["binding"]
+    (row,) = VerificationToken.objects.all()
+    provider = Email()
+    # Bound to the request: the hashes of the value and the binding together.
+    bound_token = grant_hash(provider, token_of(message), binding, [SECRET])
+    bound_code = grant_hash(provider, code_of(message).replace("-", ""), binding, [SECRET])
+    assert row.token_hash == token_hash(bound_token)
+    assert row.code_hash == token_hash(bound_code)
+    assert bound_token != provider.hash_value(token_of(message), [SECRET])
+    # The expiry in whole seconds, as Auth.js's Date has it.
+    assert row.expires == datetime(2031, 3, 5, 10, 0, 0, tzinfo=UTC)
+
+
+def test_a_one_click_link_is_stored_as_auth_js_stores_it(client, site, alice):
+    from webauth.models import token_hash
+
+    site(email=Email(confirm_link=False, code=None))
+    ask(client)
+    (row,) = VerificationToken.objects.all()
+    # Auth.js's sha256(token + secret): the link works in any browser, as Auth.js's.
+    expected = hashlib.sha256((token_of(last_mail()) + SECRET).encode()).hexdigest()
+    assert row.token_hash == token_hash(expected)
+    assert row.code_hash == ""  # links only: no code
+
+
+def test_an_adapter_that_returns_no_grant_starts_the_count_at_zero(client, settings, alice):
+    class Quiet(MemoryAdapter):
+        async def replace_verification_token(self, token):
+            await super().replace_verification_token(token)
+            return None
+
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": Quiet(),
+        "providers": [Email(from_email="Example <no-reply@example.com>")],
+    }
+    ask(client)
+    assert pending_payload(client)["attempts"] == 0
+
+
+def test_the_pages_are_themed_html(client, site, alice):
+    site(theme={"brand_color": "#123456"})
+    ask(client)
+    page = client.get(path_of(link_of(last_mail())))
+    assert page["Content-Type"] == "text/html; charset=utf-8"
+    assert "#123456" in page.content.decode()
+
+
+def test_an_invalid_address_is_a_warning_that_names_no_address(client, site, caplog):
+    with caplog.at_level(logging.DEBUG, logger="webauth"):
+        response = ask(client, "not an address")
+    assert response.status_code == 400
+    (record,) = [r for r in caplog.records if "EmailSignInError" in r.getMessage()]
+    assert record.levelno == logging.WARNING
+    assert "The email address is not valid" in record.getMessage()
+    assert "not an address" not in caplog.text
+
+
+def test_a_sent_email_is_logged_at_debug(client, site, alice, caplog):
+    site(debug=True)  # webauth's debug lines, as Auth.js's debug option
+    with caplog.at_level(logging.DEBUG, logger="webauth"):
+        ask(client)
+    (line,) = [
+        r.getMessage() for r in caplog.records if "verification email sent" in r.getMessage()
+    ]
+    assert "email" in line  # the provider; test_no_secret_reaches_the_logs checks for secrets
+
+
 # -- logs ----------------------------------------------------------------------------------------
 
 
@@ -1242,6 +1585,11 @@ def test_no_secret_reaches_the_logs(client, site, alice, caplog):
         secrets_seen += [
             hashlib.sha256((v + SECRET).encode()).hexdigest()
             for v in (token, code.replace("-", ""))
+        ]
+        binding = pending_payload(client)["binding"]
+        secrets_seen += [
+            binding,
+            *(grant_hash(Email(), v, binding, [SECRET]) for v in (token, code.replace("-", ""))),
         ]
         if redeem == "link":
             confirm(client, message)

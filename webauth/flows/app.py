@@ -280,7 +280,7 @@ def email_redeem(state: AuthState, provider: Email, body: Mapping[str, Any]) -> 
     try:
         identifier = provider.normalize(typed)
     except ValueError as exc:
-        raise email.InvalidEmail(str(exc)) from None
+        raise email.InvalidEmail(str(exc), value=typed) from None
     if not email.redeem_code(state, storage, provider, identifier, code, binding):
         raise Verification("A wrong or expired sign-in code was entered")
     return issue_app_session(

@@ -118,7 +118,7 @@ class InvalidEmail(EmailSignInError):
     code = "invalid_email"
     user_caused = True  # what was typed: a warning, unlike a delivery failure
 
-    def __init__(self, field_message: str, *, value: str = "") -> None:
+    def __init__(self, field_message: str, *, value: str) -> None:
         super().__init__("The email address is not valid")
         self.field_message = field_message
         self.value = value
@@ -141,7 +141,7 @@ class Pending:
     identifier: str
     callback_url: str
     binding: str
-    attempts: int = 0
+    attempts: int
 
 
 def read_pending(state: AuthState, provider: Provider | None = None) -> Pending | None:
@@ -459,8 +459,9 @@ def _redeem_link(
 ) -> HttpResponse:
     hashed = grant_hash(email, token, binding, state.config.secret)
     record = as_verification_token(storage("use_verification_token", identifier, hashed))
-    # Auth.js's adapters return an expired token too (and delete it): the flow judges.
-    if record is None or aware(record.expires) < datetime.now(UTC):
+    # Auth.js's adapters return an expired token too (and delete it): the flow
+    # judges. Expired at its expiry instant, as the adapters' own checks have it.
+    if record is None or aware(record.expires) <= datetime.now(UTC):
         raise Verification("The sign-in link is unknown, used or expired")
     return _sign_in(state, storage, email, identifier, callback_url)
 
@@ -530,7 +531,7 @@ def use_code(
                 email.code_max_attempts,
             )
         )
-    if record is None or aware(record.expires) < datetime.now(UTC):
+    if record is None or aware(record.expires) <= datetime.now(UTC):
         return False
     ratelimit.refund(decision)
     return True
