@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import re
 import secrets
 import time
@@ -344,6 +345,20 @@ def test_a_body_that_is_no_json_object_is_400(site, raw, path):
     assert body["message"]
 
 
+def test_the_longest_fields_an_app_may_send(site, alice):
+    from webauth.flows import app as app_flows
+
+    assert app_flows.MAX_FIELD_LENGTH == 16 * 1024  # an ID token is a few KB
+    assert app_flows.MAX_REDIRECT_URI_LENGTH == 2048
+    assert (app_flows.NONCE_LENGTHS.start, app_flows.NONCE_LENGTHS.stop) == (16, 513)
+    # A credentials field of exactly 16384 characters is read (and refused as a
+    # password); one more is no field at all. null is a value a form may send.
+    right = call(SIGNIN, {**ALICE, "password": "p" * 16384, "remember": None})
+    error_of(right, 401, "CredentialsSignin")
+    error_of(call(SIGNIN, {**ALICE, "password": "p" * 16385}), 400, "InvalidRequest")
+    signed_in(call(SIGNIN, {**ALICE, "remember": None}))
+
+
 def test_a_body_must_be_sent_as_json(site):
     response = call("/auth/app/signin/credentials", raw="username=a", content_type="text/plain")
     error_of(response, 400, "InvalidRequest")
@@ -451,6 +466,38 @@ def test_a_sign_in_callback_that_redirects_gives_the_app_the_url(site, alice):
     response = call(SIGNIN, ALICE)
     body = error_of(response, 401, "AccessDenied")
     assert body["url"] == "http://testserver/verify-phone/"
+
+
+def test_a_redirecting_sign_in_callback_is_logged_as_such(site, alice, caplog):
+    site(callbacks={"sign_in": lambda **kw: "/verify-phone/"})
+    with caplog.at_level(logging.DEBUG, logger="webauth"):
+        call(SIGNIN, ALICE)
+    assert "AccessDenied: The sign_in callback redirected the sign-in." in caplog.text
+
+
+def test_the_new_session_is_read_back_without_loading_the_user_again(site, alice):
+    # The user the sign-in found (an adapter record with its model instance) is
+    # handed to the read-back: no second lookup through the adapter.
+    from webauth.adapters.django import DjangoAdapter
+
+    loads = []
+
+    class Counting(DjangoAdapter):
+        def get_user(self, id):
+            loads.append(id)
+            return super().get_user(id)
+
+    site(adapter=Counting(), providers=[Email(from_email="Example <no-reply@example.com>")])
+    binding = ask_code("alice@example.com")
+    signed_in(redeem("alice@example.com", code_in(mail.outbox[-1]), binding))
+    assert loads == []
+
+
+def test_a_session_callback_that_returns_no_session_is_a_server_error(site, alice, caplog):
+    site(callbacks={"session": lambda **kw: None})
+    with caplog.at_level(logging.ERROR, logger="webauth"):
+        error_of(call(SIGNIN, ALICE), 500, "Configuration")
+    assert "JWTSessionError: The new session could not be read back." in caplog.text
 
 
 def test_a_jwt_callback_that_returns_nothing_makes_no_session(site, alice):
@@ -690,6 +737,19 @@ def test_a_bad_address_is_400(email_site, body, status, kind):
     if kind == "EmailSignInError":
         assert response["code"] == "invalid_email"
     assert not mail.outbox
+
+
+def test_a_code_of_64_characters_is_read_and_one_of_65_is_not(email_site, alice):
+    binding = ask_code("alice@example.com")
+    error_of(redeem("alice@example.com", "A" * 64, binding), 401, "Verification")
+    error_of(redeem("alice@example.com", "A" * 65, binding), 400, "InvalidRequest")
+    error_of(redeem("alice@example.com", "", binding), 400, "InvalidRequest")
+
+
+def test_the_app_requests_message_links_back_to_the_site(email_site, alice):
+    ask_code("alice@example.com")
+    (link,) = re.findall(r"http://testserver/auth/callback/email\?\S+", mail.outbox[-1].body)
+    assert query(link)["callbackUrl"] == "http://testserver"
 
 
 @pytest.mark.parametrize(
@@ -1380,6 +1440,38 @@ def test_which_redirect_uris_an_app_may_use(uri, allowed):
         "com.example.app:/oauth",
     )
     assert redirect_uri_allowed(entries, uri) is allowed
+
+
+def test_the_longest_redirect_uri_and_nonce(rp, idp, ios_app):
+    longest = APP_REDIRECT + "?" + "x" * (2048 - len(APP_REDIRECT) - 1)
+    assert len(longest) == 2048
+    # Not allowed (not in app_redirect_uris), but read: 400 for that reason, not its length.
+    body = {
+        "redirect_uri": longest,
+        "code_challenge": s256("v" * 43),
+        "code_challenge_method": "S256",
+    }
+    refused = error_of(call("/auth/app/authorize/example", body), 400, "InvalidRequest")
+    assert "app_redirect_uris" in refused["message"]
+    too_long = error_of(
+        call("/auth/app/authorize/example", {**body, "redirect_uri": longest + "x"}),
+        400,
+        "InvalidRequest",
+    )
+    assert "too long" in too_long["message"]
+    for raw in ("n" * 16, "n" * 512):
+        id_token = sdk_id_token(idp, nonce=hashed(raw))
+        signed_in(call("/auth/app/idtoken/example", {"id_token": id_token, "nonce": raw}))
+    for raw in ("n" * 15, "n" * 513):
+        response = call("/auth/app/idtoken/example", {"id_token": "x", "nonce": raw})
+        error_of(response, 400, "InvalidRequest")
+
+
+def test_the_apps_records_are_kept_under_webauths_prefix(site):
+    from webauth.flows import app as app_flows
+
+    key = app_flows._cache_key("state", "the-state")
+    assert key.startswith("webauth:app:state:") and "the-state" not in key
 
 
 def test_a_loopback_redirect_uri_may_take_any_port(rp):
