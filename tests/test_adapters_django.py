@@ -268,6 +268,69 @@ def test_account_lookups_compare_the_provider_account_id_exactly():
     assert adapter.get_account("AbC-é", "example").access_token == "owner-token"
 
 
+def test_provider_account_ids_that_differ_only_in_case_are_two_accounts():
+    # The unique (provider, provider_account_id) constraint is exact on every
+    # database: on MariaDB it took "AbC" and "abc" for one account (migration 0008).
+    one = get_user_model().objects.create_user("one")
+    two = get_user_model().objects.create_user("two")
+    for user, account_id in ((one, "AbC"), (two, "abc"), (two, "ÄbC"), (two, "AbC ")):
+        adapter.link_account(
+            AdapterAccount(
+                user_id=str(user.pk),
+                type="oidc",
+                provider="example",
+                provider_account_id=account_id,
+            )
+        )
+    assert adapter.get_user_by_account("example", "AbC").id == str(one.pk)
+    assert adapter.get_user_by_account("example", "abc").id == str(two.pk)
+    with pytest.raises(IntegrityError):
+        adapter.link_account(
+            AdapterAccount(
+                user_id=str(two.pk), type="oidc", provider="example", provider_account_id="AbC"
+            )
+        )
+
+
+def test_a_wrong_code_costs_no_attempt_of_a_look_alike_addresses_grant():
+    # The attempt is claimed with an UPDATE on the identifier: on MariaDB's
+    # collations it also counted against "jöhn"'s grant for a wrong code of "john".
+    _grant("jöhn@example.com", token="t-jöhn", code="c-jöhn")
+    _grant("john@example.com", token="t-john", code="c-john")
+    assert adapter.use_verification_code("john@example.com", "wrong", 5) is None
+    attempts = {row.identifier: row.attempts for row in VerificationToken.objects.all()}
+    assert attempts == {"jöhn@example.com": 0, "john@example.com": 1}
+    # And either grant is redeemed by its own code only.
+    assert adapter.use_verification_code("john@example.com", "c-jöhn", 5) is None
+    assert adapter.use_verification_code("jöhn@example.com", "c-jöhn", 5) is not None
+
+
+def test_identifier_columns_have_a_binary_collation_on_mariadb():
+    from webauth.fields import ExactCharField, exact_collation
+
+    if connection.vendor != "mysql":
+        # SQLite's and PostgreSQL's default collations compare exactly: no change.
+        assert exact_collation(connection) is None
+        assert ExactCharField(max_length=10).db_parameters(connection)["collation"] is None
+        return
+    wanted = {
+        ("webauth_account", "provider"),
+        ("webauth_account", "provider_account_id"),
+        ("webauth_verificationtoken", "identifier"),
+        ("webauth_authenticator", "credential_id"),
+        ("webauth_authenticator", "provider_account_id"),
+        ("webauth_webauthnuserhandle", "handle"),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT table_name, column_name, collation_name FROM information_schema.columns "
+            "WHERE table_schema = DATABASE() AND table_name LIKE 'webauth%%'"
+        )
+        found = {(table, column): collation for table, column, collation in cursor.fetchall()}
+    expected = "utf8mb4_nopad_bin" if connection.mysql_is_mariadb else "utf8mb4_0900_bin"
+    assert {key: found[key] for key in wanted} == dict.fromkeys(wanted, expected)
+
+
 def _grant(identifier, token="t-1", code="c-1", attempts=0):
     return adapter.replace_verification_token(
         VerificationTokenRecord(
