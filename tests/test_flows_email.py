@@ -866,6 +866,20 @@ def test_a_new_users_address_taken_meanwhile(client, settings, someone_was_first
         assert response["Location"] == "http://testserver/auth/error?error=Configuration"
 
 
+def test_two_users_with_one_address_refuse_the_sign_in(client, site, caplog):
+    # auth.User's address is not unique; rows written outside webauth may share
+    # one. webauth picks neither: the sign-in is refused and the log says who.
+    first = get_user_model().objects.create_user("dup1", email="dup@example.com")
+    second = get_user_model().objects.create_user("dup2", email="dup@example.com")
+    with caplog.at_level(logging.ERROR, logger="webauth"):
+        response = ask(client, "dup@example.com")
+    assert response.status_code == 302
+    assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+    assert not mail.outbox and grants() == 0
+    assert f"Users {first.pk} and {second.pk} have the same email address" in caplog.text
+    assert "dup@example.com" not in caplog.text
+
+
 def test_a_new_request_voids_the_earlier_link_and_code(client, site, alice):
     ask(client)
     first = last_mail()
