@@ -1163,6 +1163,55 @@ def test_a_provider_without_id_tokens_has_no_exchange(rp, idp):
     error_of(response, 404, "InvalidProvider")
 
 
+def test_an_id_token_of_another_issuer_is_refused(rp, idp, ios_app, settings):
+    # Signed with the provider's own key, but naming another issuer: refused,
+    # the provider's issuer comes from its discovery document.
+    from jwcrypto import jwk, jwt
+
+    key = jwk.JWK.from_pem(settings.OAUTH2_PROVIDER["OIDC_RSA_PRIVATE_KEY"].encode())
+    raw = secrets.token_urlsafe(32)
+    now = int(time.time())
+    claims = {
+        "iss": "https://evil.example",
+        "aud": IOS_CLIENT_ID,
+        "sub": str(idp.user.pk),
+        "iat": now,
+        "exp": now + 300,
+        "nonce": hashed(raw),
+    }
+    forged = jwt.JWT(header={"alg": "RS256", "kid": key.thumbprint()}, claims=claims)
+    forged.make_signed_token(key)
+    response = call("/auth/app/idtoken/example", {"id_token": forged.serialize(), "nonce": raw})
+    error_of(response, 401, "CallbackRouteError")
+    assert not Account.objects.exists()
+    # The same token with the provider's issuer signs in: only the issuer differed.
+    right = jwt.JWT(
+        header={"alg": "RS256", "kid": key.thumbprint()}, claims={**claims, "iss": idp.issuer}
+    )
+    right.make_signed_token(key)
+    signed_in(call("/auth/app/idtoken/example", {"id_token": right.serialize(), "nonce": raw}))
+
+
+def test_an_iss_for_a_provider_of_no_known_issuer_is_not_compared(rp, idp):
+    # A plain OAuth 2 provider has no issuer to compare the response's iss with
+    # (RFC 9207 applies where the client knows one): the code flow goes on.
+    rp(
+        provider=OAuth2(
+            id="example",
+            authorization_endpoint=f"{idp.issuer}/authorize/",
+            token_endpoint=f"{idp.issuer}/token/",
+            userinfo_endpoint=f"{idp.issuer}/userinfo/",
+            scope="openid",
+            client_id=CLIENT_ID,
+            client_secret=CLIENT_SECRET,
+            client_auth_method="client_secret_post",
+        )
+    )
+    started, verifier = app_authorize()
+    body = {**finish_body(idp, started, verifier), "iss": "https://anyone.example"}
+    signed_in(call("/auth/app/token/example", body))
+
+
 def test_id_token_exchange_links_to_the_signed_in_user(rp, idp, ios_app, alice):
     token = signed_in(call(SIGNIN, ALICE))["sessionToken"]
     raw = secrets.token_urlsafe(32)
@@ -1239,6 +1288,125 @@ def test_code_flow_with_pkce_end_to_end(rp, idp):
     assert claims_of(answer["sessionToken"])["sub"] == str(account.user_id)
     assert session_of(answer["sessionToken"])["user"]["email"] == "ida@idp.example"
     assert whoami(answer["sessionToken"]) == account.user.get_username()
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({}, {"scope": "openid profile email", "nonce": True}),
+        ({"scope": "openid email"}, {"scope": "openid email", "nonce": True}),
+        ({"scope": ""}, {"scope": None, "nonce": True}),
+        (
+            {"authorization_params": {"scope": "openid"}, "checks": ("pkce", "state")},
+            {"scope": "openid", "nonce": False},
+        ),
+        ({"response_mode": "form_post"}, {"response_mode": "form_post", "nonce": True}),
+        (
+            {"response_mode": "form_post", "authorization_params": {"response_mode": "query"}},
+            {"response_mode": "query", "nonce": True},
+        ),
+    ],
+    ids=repr,
+)
+def test_the_authorization_url_an_app_opens(rp, idp, options, expected):
+    kwargs = {"checks": ("pkce", "nonce"), **options}
+    rp(
+        provider=OIDC(
+            id="example",
+            issuer=idp.issuer,
+            client_id=CLIENT_ID,
+            client_secret=CLIENT_SECRET,
+            **kwargs,
+        )
+    )
+    started, _verifier = app_authorize()
+    sent = query(started["url"])
+    assert len(started["state"]) == 43 and sent["state"] == started["state"]
+    if expected["nonce"]:
+        assert len(sent["nonce"]) == 43
+    else:
+        assert "nonce" not in sent
+    if "scope" in expected:
+        assert sent.get("scope") == expected["scope"]
+    if "response_mode" in expected:
+        assert sent["response_mode"] == expected["response_mode"]
+
+
+def test_a_provider_whose_endpoints_cannot_be_found_is_the_sign_in_error(site, caplog):
+    site(
+        providers=[
+            OIDC(
+                id="example",
+                issuer="http://127.0.0.1:9/nothing",  # the discard port: nothing answers
+                client_id=CLIENT_ID,
+                client_secret=CLIENT_SECRET,
+            )
+        ],
+        app_redirect_uris=[APP_REDIRECT],
+    )
+    body = {
+        "redirect_uri": APP_REDIRECT,
+        "code_challenge": s256("v" * 43),
+        "code_challenge_method": "S256",
+    }
+    with caplog.at_level(logging.ERROR, logger="webauth"):
+        error_of(call("/auth/app/authorize/example", body), 500, "Configuration")
+    assert "[auth][error] OAuthSignInError:" in caplog.text
+
+
+def test_a_state_that_cannot_be_stored_is_refused(rp, idp, monkeypatch):
+    from webauth.conf import get_config
+    from webauth.flows import app as app_flows
+
+    store = app_flows._cache(get_config())
+    monkeypatch.setattr(type(store), "add", lambda self, *args, **kwargs: False)
+    body = {
+        "redirect_uri": APP_REDIRECT,
+        "code_challenge": s256("v" * 43),
+        "code_challenge_method": "S256",
+    }
+    response = call("/auth/app/authorize/example", body)
+    assert response.status_code == 500 and "url" not in response.json()
+
+
+@pytest.mark.parametrize(
+    ("field", "ok", "too_long"),
+    [("state", "s" * 512, "s" * 513), ("iss", "i" * 2048, "i" * 2049)],
+)
+def test_the_longest_state_and_issuer_an_app_may_send(rp, field, ok, too_long):
+    body = {
+        "code": "c",
+        "state": secrets.token_urlsafe(32),
+        "code_verifier": secrets.token_urlsafe(48),
+        "redirect_uri": APP_REDIRECT,
+    }
+    error_of(call("/auth/app/token/example", {**body, field: ok}), 401, "InvalidCheck")
+    error_of(call("/auth/app/token/example", {**body, field: too_long}), 400, "InvalidRequest")
+
+
+def test_apples_user_field_is_passed_on_as_its_json():
+    from webauth.flows.app import _apple_user
+
+    name = {"name": {"firstName": "Ada", "lastName": "Lovelace"}}
+    assert json.loads(_apple_user({"user": name})["user"]) == name
+    assert _apple_user({"user": '{"name": {}}'}) == {"user": '{"name": {}}'}
+    assert _apple_user({"user": 7}) == {}
+    assert _apple_user({}) == {}
+    assert _apple_user({"user": {"x": object()}}) == {}  # not JSON: left out
+
+
+def test_a_nonce_with_a_lone_surrogate_is_no_server_error(rp, idp, ios_app):
+    id_token = sdk_id_token(idp, nonce=hashed("n" * 32))
+    response = call(
+        "/auth/app/idtoken/example",
+        raw=json.dumps({"id_token": id_token, "nonce": "\ud800" + "n" * 20}),
+    )
+    assert response.status_code == 401
+
+
+def test_the_longest_address_an_app_may_send(email_site):
+    error_of(call("/auth/app/signin/email", {"email": "a" * 1016}), 400, "EmailSignInError")
+    error_of(call("/auth/app/signin/email", {"email": "a" * 1017}), 400, "InvalidRequest")
 
 
 def test_code_flow_with_the_apps_custom_scheme(rp, idp):
@@ -1422,6 +1590,8 @@ def test_authorize_refuses_a_bad_request(rp, changes):
         ("http://127.0.0.1:99999/cb", False),  # no port at all: urlsplit refuses it
         ("http://[::1/cb", False),  # cannot be parsed
         ("https://127.0.0.1:5000/cb", False),  # only http:// loopback entries take a port
+        ("https://localhost:5000/cb", False),  # not even an https:// one that is listed
+        ("https://localhost/cb", True),
         ("http://example.com:5000/cb", False),  # not loopback: exact only
         ("http://user@127.0.0.1:5000/cb", False),
         ("http://127.0.0.1:5000/other", False),
@@ -1438,6 +1608,7 @@ def test_which_redirect_uris_an_app_may_use(uri, allowed):
         "http://localhost/cb",
         "http://example.com/cb",
         "com.example.app:/oauth",
+        "https://localhost/cb",
     )
     assert redirect_uri_allowed(entries, uri) is allowed
 
