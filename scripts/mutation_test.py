@@ -551,7 +551,7 @@ def load_equivalent() -> dict[str, str]:
 
 def _copy_project(dest: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".git", "node_modules", ".venv")
-    for name in ("webauth", "tests", "example_project", "docs"):
+    for name in ("webauth", "tests", "example_project", "docs", "benchmarks"):
         if (ROOT / name).exists():
             shutil.copytree(ROOT / name, dest / name, ignore=ignore)
     for name in ("pyproject.toml", "tox.ini"):

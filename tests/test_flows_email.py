@@ -904,6 +904,55 @@ def test_one_click_links_when_confirm_link_is_off(client, site, alice):
     assert anywhere.get(path_of(link_of(message)))["Location"].endswith("error=Verification")
 
 
+@pytest.mark.parametrize("asker", [True, False], ids=["the browser that asked", "another"])
+def test_one_click_links_may_be_posted_too(client, site, alice, asker):
+    # Auth.js's link redeemed by a POST (a client that posts the link's fields):
+    # any browser, and the landing is the one the asking browser chose.
+    site(email=Email(confirm_link=False))
+    ask(client, callback="/after/")
+    message = last_mail()
+    browser = client if asker else Client()
+    response = browser.post(
+        "/auth/callback/email",
+        {
+            "csrfToken": csrf_pair(browser),
+            "token": token_of(message),
+            "email": "alice@example.com",
+            "callbackUrl": "/elsewhere/",
+        },
+    )
+    assert signed_in_as(response) == "alice@example.com"
+    landing = "/after/" if asker else "/elsewhere/"
+    assert response["Location"] == f"http://testserver{landing}"
+
+
+@pytest.mark.parametrize("one_click", [False, True], ids=["confirm", "one-click"])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"email": "alice@example.com"},
+        {"email": "alice@example.com", "token": ""},
+        {"email": ["alice@example.com"], "token": "t"},
+        {"email": "alice@example.com", "token": ["t"]},
+        {"token": "t"},
+    ],
+    ids=repr,
+)
+def test_a_link_without_a_token_or_address_is_the_verification_error(
+    client, site, alice, fields, one_click
+):
+    site(email=Email(confirm_link=not one_click))
+    ask(client)
+    body = json.dumps({"csrfToken": csrf_pair(client), **fields})
+    posted = client.post("/auth/callback/email", body, content_type="application/json")
+    assert posted.status_code == 302
+    assert posted["Location"] == "http://testserver/auth/error?error=Verification"
+    plain = {k: v for k, v in fields.items() if isinstance(v, str)}
+    opened = client.get("/auth/callback/email", plain)
+    assert opened["Location"] == "http://testserver/auth/error?error=Verification"
+    assert grants() == 1
+
+
 def test_one_click_links_check_the_address(client, site, alice):
     site(email=Email(confirm_link=False))
     ask(client)
@@ -1570,7 +1619,7 @@ def test_an_invalid_address_is_a_warning_that_names_no_address(client, site, cap
     assert response.status_code == 400
     (record,) = [r for r in caplog.records if "EmailSignInError" in r.getMessage()]
     assert record.levelno == logging.WARNING
-    assert "The email address is not valid" in record.getMessage()
+    assert "[EmailSignInError] The email address is not valid." in record.getMessage()
     assert "not an address" not in caplog.text
 
 
