@@ -953,6 +953,35 @@ def test_a_link_without_a_token_or_address_is_the_verification_error(
     assert grants() == 1
 
 
+def test_what_the_pages_templates_are_given(client, site, alice):
+    # The context is a project's to use when it overrides the templates.
+    ask(client, callback="/after/")
+    message = last_mail()
+    confirm_page = client.get(path_of(link_of(message)))
+    assert confirm_page.context["provider"] == {"id": "email", "name": "Email"}
+    assert confirm_page.context["identifier"] == "alice@example.com"
+    assert confirm_page.context["callback_url"] == "http://testserver/after/"
+    assert 'data-provider="email"' in confirm_page.content.decode()
+    elsewhere = Client().get(path_of(link_of(message)))
+    assert elsewhere.context["provider"] == {"id": "email", "name": "Email"}
+    assert elsewhere.context["has_code"] is True
+    assert elsewhere.context["signin_url"] == "http://testserver/auth/signin"
+    assert "enter the code from the email there" in elsewhere.content.decode()
+    page = client.get("/auth/verify-request")
+    assert page.context["provider"] == {"id": "email", "name": "Email"}
+    assert page.context["signin_url"] == "http://testserver/auth/signin"
+
+
+def test_the_other_browsers_page_for_links_only(client, site, alice):
+    site(email=Email(code=None))
+    ask(client)
+    elsewhere = Client().get(path_of(link_of(last_mail())))
+    assert elsewhere.context["has_code"] is False
+    text = elsewhere.content.decode()
+    assert "Open the link in the browser where you asked to sign in." in text
+    assert "enter the code" not in text
+
+
 def test_one_click_links_check_the_address(client, site, alice):
     site(email=Email(confirm_link=False))
     ask(client)
