@@ -970,6 +970,9 @@ def test_what_the_pages_templates_are_given(client, site, alice):
     page = client.get("/auth/verify-request")
     assert page.context["provider"] == {"id": "email", "name": "Email"}
     assert page.context["signin_url"] == "http://testserver/auth/signin"
+    wrong = enter_code(client, "AAAA-AAAA")
+    assert (wrong.context["url"], wrong.context["host"]) == ("http://testserver", "testserver")
+    assert wrong.context["provider"] == {"id": "email", "name": "Email"}
 
 
 def test_the_other_browsers_page_for_links_only(client, site, alice):

@@ -8,11 +8,13 @@ import subprocess
 import sys
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import requests
 from django.contrib.auth import get_user_model
+from django.core.cache import caches
 from django.core.exceptions import ImproperlyConfigured
 from django.test import RequestFactory
 from freezegun import freeze_time
@@ -627,6 +629,106 @@ def test_a_proxy_without_trusted_proxies_is_pointed_out_once(caplog, monkeypatch
     with caplog.at_level(logging.WARNING, logger="webauth.ratelimit"):
         ratelimit.client_key(proxied, config_with(trusted_proxies=1))
     assert caplog.text == ""
+
+
+def test_a_private_peer_without_the_header_or_an_unusable_peer_is_not_pointed_out(
+    caplog, monkeypatch
+):
+    monkeypatch.setattr(ratelimit, "_warned_about_proxy", False)
+    config = config_with()
+    with caplog.at_level(logging.WARNING, logger="webauth.ratelimit"):
+        assert ratelimit.client_key(req("10.0.0.2"), config) == "10.0.0.2"
+        unusable = req("junk", HTTP_X_FORWARDED_FOR="198.51.100.1")
+        assert ratelimit.client_key(unusable, config) == "unknown"
+    assert caplog.text == "" and ratelimit._warned_about_proxy is False
+
+
+def test_a_new_process_has_not_pointed_anything_out_yet():
+    code = (
+        "import django; django.setup(); import webauth.ratelimit as r; print(r._warned_about_proxy)"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.support.settings"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.strip() == "False"
+
+
+def test_client_key_reads_the_settings_without_a_configuration(settings):
+    settings.WEBAUTH = {**BASE, "trusted_proxies": 1}
+    request = req("10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.7")
+    assert ratelimit.client_key(request) == "198.51.100.7"
+
+
+def test_the_limiters_log_lines_go_to_its_own_logger(settings, caplog):
+    settings.CACHES = {
+        **settings.CACHES,
+        "down": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:9/0",
+            "OPTIONS": {"socket_connect_timeout": 0.2},
+        },
+    }
+    config = config_with(rate_limits={"mine": "1/m/ip"}, rate_limit_cache="down")
+    with caplog.at_level(logging.ERROR):
+        ratelimit.hit(req(), "mine", config=config)
+    assert {r.name for r in caplog.records} == {"webauth.ratelimit"}
+
+
+def test_limits_off_need_no_cache_and_log_nothing(caplog):
+    config = config_with(rate_limits=False, rate_limit_cache="no-such-cache")
+    with caplog.at_level(logging.DEBUG, logger="webauth"):
+        assert ratelimit.hit(req(), "signin", "alice", config=config)
+        assert ratelimit.check(req(), "signin", "alice", config=config)
+    assert caplog.text == ""
+
+
+def test_counters_live_in_webauths_keys_and_past_their_window(cache_alias):
+    # A window's counter outlives the window by _EXPIRY_MARGIN (30 s), so that no
+    # request of the window finds it expired; its name holds no personal data.
+    config = config_with(rate_limits={"mine": "1/m/ip"}, rate_limit_cache=cache_alias)
+    with freeze_time("2026-01-01 12:00:00") as frozen:
+        decision = ratelimit.hit(req(), "mine", config=config)
+        (name,) = decision.counted
+        assert name.startswith("webauth:rl:mine:0:")
+        frozen.tick(timedelta(seconds=89.5))
+        assert caches[cache_alias].get(name) == 1
+        if cache_alias == "default":  # LocMemCache follows the frozen clock; Redis does not
+            frozen.tick(timedelta(seconds=0.5))
+            assert caches[cache_alias].get(name) is None
+
+
+def test_in_a_windows_last_second_the_wait_is_one_second(cache_alias):
+    config = config_with(rate_limits={"mine": "1/m/ip"}, rate_limit_cache=cache_alias)
+    with freeze_time("2026-01-01 12:00:59.5"):
+        assert ratelimit.hit(req(), "mine", config=config)
+        refused = ratelimit.hit(req(), "mine", config=config)
+    assert not refused and refused.retry_after == 1
+
+
+def test_a_key_with_a_lone_surrogate_is_counted(cache_alias):
+    config = config_with(rate_limits={"mine": "1/m/key"}, rate_limit_cache=cache_alias)
+    key = "alice\udc80"
+    assert ratelimit.hit(req(), "mine", key, config=config)
+    assert not ratelimit.hit(req(), "mine", key, config=config)
+
+
+def test_a_counter_that_keeps_expiring_counts_as_the_first():
+    # add() finds the counter, incr() finds it gone (the window's very end):
+    # tried three times, then counted as the window's first request.
+    calls = []
+
+    class Racing:
+        def add(self, name, value, timeout):
+            calls.append("add")
+            return False
+
+        def incr(self, name):
+            calls.append("incr")
+            raise ValueError("gone")
+
+    assert ratelimit._take(Racing(), "n", 30) == 1
+    assert calls == ["add", "incr"] * 3
 
 
 @pytest.mark.django_db

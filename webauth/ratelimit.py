@@ -354,9 +354,10 @@ def check(
     alias = config.rate_limits.cache
     now = time.time()
     try:
-        cache = caches[alias]
         found, _ = _counters(request, config, ((action, key),), now)
-        values = cache.get_many([name for _, name, _ in found])
+        if not found:  # limits off, or only rules per key and no key: no cache needed
+            return Decision(True, action, cache_alias=alias)
+        values = caches[alias].get_many([name for _, name, _ in found])
     except ValueError:
         raise
     except Exception:
