@@ -985,6 +985,30 @@ def test_the_other_browsers_page_for_links_only(client, site, alice):
     assert "enter the code" not in text
 
 
+def test_the_sign_in_callback_and_the_signals_of_a_redemption(client, site, alice):
+    seen = {}
+
+    def sign_in(*, user, account, email=None, **kwargs):
+        if not email:  # the redemption, not the ask
+            seen["callback"] = (user.email, account["type"], account["providerAccountId"])
+        return True
+
+    def created(sender, user, request, **kwargs):
+        seen["created"] = (sender, user.email, request.path)
+
+    site(callbacks={"sign_in": sign_in})
+    user_created.connect(created)
+    try:
+        ask(client)
+        enter_code(client, code_of(last_mail()))
+        ask(client, "new@example.com")
+        enter_code(client, code_of(last_mail()))
+    finally:
+        user_created.disconnect(created)
+    assert seen["callback"] == ("new@example.com", "email", "new@example.com")
+    assert seen["created"] == ("email", "new@example.com", "/auth/callback/email")
+
+
 def test_one_click_links_check_the_address(client, site, alice):
     site(email=Email(confirm_link=False))
     ask(client)

@@ -30,6 +30,8 @@ from webauth.providers import Credentials, DjangoCredentials
 from webauth.providers.oauth import OIDC
 
 from .support.helpers import csrf_pair, wait_until_serving
+from .support.redis import HOST as REDIS_HOST
+from .support.redis import PORT as REDIS_PORT
 from .support.redis import REDIS_CACHE, fresh_redis_cache, redis_or_skip
 from .support.redis import URL as REDIS_URL
 
@@ -711,6 +713,60 @@ def test_a_key_with_a_lone_surrogate_is_counted(cache_alias):
     key = "alice\udc80"
     assert ratelimit.hit(req(), "mine", key, config=config)
     assert not ratelimit.hit(req(), "mine", key, config=config)
+
+
+def test_counters_are_written_to_the_primary_of_a_replicated_redis(settings):
+    # Django's RedisCache reads from replicas and writes to the first server: a
+    # counter is a write, wherever the cache would read from.
+    import redis
+
+    redis_or_skip()
+    prefix = f"webauth-test-{uuid.uuid4().hex}"
+    settings.CACHES = {
+        **settings.CACHES,
+        "limits": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": [
+                f"redis://{REDIS_HOST}:{REDIS_PORT}/3",
+                f"redis://{REDIS_HOST}:{REDIS_PORT}/4",
+            ],
+            "KEY_PREFIX": prefix,
+        },
+    }
+    config = config_with(rate_limits={"mine": "5/m/ip"}, rate_limit_cache="limits")
+    decision = ratelimit.hit(req(), "mine", config=config)
+    (name,) = decision.counted
+    key = caches["limits"].make_key(name)
+    primary = redis.Redis(host=REDIS_HOST, port=REDIS_PORT, db=3)
+    replica = redis.Redis(host=REDIS_HOST, port=REDIS_PORT, db=4)
+    try:
+        assert int(primary.get(key)) == 1 and replica.get(key) is None
+    finally:
+        primary.delete(key)
+
+
+def test_check_names_an_unknown_action():
+    with pytest.raises(ValueError, match="not a rate-limit action"):
+        ratelimit.check(req(), "no-such-action", config=config_with())
+
+
+def test_refunds(settings, caplog):
+    # Nothing counted, nothing to give back: the cache is not even looked up.
+    nothing = ratelimit.Decision(True, "mine", cache_alias="no-such-cache")
+    with caplog.at_level(logging.DEBUG, logger="webauth"):
+        ratelimit.refund(nothing)
+    assert caplog.text == ""
+    # A cache that fails is logged, and the request goes on.
+    counted = ratelimit.Decision(True, "mine", counted=("webauth:rl:x",), cache_alias="gone")
+    with caplog.at_level(logging.ERROR, logger="webauth.ratelimit"):
+        ratelimit.refund(counted)
+    assert "rate limit 'mine' could not be refunded" in caplog.text
+
+
+def test_the_429_is_never_cached():
+    response = ratelimit.limited_response(7)
+    assert response["Cache-Control"] == "private, no-cache, no-store"
+    assert response["Retry-After"] == "7"
 
 
 def test_a_counter_that_keeps_expiring_counts_as_the_first():
