@@ -752,6 +752,7 @@ def test_check_names_an_unknown_action():
 
 def test_refunds(settings, caplog):
     # Nothing counted, nothing to give back: the cache is not even looked up.
+    assert ratelimit.Decision(True, "mine").cache_alias == "default"
     nothing = ratelimit.Decision(True, "mine", cache_alias="no-such-cache")
     with caplog.at_level(logging.DEBUG, logger="webauth"):
         ratelimit.refund(nothing)

@@ -22,8 +22,10 @@ scanner uses up the link, or gets the session. Here:
 * ``POST`` redeems: the token from the confirmation page, or the code typed on
   the ``verify-request`` page. Both need the pending cookie, checked before
   anything is consumed; the code's address comes from the cookie, never from
-  the form. So a session only ever reaches the browser that started the
-  sign-in, and a blind POST burns nothing.
+  the form, and so does the grant's *binding*, without which neither the token
+  nor the code matches what is stored (:func:`grant_hash`). So a session only
+  ever reaches the browser whose request made the grant (not even another
+  browser that asked for the same address), and a blind POST burns nothing.
 * ``confirm_link=False`` restores Auth.js's one-click ``GET`` for projects that
   want it (a system check, ``webauth.I002``, names the risk).
 

@@ -26,14 +26,16 @@ The secrets, and why they are what they are:
   from Crockford's base 32 alphabet (digits and capitals without I, L, O, U:
   nothing two characters can be mistaken for), 40 bits; ``"digits"`` draws 8
   digits, 26.6 bits. What makes a code short enough to type safe enough to use:
-  it works only in the browser that asked for it (the flow reads the address
-  from that browser's encrypted cookie), and a grant dies after
+  it works only for the request that asked for it (the flow stores it bound to
+  a random value that only that browser's encrypted cookie, or that app, holds:
+  ``webauth.flows.email.grant_hash``), and a grant dies after
   ``code_max_attempts`` (5) wrong codes, counted across resends. An attacker
-  who starts a sign-in for someone else's address, and so holds the cookie,
-  guesses an alphanumeric code with probability 5 / 2**40 (about 1 in 220
-  billion) per grant, and the ``email_send`` limit caps the grants.
-* Both are stored as ``sha256hex(value + secret)`` (Auth.js's hash; the secret
-  is ``secret=`` or the site's, a list comma-joined): a copy of the database
+  who starts a sign-in for someone else's address, and so holds a grant's
+  binding, guesses an alphanumeric code with probability 5 / 2**40 (about 1 in
+  220 billion) per grant, and the ``email_send`` limit caps the grants.
+* Both are stored hashed with the secret (``secret=`` or the site's, a list
+  comma-joined), bound as above; Auth.js's plain ``sha256hex(value + secret)``
+  for the one-click link of ``confirm_link=False``: a copy of the database
   holds nothing anyone can redeem.
 """
 
