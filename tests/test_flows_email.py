@@ -861,9 +861,73 @@ def test_a_new_users_address_taken_meanwhile(client, settings, someone_was_first
         # The address has a user now: the one who proved it signs in to it.
         assert session_claims(response)["name"] == "Winner"
     else:
-        # EmailInUse with nobody there: the adapter is broken; no session.
+        # EmailInUse with nobody there: the adapter is broken; no session, and
+        # the log names what it raised.
         assert SESSION not in response.cookies
         assert response["Location"] == "http://testserver/auth/error?error=Configuration"
+
+
+def test_the_log_names_an_address_in_use_that_no_user_has(client, settings, caplog):
+    adapter = SomeoneElseFirst()
+    adapter.first = False
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": adapter,
+        "session": {"strategy": "jwt"},
+        "providers": [Email(from_email="Example <no-reply@example.com>")],
+    }
+    ask(client, "new@example.com")
+    with caplog.at_level(logging.ERROR, logger="webauth"):
+        enter_code(client, code_of(last_mail()))
+    assert "[auth][error] EmailInUse: Another user has this email address." in caplog.text
+
+
+class Terse(MemoryAdapter):
+    """An adapter whose writes return nothing, as Auth.js's linkAccount may."""
+
+    async def link_account(self, account):
+        await super().link_account(account)
+        return None
+
+    async def update_user(self, user):
+        await super().update_user(user)
+        return None
+
+
+def test_an_adapter_whose_writes_return_nothing(client, settings):
+    # A passkey registration made this user; the address's owner proves it by email.
+    from asgiref.sync import async_to_sync
+
+    from webauth.types import AdapterUser
+
+    adapter = Terse()
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": adapter,
+        "session": {"strategy": "jwt"},
+        "providers": [Email(from_email="Example <no-reply@example.com>")],
+    }
+    user = async_to_sync(adapter.create_user)(
+        AdapterUser(id="", email="pat@example.com", name="Pat")
+    )
+    async_to_sync(adapter.mark_email_unproven)(user.id)
+    linked, updated = [], []
+    account_linked.connect(link := lambda **kw: linked.append(kw["account"]))
+    user_updated.connect(update := lambda **kw: updated.append(kw["user"]))
+    try:
+        ask(client, "pat@example.com")
+        response = enter_code(client, code_of(last_mail()))
+        ask(client, "pat@example.com")
+        again = enter_code(client, code_of(last_mail()))
+    finally:
+        account_linked.disconnect(link)
+        user_updated.disconnect(update)
+    assert session_claims(response)["name"] == "Pat" and session_claims(again)["name"] == "Pat"
+    # The proven address became an email account: the event has the account passed.
+    (account,) = linked
+    assert (account.provider, account.provider_account_id) == ("email", "pat@example.com")
+    # One update for the proof and its date; the second sign-in changes nothing.
+    assert [u.id for u in updated] == [user.id]
 
 
 def test_two_users_with_one_address_refuse_the_sign_in(client, site, caplog):
