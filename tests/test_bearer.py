@@ -114,6 +114,8 @@ def test_bearer_must_be_a_bool(settings, value):
         ("Bearer", None),
         ("Bearer ", None),
         ("Bearerx", None),  # 7 characters: another scheme
+        ("BearerXabc", None),  # only a space or a tab ends the scheme
+        ("Bearer\x0babc", None),
         ("Bearer\t", None),
         ("Bearerabc", None),
         ("Bearer a b", None),
