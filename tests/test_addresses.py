@@ -9,11 +9,7 @@ cannot be stored and those tests skip.
 
 import itertools
 import math
-import os
-import subprocess
-import sys
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -33,7 +29,6 @@ from webauth.addresses import (
 )
 from webauth.models import Account
 
-ROOT = Path(__file__).resolve().parents[1]
 WEBAUTH_USER = settings.AUTH_USER_MODEL == "webauth.User"
 _names = itertools.count()
 
@@ -647,24 +642,3 @@ def test_database_error_is_a_clear_command_error():
 
 
 # -- under webauth.User ------------------------------------------------------------------
-
-
-@pytest.mark.skipif(WEBAUTH_USER, reason="this is the run under webauth.User")
-def test_suite_passes_with_webauth_user_model():
-    # As tests/test_models_user.py does, with a test database name of its own
-    # (pytest-django appends TOX_PARALLEL_ENV to it) so that both can run at once.
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.support.settings_user_model",
-        "TOX_PARALLEL_ENV": "_".join(filter(None, [os.environ.get("TOX_PARALLEL_ENV"), "addr"])),
-    }
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert " passed" in result.stdout

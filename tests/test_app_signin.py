@@ -31,7 +31,7 @@ from webauth import jwt as jose
 from webauth.conf import build_config
 from webauth.models import Account, Authenticator, Session, token_hash
 from webauth.providers import DjangoCredentials, Email, Passkey
-from webauth.providers.oauth import OIDC, OAuth2
+from webauth.providers.oauth import OIDC
 
 from .support.app_helpers import (
     APP_REDIRECT,
@@ -44,7 +44,14 @@ from .support.app_helpers import (
 )
 from .support.authenticator import SoftAuthenticator
 from .support.helpers import query
-from .support.oidc_helpers import CLIENT_ID, CLIENT_SECRET, REDIRECT_URI, authorize, start_idp
+from .support.oidc_helpers import (
+    CLIENT_ID,
+    CLIENT_SECRET,
+    REDIRECT_URI,
+    authorize,
+    plain_oauth2,
+    start_idp,
+)
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 SESSION = "authjs.session-token"
@@ -1149,16 +1156,7 @@ def test_a_malformed_id_token_request_is_400(rp, body):
 
 
 def test_a_provider_without_id_tokens_has_no_exchange(rp, idp):
-    rp(
-        provider=OAuth2(
-            id="example",
-            authorization_endpoint=f"{idp.issuer}/authorize/",
-            token_endpoint=f"{idp.issuer}/token/",
-            userinfo_endpoint=f"{idp.issuer}/userinfo/",
-            client_id=CLIENT_ID,
-            client_secret=CLIENT_SECRET,
-        )
-    )
+    rp(provider=plain_oauth2(idp))
     response = call("/auth/app/idtoken/example", {"id_token": "x", "nonce": "n" * 32})
     error_of(response, 404, "InvalidProvider")
 
@@ -1195,18 +1193,7 @@ def test_an_id_token_of_another_issuer_is_refused(rp, idp, ios_app, settings):
 def test_an_iss_for_a_provider_of_no_known_issuer_is_not_compared(rp, idp):
     # A plain OAuth 2 provider has no issuer to compare the response's iss with
     # (RFC 9207 applies where the client knows one): the code flow goes on.
-    rp(
-        provider=OAuth2(
-            id="example",
-            authorization_endpoint=f"{idp.issuer}/authorize/",
-            token_endpoint=f"{idp.issuer}/token/",
-            userinfo_endpoint=f"{idp.issuer}/userinfo/",
-            scope="openid",
-            client_id=CLIENT_ID,
-            client_secret=CLIENT_SECRET,
-            client_auth_method="client_secret_post",
-        )
-    )
+    rp(provider=plain_oauth2(idp, scope="openid", client_auth_method="client_secret_post"))
     started, verifier = app_authorize()
     body = {**finish_body(idp, started, verifier), "iss": "https://anyone.example"}
     signed_in(call("/auth/app/token/example", body))

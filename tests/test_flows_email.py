@@ -784,7 +784,7 @@ def test_a_grant_is_expired_at_its_expiry_instant(client, site, alice, redeem):
         assert not signed_in_as(response)
 
 
-def test_the_flow_judges_the_expiry_of_what_an_adapter_hands_back(client, settings, alice):
+def test_the_flow_judges_the_expiry_of_what_an_adapter_hands_back(client, site, alice):
     # An adapter that does not check expiry (Auth.js's adapters return an
     # expired token too): the flow refuses a grant at its expiry instant.
     class Lax(MemoryAdapter):
@@ -795,11 +795,7 @@ def test_the_flow_judges_the_expiry_of_what_an_adapter_hands_back(client, settin
                         return self.tokens.pop(key)
             return None
 
-    settings.WEBAUTH = {
-        "secret": SECRET,
-        "adapter": Lax(),
-        "providers": [Email(from_email="Example <no-reply@example.com>")],
-    }
+    site(adapter=Lax())
     with freeze_time(datetime(2030, 1, 1, tzinfo=UTC)) as frozen:
         ask(client)
         frozen.tick(timedelta(seconds=86400))
@@ -811,14 +807,9 @@ def session_claims(response) -> dict:
     return jose.decode(token=response.cookies[SESSION].value, secret=SECRET, salt=SESSION)
 
 
-def test_the_session_carries_the_users_name_and_image(client, settings):
+def test_the_session_carries_the_users_name_and_image(client, site):
     adapter = MemoryAdapter()
-    settings.WEBAUTH = {
-        "secret": SECRET,
-        "adapter": adapter,
-        "session": {"strategy": "jwt"},
-        "providers": [Email(from_email="Example <no-reply@example.com>")],
-    }
+    site(adapter=adapter)
     from asgiref.sync import async_to_sync
 
     from webauth.types import AdapterUser
@@ -846,15 +837,10 @@ class SomeoneElseFirst(MemoryAdapter):
 
 
 @pytest.mark.parametrize("someone_was_first", [True, False])
-def test_a_new_users_address_taken_meanwhile(client, settings, someone_was_first):
+def test_a_new_users_address_taken_meanwhile(client, site, someone_was_first):
     adapter = SomeoneElseFirst()
     adapter.first = someone_was_first
-    settings.WEBAUTH = {
-        "secret": SECRET,
-        "adapter": adapter,
-        "session": {"strategy": "jwt"},
-        "providers": [Email(from_email="Example <no-reply@example.com>")],
-    }
+    site(adapter=adapter)
     ask(client, "new@example.com")
     response = enter_code(client, code_of(last_mail()))
     if someone_was_first:
@@ -867,15 +853,10 @@ def test_a_new_users_address_taken_meanwhile(client, settings, someone_was_first
         assert response["Location"] == "http://testserver/auth/error?error=Configuration"
 
 
-def test_the_log_names_an_address_in_use_that_no_user_has(client, settings, caplog):
+def test_the_log_names_an_address_in_use_that_no_user_has(client, site, caplog):
     adapter = SomeoneElseFirst()
     adapter.first = False
-    settings.WEBAUTH = {
-        "secret": SECRET,
-        "adapter": adapter,
-        "session": {"strategy": "jwt"},
-        "providers": [Email(from_email="Example <no-reply@example.com>")],
-    }
+    site(adapter=adapter)
     ask(client, "new@example.com")
     with caplog.at_level(logging.ERROR, logger="webauth"):
         enter_code(client, code_of(last_mail()))
@@ -894,19 +875,14 @@ class Terse(MemoryAdapter):
         return None
 
 
-def test_an_adapter_whose_writes_return_nothing(client, settings):
+def test_an_adapter_whose_writes_return_nothing(client, site):
     # A passkey registration made this user; the address's owner proves it by email.
     from asgiref.sync import async_to_sync
 
     from webauth.types import AdapterUser
 
     adapter = Terse()
-    settings.WEBAUTH = {
-        "secret": SECRET,
-        "adapter": adapter,
-        "session": {"strategy": "jwt"},
-        "providers": [Email(from_email="Example <no-reply@example.com>")],
-    }
+    site(adapter=adapter)
     user = async_to_sync(adapter.create_user)(
         AdapterUser(id="", email="pat@example.com", name="Pat")
     )
@@ -1710,17 +1686,13 @@ def test_a_one_click_link_is_stored_as_auth_js_stores_it(client, site, alice):
     assert row.code_hash == ""  # links only: no code
 
 
-def test_an_adapter_that_returns_no_grant_starts_the_count_at_zero(client, settings, alice):
+def test_an_adapter_that_returns_no_grant_starts_the_count_at_zero(client, site, alice):
     class Quiet(MemoryAdapter):
         async def replace_verification_token(self, token):
             await super().replace_verification_token(token)
             return None
 
-    settings.WEBAUTH = {
-        "secret": SECRET,
-        "adapter": Quiet(),
-        "providers": [Email(from_email="Example <no-reply@example.com>")],
-    }
+    site(adapter=Quiet())
     ask(client)
     assert pending_payload(client)["attempts"] == 0
 

@@ -20,6 +20,7 @@ from .support.oidc_helpers import (
     authorize,
     begin,
     callback,
+    plain_oauth2,
     query,
     sign_in,
     start_idp,
@@ -296,18 +297,9 @@ def test_userinfo_instead_of_id_token(client, idp, rp):
 
 
 def test_plain_oauth2_provider_with_explicit_endpoints(client, idp, settings):
-    from webauth.providers.oauth import OAuth2
 
-    provider = OAuth2(
-        id="example",
-        name="Example OAuth",
-        authorization_endpoint=f"{idp.issuer}/authorize/",
-        token_endpoint=f"{idp.issuer}/token/",
-        userinfo_endpoint=f"{idp.issuer}/userinfo/",
-        scope="openid",
-        client_id=CLIENT_ID,
-        client_secret=CLIENT_SECRET,
-        client_auth_method="client_secret_post",
+    provider = plain_oauth2(
+        idp, name="Example OAuth", scope="openid", client_auth_method="client_secret_post"
     )
     settings.WEBAUTH = {
         **settings.WEBAUTH,

@@ -15,7 +15,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize(
-    "module", ["tests/test_adapters_contract.py", "tests/support/user_model_flows.py"]
+    "module",
+    [
+        "tests/test_adapters_contract.py",
+        "tests/support/user_model_flows.py",
+        # The address audit on a model whose address column is unique.
+        "tests/test_addresses.py",
+    ],
 )
 def test_suite_passes_with_webauth_user_model(module):
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.support.settings_user_model"}

@@ -54,6 +54,23 @@ def start_idp(live_server, *, skip_authorization=True, redirect_uri=REDIRECT_URI
     return IdP(url=live_server.url, application=application, user=user, browser=browser)
 
 
+def plain_oauth2(idp: IdP, **options):
+    """An OAuth 2 provider (no OpenID discovery, no issuer) on the test provider's endpoints."""
+    from webauth.providers.oauth import OAuth2
+
+    return OAuth2(
+        **{
+            "id": "example",
+            "authorization_endpoint": f"{idp.issuer}/authorize/",
+            "token_endpoint": f"{idp.issuer}/token/",
+            "userinfo_endpoint": f"{idp.issuer}/userinfo/",
+            "client_id": CLIENT_ID,
+            "client_secret": CLIENT_SECRET,
+            **options,
+        }
+    )
+
+
 def begin(client, callback_url="/after/", provider="example", query=""):
     """POST /auth/signin/<provider>; returns the authorization URL."""
     token = csrf_pair(client)

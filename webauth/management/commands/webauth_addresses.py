@@ -6,9 +6,10 @@ import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+from django.db import DatabaseError
 
 from ...addresses import AddressAudit, FixResult, audit, fix
+from ..batches import add_batch_options, batch_options
 
 # Non-canonical rows listed at the default verbosity; --verbosity 2 lists all.
 LISTED = 50
@@ -50,27 +51,10 @@ class Command(BaseCommand):
             help="Exit with status 1 if collisions or non-canonical addresses remain "
             "after the run.",
         )
-        parser.add_argument(
-            "--batch-size",
-            type=int,
-            default=1000,
-            help="Rows read per query (default 1000).",
-        )
-        parser.add_argument(
-            "--database",
-            default=DEFAULT_DB_ALIAS,
-            help="The database alias to check (default: %(default)s).",
-        )
+        add_batch_options(parser, batch_size=1000, rows="Rows read per query", database="to check")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        batch_size: int = options["batch_size"]
-        if batch_size < 1:
-            raise CommandError("--batch-size must be a positive integer.")
-        using: str = options["database"]
-        if using not in connections:
-            raise CommandError(
-                f"Unknown database alias {using!r}; choose one of: {', '.join(connections)}."
-            )
+        batch_size, using = batch_options(options)
         self.verbosity: int = options["verbosity"]
         try:
             report = audit(using=using, batch_size=batch_size)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+from django.db import DatabaseError
 from django.utils import timezone
 
 from ...purge import PURGED_MODELS, count_expired, purge_expired
+from ..batches import add_batch_options, batch_options
 
 
 class Command(BaseCommand):
@@ -24,28 +25,15 @@ class Command(BaseCommand):
             action="store_true",
             help="Count what would be deleted; delete nothing.",
         )
-        parser.add_argument(
-            "--batch-size",
-            type=int,
-            default=10_000,
-            help="Expired rows per DELETE statement (default 10000). Smaller batches hold "
-            "locks for less time.",
-        )
-        parser.add_argument(
-            "--database",
-            default=DEFAULT_DB_ALIAS,
-            help="The database alias to purge (default: %(default)s).",
+        add_batch_options(
+            parser,
+            batch_size=10_000,
+            rows="Expired rows per DELETE statement. Smaller batches hold locks for less time",
+            database="to purge",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        batch_size: int = options["batch_size"]
-        if batch_size < 1:
-            raise CommandError("--batch-size must be a positive integer.")
-        using: str = options["database"]
-        if using not in connections:
-            raise CommandError(
-                f"Unknown database alias {using!r}; choose one of: {', '.join(connections)}."
-            )
+        batch_size, using = batch_options(options)
         verbosity: int = options["verbosity"]
         now = timezone.now()
         for model in PURGED_MODELS:
