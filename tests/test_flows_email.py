@@ -1015,6 +1015,15 @@ def test_what_the_pages_templates_are_given(client, site, alice):
     assert wrong.context["provider"] == {"id": "email", "name": "Email"}
 
 
+def test_the_pages_link_to_a_custom_sign_in_page_as_configured(client, site, alice):
+    site(pages={"sign_in": "/login/"})
+    ask(client)
+    elsewhere = Client().get(path_of(link_of(last_mail())))
+    assert elsewhere.context["signin_url"] == "/login/"
+    assert 'href="/login/"' in elsewhere.content.decode()
+    assert client.get("/auth/verify-request").context["signin_url"] == "/login/"
+
+
 def test_the_other_browsers_page_for_links_only(client, site, alice):
     site(email=Email(code=None))
     ask(client)
