@@ -95,7 +95,7 @@ TARGETS: dict[str, Target] = {
         ),
     ),
     "sessions": Target(
-        "webauth/sessions.py",
+        "webauth/sessions/jwt.py",
         (
             "tests/test_sessions_reading.py",
             "tests/test_session_end.py",
@@ -103,18 +103,32 @@ TARGETS: dict[str, Target] = {
         ),
         (
             "_bound_user",
-            "auth_hash_matches",
-            "session_auth_hash",
             "jwt_lifetime",
-            "_deadline",
-            "_auth_time",
+            "_token_deadline",
             "decode_token",
             "default_session",
             "read_jwt_session",
-            "read_session",
-            "_sub",
-            "read_database_session",
         ),
+    ),
+    "session_binding": Target(
+        "webauth/sessions/binding.py",
+        (
+            "tests/test_sessions_reading.py",
+            "tests/test_session_end.py",
+            "tests/test_sessions_ending.py",
+            "tests/test_sessions_check.py",
+        ),
+        ("auth_hash_matches", "session_auth_hash", "auth_time"),
+    ),
+    "session_database": Target(
+        "webauth/sessions/database.py",
+        (
+            "tests/test_sessions_reading.py",
+            "tests/test_session_end.py",
+            "tests/test_sessions_ending.py",
+            "tests/test_sessions_database.py",
+        ),
+        ("read_database_session", "_database_session_ended"),
     ),
     "checks": Target("webauth/oauth/checks.py", ("tests/test_oauth_checks.py",)),
     "webauthn": Target(

@@ -23,6 +23,7 @@ from webauth import sessions
 from webauth.actions.session import session as session_route
 from webauth.adapters import _compiled
 from webauth.adapters.django import DjangoAdapter
+from webauth.sessions import binding
 from webauth.state import get_state
 from webauth.test import force_sign_in, session_cookie_for
 from webauth.types import AdapterUser
@@ -176,7 +177,7 @@ def test_a_subclass_rule_in_get_user_is_not_gone_round(client, settings):
     assert route(client).json() is not None
     force_sign_in(client, bob)
     assert route(client).json() is None  # through HidesBob.get_user, not the inherited check
-    assert sessions._session_check_usable(build_config_with(adapter)) is False
+    assert binding._session_check_usable(build_config_with(adapter)) is False
 
 
 def build_config_with(adapter):
@@ -190,9 +191,9 @@ def build_config_with(adapter):
 def test_methods_set_on_the_adapter_object_count_only_together(settings):
     adapter = use(settings, DjangoAdapter())
     adapter.get_user = DjangoAdapter().get_user  # an override on the object itself
-    assert sessions._session_check_usable(build_config_with(adapter)) is False
+    assert binding._session_check_usable(build_config_with(adapter)) is False
     adapter.get_user_session_check = DjangoAdapter().get_user_session_check
-    assert sessions._session_check_usable(build_config_with(adapter)) is True
+    assert binding._session_check_usable(build_config_with(adapter)) is True
 
 
 def test_a_model_with_its_own_session_auth_hash_is_checked_through_get_user(
@@ -222,7 +223,7 @@ def test_an_overridden_private_hash_is_called_too(alice, monkeypatch):
         return f"custom-{self.pk}"
 
     monkeypatch.setattr(User, "_get_session_auth_hash", keyed)
-    assert not sessions._keeps_djangos_hash(User)
+    assert not binding._keeps_djangos_hash(User)
     assert sessions.session_auth_hash(alice) == f"custom-{alice.pk}"
     assert sessions.session_auth_hash(alice) == f"custom-{alice.pk}"
     assert len(calls) == 2
@@ -291,9 +292,9 @@ def test_the_memory_adapter_answers_for_django_users_behind_its_records(alice):
 
 @pytest.mark.parametrize("value", [None, 5, b"bytes", "", "é" * 64, "0" * 64])
 def test_only_the_right_hash_matches(alice, value):
-    assert sessions._password_hash_matches(alice.password, value) is False
-    assert sessions._password_hash_matches(alice.password, alice.get_session_auth_hash())
-    assert sessions._password_hash_matches(None, alice.get_session_auth_hash()) is False
+    assert binding._password_hash_matches(alice.password, value) is False
+    assert binding._password_hash_matches(alice.password, alice.get_session_auth_hash())
+    assert binding._password_hash_matches(None, alice.get_session_auth_hash()) is False
 
 
 # -- DjangoAdapter's lean lookup -------------------------------------------------------------

@@ -30,6 +30,7 @@ from django.utils.translation import gettext_lazy as _
 from .conf import Config, get_config
 from .linked_accounts import LastSignInMethod, unlink
 from .models import Account, Authenticator, Session, User, VerificationToken
+from .sessions import strategy_of
 
 
 class ExplainedChangeList(admin.ModelAdmin):
@@ -81,7 +82,7 @@ class SessionAdmin(ExplainedChangeList):
         return False
 
     def explanation(self, request: HttpRequest, config: Config) -> str | None:
-        if config.session.strategy == "jwt":
+        if not strategy_of(config).stored:
             return gettext(
                 "Sessions are kept in encrypted cookies (the JWT session strategy), so "
                 "signed-in users are not listed here: this table holds sessions only with "

@@ -60,6 +60,7 @@ from .colors import contrast_ratio, css_rgb
 from .conf import Config, ConfigError, build_config, get_config
 from .conf.options import DEFAULT_RATE_LIMITS
 from .flows import flow_for
+from .sessions import strategy_of
 from .utils import did_you_mean
 
 MIDDLEWARE_PATH = "webauth.middleware.AuthMiddleware"
@@ -231,8 +232,8 @@ def _check_url_path(raw: Any, config: Config) -> list[CheckMessage]:
 def _check_adapter(config: Config) -> list[CheckMessage]:
     if config.adapter is None:
         return _check_no_adapter(config)
-    strategy = "database_session" if config.session.strategy == "database" else "jwt_with_adapter"
-    needs = {f"the {config.session.strategy!r} session strategy": FLOW_METHODS[strategy]}
+    strategy = strategy_of(config)
+    needs = {f"the {strategy.name!r} session strategy": FLOW_METHODS[strategy.adapter_feature]}
     for provider in config.providers:
         flow = flow_for(provider)
         if flow is not None and flow.adapter_methods:

@@ -26,7 +26,7 @@ from .flows.email import InvalidEmail
 from .flows.signout import sign_out as sign_out_flow
 from .forms import FormResult, SignInForm, SignOutForm
 from .pages import SIGNIN_ERRORS
-from .sessions import decode_token, read_session, rebind_database_session, rebind_jwt
+from .sessions import decode_token, read_session
 from .state import get_state
 
 __all__ = [
@@ -219,10 +219,7 @@ def update_session(request: HttpRequest, data: Any) -> Any:
     state.use_result(result)
     if result.session is None:
         return None
-    message: dict[str, Any] = {"session": result.session, "request": request}
-    if config.session.strategy == "jwt":
-        message["token"] = result.token
-    emit(config, "session", **message)
+    emit(config, "session", request=request, **state.sessions.event_fields(result))
     if state.bearer and result.cookie is not None and result.valid_until is not None:
         return token_answer(result.session, result.cookie, result.valid_until)
     return result.session
@@ -255,10 +252,7 @@ def update_session_auth_hash(request: HttpRequest, user: Any) -> str | None:
     raw = state.session_token
     value: str | None
     try:
-        if config.session.strategy == "database":
-            value = raw if rebind_database_session(config, raw, user) else None
-        else:
-            value = rebind_jwt(config, raw, state.cookies["session_token"].name, user)
+        value = state.sessions.rebind(config, raw, state.cookies["session_token"].name, user)
     except AuthError as exc:  # a failing adapter: the session ends as any other would
         config.logger.error(exc)
         return None

@@ -223,8 +223,7 @@ def end_on_django_logout(sender: Any, request: HttpRequest | None = None, **kwar
     if not state.has_session_cookie:
         return
     config = state.config
-    if config.session.strategy == "database" and state.session_token:
-        # A failure is already logged; the cookie is deleted below all the same.
-        with contextlib.suppress(AuthError):
-            config.adapter_caller("delete_session", state.session_token)
+    # A failure is already logged; the cookie is deleted below all the same.
+    with contextlib.suppress(AuthError):
+        state.sessions.revoke(config, state.session_token)
     state.forget_session()

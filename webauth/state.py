@@ -16,7 +16,6 @@ costs nothing, and a request without a session cookie never decrypts anything.
 from __future__ import annotations
 
 import json
-import time
 import weakref
 from collections.abc import Mapping
 from datetime import datetime
@@ -39,10 +38,10 @@ from .errors import AuthError, InvalidCallbackUrl, UntrustedHost
 from .sessions import (
     AUTH_HASH_CLAIM,
     SessionResult,
+    SessionStrategy,
     find_user,
-    read_session,
-    reissue_jwt,
     session_auth_hash,
+    strategy_of,
 )
 from .types import AdapterUser
 from .utils import remember_short
@@ -271,6 +270,23 @@ class AuthState:
         #: Every webauth cookie's name and attributes for this request's scheme.
         self.cookies: dict[str, ck.CookieSpec] = ck.cookie_specs(config, secure)
 
+    @classmethod
+    def for_app(cls, request: HttpRequest, config: Config) -> AuthState:
+        """The state of an app route's request (``/auth/app/...``), made the request's own.
+
+        It is a bearer request whatever its headers (:attr:`bearer`): its session
+        is the ``Authorization`` header's token alone, and nothing writes a
+        session cookie. It sees no cookies at all, so no other cookie (a
+        challenge, a pending email, OAuth checks, CSRF) is read. It replaces any
+        state the request had, so that the middleware finishes this one.
+        """
+        state = cls(request, config)
+        state.__dict__["bearer"] = True
+        state.__dict__["request_cookies"] = {}
+        state.__dict__["session_token"] = bearer_token(request)
+        request.__dict__[STATE_KEY] = state
+        return state
+
     @property
     def request(self) -> HttpRequest:
         """The request this state belongs to."""
@@ -380,11 +396,16 @@ class AuthState:
 
     # -- the session and its user ------------------------------------------------------------
     @cached_property
+    def sessions(self) -> SessionStrategy:
+        """How the configuration keeps sessions (:mod:`webauth.sessions`)."""
+        return strategy_of(self.config)
+
+    @cached_property
     def session_result(self) -> SessionResult:
         """The session, read once (callbacks run; the cookie is re-issued in :meth:`finish`)."""
         if not self.has_session_cookie:
             return SessionResult()
-        return read_session(
+        return self.sessions.read(
             self.config,
             self.session_token,
             self.cookies["session_token"].name,
@@ -447,7 +468,7 @@ class AuthState:
         self.__dict__["session_token"] = value
         self.__dict__["has_session_cookie"] = True
         self.__dict__.pop("session_user", None)
-        self.__dict__["session_result"] = read_session(
+        self.__dict__["session_result"] = self.sessions.read(
             self.config, value, self.cookies["session_token"].name
         )
 
@@ -656,29 +677,14 @@ class AuthState:
         if result.clear:
             self.set_session_cookie(response, None)
             return
-        config = self.config
-        if config.session.strategy == "database":
-            if result.extended and result.cookie is not None:
-                self.set_session_cookie(response, result.cookie, result.expires)
-            return
-        if result.cookie is not None:  # a JWT made for this response (use_session_token)
-            self.set_session_cookie(response, result.cookie, result.expires)
-            return
-        token = result.token
-        if token is None:
-            return
-        iat = token.get("iat")
-        age = time.time() - iat if isinstance(iat, int | float) else float("inf")
-        if age < config.session.update_age:
-            return
-        if AUTH_HASH_CLAIM not in token:
-            # An older token, not bound to its user yet: bind it now (a query at
-            # most once per update_age), or end it if its user is inactive.
-            auth_hash = session_auth_hash(self.session_user)
-            if self.__dict__["session_result"].clear:
-                self.set_session_cookie(response, None)
-                return
-            if auth_hash is not None:
-                token = {**token, AUTH_HASH_CLAIM: auth_hash}
-        value, expires = reissue_jwt(config, token, name)
-        self.set_session_cookie(response, value, expires)
+        written = self.sessions.slide(self.config, result, name, self._bind_user)
+        if written is not None:
+            self.set_session_cookie(response, *written)
+
+    def _bind_user(self) -> str | bool | None:
+        """The session user's auth hash for an older, unbound JWT re-issued now;
+        ``False`` when loading the user has just ended the session (inactive)."""
+        auth_hash = session_auth_hash(self.session_user)
+        if self.__dict__["session_result"].clear:
+            return False
+        return auth_hash

@@ -14,7 +14,6 @@ setting a valid webauth session cookie, as ``client.force_login`` does for
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,13 +21,7 @@ from django.test import Client
 
 from . import cookies as ck
 from .conf import get_config
-from .sessions import (
-    binding_claims,
-    default_token,
-    encode_token,
-    jwt_lifetime,
-    new_database_session,
-)
+from .sessions import strategy_of
 from .utils import user_to_dict
 
 __all__ = ["force_sign_in", "force_sign_out", "session_cookie_for"]
@@ -43,22 +36,9 @@ def session_cookie_for(
     ``database`` a session is created through the adapter and the value is its token.
     """
     config = get_config()
-    now = time.time()
-    info = user_to_dict(user)
     name = ck.cookie_specs(config, secure)["session_token"].name
-    if config.session.strategy == "database":
-        result = new_database_session(
-            config, user_id=str(info["id"]), user_agent="webauth.test", user=user
-        )
-        assert result.cookie is not None
-        return name, result.cookie
-    token = {
-        **default_token(info),  # as a sign-in makes it: only the fields the user has
-        # As a sign-in makes it: bound to a Django user's password and activeness.
-        **binding_claims(user, now),
-        **(claims or {}),
-    }
-    return name, encode_token(config, token, name, jwt_lifetime(config, token, now)[0])
+    value = strategy_of(config).session_for(config, name, user, user_to_dict(user), claims=claims)
+    return name, value
 
 
 def force_sign_in(

@@ -111,7 +111,7 @@ def sessions_context(request: HttpRequest) -> dict[str, Any]:
     """The signed-in user's sessions (database strategy) or what JWT sessions are."""
     state = get_state(request)
     config = state.config
-    database = config.session.strategy == "database"
+    database = state.sessions.stored
     context: dict[str, Any] = {
         "database": database,
         "manageable": database and _has(config, "session_management"),

@@ -37,7 +37,6 @@ from django.core.exceptions import DisallowedHost, ImproperlyConfigured, Request
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
 from .. import ratelimit
-from ..bearer import bearer_token
 from ..conf import Config, get_config
 from ..errors import (
     AuthError,
@@ -52,7 +51,7 @@ from ..flows.email import InvalidEmail
 from ..flows.webauthn import UnknownCredential
 from ..logger import AuthLogger
 from ..responses import json_response
-from ..state import STATE_KEY, AuthState
+from ..state import AuthState
 from ..utils import own_transactions
 
 __all__ = ["APP_ROUTES", "app_view"]
@@ -104,7 +103,7 @@ def app_view(request: HttpRequest, action: str, provider_id: str) -> HttpRespons
         response["Allow"] = ", ".join(method for method, name in APP_ROUTES if name == action)
         return response
     try:
-        state = app_state(request, config)
+        state = AuthState.for_app(request, config)
         state.origin  # noqa: B018 - the trusted origin, or UntrustedHost now
         if not config.secret:
             raise MissingSecret("Please define a `secret`.")
@@ -133,24 +132,6 @@ app_view.csrf_exempt = True  # type: ignore[attr-defined]
 app_view.login_required = False  # type: ignore[attr-defined]
 # Never inside ATOMIC_REQUESTS' transaction: webauth's own are outermost (utils.own_transactions).
 own_transactions(app_view)
-
-
-def app_state(request: HttpRequest, config: Config) -> AuthState:
-    """The request's state, made to see no cookies and the bearer token as its session.
-
-    Whether or not the request has an ``Authorization`` header, it is a bearer
-    request here (:attr:`AuthState.bearer`): its session is the header's token
-    alone, and nothing writes a session cookie. Its cookies are none at all, so
-    no other cookie (a challenge, a pending email, OAuth checks, CSRF) is read.
-    It replaces any state the request had, so that the middleware finishes
-    this one on the way out.
-    """
-    state = AuthState(request, config)
-    state.__dict__["bearer"] = True
-    state.__dict__["request_cookies"] = {}
-    state.__dict__["session_token"] = bearer_token(request)
-    request.__dict__[STATE_KEY] = state
-    return state
 
 
 def _json_body(request: HttpRequest) -> dict[str, Any]:

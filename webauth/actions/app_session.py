@@ -47,7 +47,6 @@ from ..errors import AuthError, MissingSecret
 from ..events import emit
 from ..logger import AuthLogger
 from ..responses import json_response
-from ..sessions import end_session, read_database_session, read_jwt_session
 from ..state import get_state
 from ..types import as_session
 from ..utils import own_transactions
@@ -83,24 +82,18 @@ def session(state: AuthState) -> HttpResponse:
     if raw is None:
         return session_required()
     trigger, data = ("update", body.get("data")) if is_update else (None, None)
-    if config.session.strategy == "database":
-        result = read_database_session(config, raw, trigger=trigger, new_session=data)
-    else:
-        result = read_jwt_session(
-            config,
-            raw,
-            state.cookies["session_token"].name,
-            trigger=trigger,
-            new_session=data,
-            known_user=state.loaded_user,
-            load_user=False,
-        )
+    result = state.sessions.read(
+        config,
+        raw,
+        state.cookies["session_token"].name,
+        trigger=trigger,
+        new_session=data,
+        known_user=state.loaded_user,
+        load_user=False,
+    )
     if result.session is None or result.cookie is None or result.valid_until is None:
         return session_required()
-    message = {"session": result.session, "request": state.request}
-    if config.session.strategy == "jwt":
-        message["token"] = result.token
-    emit(config, "session", **message)
+    emit(config, "session", request=state.request, **state.sessions.event_fields(result))
     return json_response(
         token_answer(result.session, result.cookie, result.valid_until), no_cache=True
     )
@@ -117,12 +110,10 @@ def signout(state: AuthState) -> HttpResponse:
     if raw is None:
         return session_required()
     config = state.config
-    message = end_session(config, raw, state.cookies["session_token"].name)
-    ended = message.get("session") if config.session.strategy == "database" else message["token"]
-    if ended is not None:
-        emit(config, "sign_out", request=state.request, **message)
-    revoked = config.session.strategy == "database" and ended is not None
-    return json_response({"revoked": revoked}, no_cache=True)
+    ended = state.sessions.end(config, raw, state.cookies["session_token"].name)
+    if ended.ended:
+        emit(config, "sign_out", request=state.request, **ended.message)
+    return json_response({"revoked": ended.revoked}, no_cache=True)
 
 
 def signout_everywhere(state: AuthState) -> HttpResponse:
@@ -135,7 +126,7 @@ def signout_everywhere(state: AuthState) -> HttpResponse:
     if result.session is None or result.user_id is None:
         return session_required()
     config = state.config
-    if config.session.strategy != "database":
+    if not state.sessions.stored:  # a JWT cannot be revoked
         return json_response({"revoked": False}, no_cache=True)
     caller = config.adapter_caller
     caller.require("delete_sessions_by_user_id")

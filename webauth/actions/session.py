@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import ratelimit
 from ..events import emit
 from ..responses import json_response
-from ..sessions import read_database_session, read_jwt_session
 
 if TYPE_CHECKING:
     from django.http import HttpResponse
@@ -38,25 +37,20 @@ def session(state: AuthState, provider_id: str | None) -> HttpResponse:
     raw = state.session_token
     salt = state.cookies["session_token"].name
     trigger, data = ("update", state.body.get("data")) if is_update else (None, None)
-    if config.session.strategy == "database":  # the session comes with its user
-        result = read_database_session(config, raw, trigger=trigger, new_session=data)
-    else:
-        # Its user is checked without being loaded for request.user (the adapter's
-        # get_user_session_check), unless this request has loaded it already.
-        result = read_jwt_session(
-            config,
-            raw,
-            salt,
-            trigger=trigger,
-            new_session=data,
-            known_user=state.loaded_user,
-            load_user=False,
-        )
+    # A JWT's user is checked without being loaded for request.user (the adapter's
+    # get_user_session_check), unless this request has loaded it already; a
+    # database session comes with its user.
+    result = state.sessions.read(
+        config,
+        raw,
+        salt,
+        trigger=trigger,
+        new_session=data,
+        known_user=state.loaded_user,
+        load_user=False,
+    )
     response = json_response(result.session, no_cache=not is_update)
     state.write_session(response, result)
     if result.session is not None:
-        message: dict[str, Any] = {"session": result.session, "request": state.request}
-        if config.session.strategy == "jwt":
-            message["token"] = result.token
-        emit(config, "session", **message)
+        emit(config, "session", request=state.request, **state.sessions.event_fields(result))
     return response

@@ -249,18 +249,24 @@ ABSOLUTE_MAX_AGE_CHECK = "webauth.E010"
 JWT_KEYS = frozenset({"max_age", "encode", "decode"})
 
 
+#: The session strategies by name, and whether each keeps its sessions through an
+#: adapter. The configuration only reads the name; the strategy objects of
+#: :mod:`webauth.sessions` (``STRATEGIES``, which these must match) do the rest.
+STRATEGY_NEEDS_ADAPTER: Mapping[str, bool] = {"jwt": False, "database": True}
+
+
 def session(value: Any, *, has_adapter: bool) -> SessionOptions:
     """``session``: ``database`` by default when there is an adapter, which it then needs."""
     s = keys_of("session", value, SESSION_KEYS)
     strategy = s.get("strategy") or ("database" if has_adapter else "jwt")
-    if strategy not in ("jwt", "database"):
+    if strategy not in STRATEGY_NEEDS_ADAPTER:
         raise config_error(
             "session",
             f"strategy must be 'jwt' or 'database', got {strategy!r}",
             "Use 'jwt' (an encrypted cookie) or 'database' (a row per session, needs an "
             "adapter); see docs/sessions.md.",
         )
-    if strategy == "database" and not has_adapter:
+    if STRATEGY_NEEDS_ADAPTER[strategy] and not has_adapter:
         raise config_error(
             "session",
             "strategy 'database' needs an adapter",

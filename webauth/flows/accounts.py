@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AuthError, EmailInUse, OAuthAccountNotLinked
 from ..events import emit
-from ..sessions import current_user as current_session_user
 from ..types import AdapterAccount, AdapterUser, as_account, as_user
 
 if TYPE_CHECKING:
@@ -68,7 +67,7 @@ def current_user(state: AuthState) -> AdapterUser | None:
     A session that has ended (expired, its user inactive, the password
     changed) has no user.
     """
-    return current_session_user(
+    return state.sessions.current_user(
         state.config, state.session_token, state.cookies["session_token"].name
     )
 

@@ -52,7 +52,7 @@ from ..callbacks import run_sign_in
 from ..errors import AccessDenied, AuthError, MissingAdapter
 from ..events import emit
 from ..responses import redirect
-from ..sessions import SessionResult, new_database_session, new_jwt_session, signed_in_at
+from ..sessions import SessionResult
 from ..types import AdapterUser
 
 if TYPE_CHECKING:
@@ -265,32 +265,26 @@ def _django_logged_in(state: AuthState, user: Any) -> None:
 
 def _new_session(state: AuthState, signed_in: SignedIn) -> SessionResult:
     config = state.config
+    salt = state.cookies["session_token"].name
+    sessions = state.sessions
     since = None
     if signed_in.linked_to_session:
         # Linking proved an account of the person's own, not that they are the
         # user: the session carries on from its sign-in (else anyone holding a
         # stale session would make it fresh by linking an account of theirs).
-        since = signed_in_at(config, state.session_token, state.cookies["session_token"].name)
-    if config.session.strategy == "database":
-        # Unlike Auth.js, credentials sign-ins get database sessions too.
-        meta = state.request.META
-        return new_database_session(
-            config,
-            user_id=str(signed_in.user_dict["id"]),
-            user_agent=meta.get("HTTP_USER_AGENT"),
-            ip_address=meta.get("REMOTE_ADDR") or None,
-            replaces=state.session_token,
-            user=signed_in.user,
-            since=since,
-        )
-    return new_jwt_session(
+        since = sessions.signed_in_at(config, state.session_token, salt)
+    meta = state.request.META
+    return sessions.create(
         config,
-        state.cookies["session_token"].name,
+        salt,
         user=signed_in.user,
         user_dict=signed_in.user_dict,
         account=signed_in.account,
         profile=signed_in.profile,
         is_new_user=signed_in.is_new_user,
+        user_agent=meta.get("HTTP_USER_AGENT"),
+        ip_address=meta.get("REMOTE_ADDR") or None,
+        replaces=state.session_token,
         since=since,
     )
 

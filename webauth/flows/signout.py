@@ -13,7 +13,6 @@ from django.apps import apps
 from ..errors import SignOutError
 from ..events import emit
 from ..responses import redirect
-from ..sessions import end_session
 
 if TYPE_CHECKING:
     from django.http import HttpResponse
@@ -37,8 +36,8 @@ def sign_out(state: AuthState, callback_url: str) -> HttpResponse:
     if raw:
         config = state.config
         try:
-            message = end_session(config, raw, state.cookies["session_token"].name)
-            emit(config, "sign_out", request=state.request, **message)
+            ended = state.sessions.end(config, raw, state.cookies["session_token"].name)
+            emit(config, "sign_out", request=state.request, **ended.message)
         except Exception as exc:  # sign-out goes on: the cookie is deleted below
             config.logger.error(SignOutError(cause={"err": exc}))
     _flush_django_session(state)

@@ -1,0 +1,242 @@
+"""What both session strategies share: the result of reading a session, the
+strategy interface, and the clocks of a session's life."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..utils import aware
+
+if TYPE_CHECKING:
+    from ..conf import Config
+    from ..types import AdapterUser
+
+__all__ = [
+    "UNSET",
+    "EndedSession",
+    "SessionResult",
+    "SessionStrategy",
+    "absolute_deadline",
+    "cookie_expiry",
+    "iso_expires",
+    "sub_of",
+    "timestamp",
+]
+
+#: "No value given" for a session update's data (``None`` is a value: Auth.js's ``null``).
+UNSET: Any = object()
+
+
+def absolute_deadline(config: Config, signed_in: float | None) -> float | None:
+    """When a session signed in at *signed_in* must end (``absolute_max_age``), if ever."""
+    limit = config.session.absolute_max_age
+    if limit is None or signed_in is None:
+        return None
+    return signed_in + limit
+
+
+def iso_expires(ts: float) -> str:
+    """JavaScript's ``Date.toISOString()``: milliseconds and ``Z``."""
+    seconds = int(ts // 1)
+    micros = round((ts - seconds) * 1_000_000)  # as datetime.fromtimestamp rounds
+    if micros == 1_000_000:
+        seconds, micros = seconds + 1, 0
+    return f"{_iso_second(seconds)}.{micros // 1000:03d}Z"
+
+
+@lru_cache(maxsize=4)
+def cookie_expiry(seconds: int) -> datetime:
+    """A session cookie's expiry at POSIX second *seconds*."""
+    # A session cookie's expiry (immutable): sessions read in the same second share it.
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+@lru_cache(maxsize=4)
+def _iso_second(seconds: int) -> str:
+    # Formatting dominates; sessions read in the same second share it.
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+
+
+@dataclass(slots=True)
+class SessionResult:
+    """The outcome of reading a session.
+
+    ``session`` is what the client sees (``None`` without a session); ``token`` the
+    decoded JWT after the ``jwt`` callback; ``user_id`` the user's id (``sub``).
+    ``cookie`` is a new session cookie value to write, ``expires`` its expiry;
+    ``clear`` asks for the session cookie(s) to be deleted. ``user`` is the
+    adapter's user when the read found it: with the database strategy (in the
+    same lookup as the session), and for a JWT bound to a Django user (the
+    check of its user). ``extended`` tells whether a database session's expiry
+    was just moved. ``valid_until`` is when the session's token stops being
+    accepted, where the read or the sign-in knows it: a newly encoded JWT's
+    ``exp``, a database session's stored expiry (after any extension). A bearer
+    client is told it (:func:`webauth.bearer.token_answer`): it has no cookie
+    expiry to go by.
+    """
+
+    session: Any = None
+    token: dict[str, Any] | None = None
+    user_id: str | None = None
+    cookie: str | None = None
+    expires: datetime | None = None
+    clear: bool = False
+    user: AdapterUser | None = None
+    extended: bool = False
+    valid_until: datetime | None = None
+
+
+def sub_of(token: Mapping[str, Any]) -> str | None:
+    """A token's ``sub`` as a string, or ``None``."""
+    sub = token.get("sub")
+    return str(sub) if sub is not None else None
+
+
+def timestamp(value: datetime | None) -> float | None:
+    """A stored datetime as a POSIX time (``None`` stays ``None``)."""
+    return aware(value).timestamp() if value is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class EndedSession:
+    """What ending a session did.
+
+    ``message`` holds the ``sign_out`` event's fields besides the request (the
+    deleted ``session`` under ``database``, the decoded ``token`` under
+    ``jwt``); ``ended`` tells whether there was a session to end, and
+    ``revoked`` whether the server made its token unusable (only a stored
+    session can be: a JWT stays valid until it expires, wherever a copy is).
+    """
+
+    message: dict[str, Any] = field(default_factory=dict)
+    ended: bool = False
+    revoked: bool = False
+
+
+#: What :meth:`SessionStrategy.slide` asks of the request when a JWT from before
+#: sessions were bound to their user is re-issued: the user's session auth hash
+#: (``None`` for a user without one), or ``False`` when the session has just ended.
+BindUser = Callable[[], "str | bool | None"]
+
+
+class SessionStrategy:
+    """How sessions are kept: one object per strategy, chosen once by its ``name``.
+
+    ``WEBAUTH["session"]["strategy"]`` names it; :func:`webauth.sessions.strategy_of`
+    gives a configuration's. Nothing outside :mod:`webauth.sessions` asks which
+    strategy is in use: it asks the object, as Django's code asks a session
+    engine. Every method takes the :class:`~webauth.conf.Config` it works for
+    (the objects are shared by every configuration) and *salt*, the session
+    cookie's name, where a JWT's key depends on it.
+    """
+
+    #: The configuration's name for it.
+    name: ClassVar[str]
+    #: Whether sessions are records the server keeps: listed, revoked one by one.
+    stored: ClassVar[bool]
+    #: The key of :data:`webauth.adapters.base.FLOW_METHODS` naming the adapter
+    #: methods the strategy calls when there is an adapter.
+    adapter_feature: ClassVar[str]
+
+    def read(
+        self,
+        config: Config,
+        raw: str | None,
+        salt: str,
+        *,
+        trigger: str | None = None,
+        new_session: Any = UNSET,
+        reissue: bool = True,
+        known_user: AdapterUser | None = None,
+        load_user: bool = True,
+    ) -> SessionResult:
+        """Read the session of cookie value *raw* as ``GET /auth/session`` does.
+
+        ``trigger="update"`` with *new_session* is ``POST /auth/session``. With
+        ``reissue`` a new cookie value is made with a new expiry (a JWT; a
+        database session's cookie is its token); a database session is extended
+        in storage either way (``extended`` says so). *known_user* and
+        *load_user* say how a JWT's user is checked; a database session comes
+        with its user.
+        """
+        raise NotImplementedError
+
+    def create(
+        self,
+        config: Config,
+        salt: str,
+        *,
+        user: Any,
+        user_dict: Mapping[str, Any],
+        account: Mapping[str, Any] | None = None,
+        profile: Any = None,
+        is_new_user: bool = False,
+        user_agent: str | None = None,
+        ip_address: str | None = None,
+        replaces: str | None = None,
+        since: float | None = None,
+    ) -> SessionResult:
+        """The session of a fresh sign-in of *user* (``user_dict``: its fields).
+
+        *replaces* is the request's previous session token, *since* the sign-in
+        time to record when it is not now (a sign-in that only linked an account
+        carries on the session's time).
+        """
+        raise NotImplementedError
+
+    def end(self, config: Config, raw: str | None, salt: str) -> EndedSession:
+        """End the session of cookie value *raw* (sign-out)."""
+        raise NotImplementedError
+
+    def revoke(self, config: Config, raw: str | None) -> None:
+        """Make the token *raw* unusable where the server can (``logout()``); no event."""
+        raise NotImplementedError
+
+    def slide(
+        self, config: Config, result: SessionResult, salt: str, bind: BindUser
+    ) -> tuple[str | None, datetime | None] | None:
+        """The session cookie to write on the way out of a request that read *result*.
+
+        ``None`` to leave the cookie alone, ``(None, None)`` to delete it, else
+        ``(value, expires)``. *bind* is called only when a JWT from before
+        sessions were bound to their user is re-issued.
+        """
+        raise NotImplementedError
+
+    def signed_in_at(self, config: Config, raw: str | None, salt: str) -> float | None:
+        """When the session of cookie value *raw* signed in (a POSIX time), if it says."""
+        raise NotImplementedError
+
+    def current_user(self, config: Config, raw: str | None, salt: str) -> AdapterUser | None:
+        """The user whose live session *raw* is; nothing runs, nothing is extended."""
+        raise NotImplementedError
+
+    def rebind(self, config: Config, raw: str | None, salt: str, user: Any) -> str | None:
+        """Carry *user*'s new session auth hash (their password changed) on session *raw*.
+
+        The cookie value to use from now on, or ``None`` when *raw* is not a
+        bound session of *user*.
+        """
+        raise NotImplementedError
+
+    def event_fields(self, result: SessionResult) -> dict[str, Any]:
+        """The ``session`` event's fields for a read *result*, besides the request."""
+        return {"session": result.session}
+
+    def session_for(
+        self,
+        config: Config,
+        salt: str,
+        user: Any,
+        user_dict: Mapping[str, Any],
+        *,
+        claims: Mapping[str, Any] | None = None,
+    ) -> str:
+        """A session cookie value for *user* made without a sign-in (no callback runs):
+        what :func:`webauth.test.force_sign_in` hands a test client."""
+        raise NotImplementedError

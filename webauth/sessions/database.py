@@ -1,0 +1,322 @@
+"""The ``database`` strategy: the cookie holds a session token, the session is a stored record.
+
+Read, extended, listed and revoked through the adapter (``create_session``,
+``get_session_and_user``, ``update_session``, ``delete_session``): a session
+can be ended one by one, from the account center or the admin.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from django.core.exceptions import SynchronousOnlyOperation
+
+from ..callbacks import run_session
+from ..errors import AuthError, SessionTokenError
+from ..types import AdapterSession, AdapterUser, as_session, as_session_and_user
+from ..utils import aware
+from .base import (
+    UNSET,
+    BindUser,
+    EndedSession,
+    SessionResult,
+    SessionStrategy,
+    absolute_deadline,
+    iso_expires,
+    timestamp,
+)
+from .binding import auth_hash_matches, session_auth_hash, session_ends
+
+if TYPE_CHECKING:
+    from ..conf import Config
+
+__all__ = [
+    "DatabaseSessions",
+    "new_database_session",
+    "read_database_session",
+    "rebind_database_session",
+]
+
+
+def _user_session(user: AdapterUser, expires: datetime) -> dict[str, Any]:
+    """Auth.js's default session for the database strategy."""
+    return {
+        "user": {"name": user.name, "email": user.email, "image": user.image},
+        "expires": iso_expires(expires.timestamp()),
+    }
+
+
+def read_database_session(
+    config: Config,
+    session_token: str | None,
+    *,
+    trigger: str | None = None,
+    new_session: Any = UNSET,
+    extend: bool = True,
+) -> SessionResult:
+    """Read a database session as ``GET /auth/session`` does.
+
+    An expired session is deleted. A live one has its expiry moved to
+    ``now + max_age`` when it was last extended at least ``update_age`` ago (one
+    write per ``update_age`` at most). The cookie is always re-issued with the
+    new expiry, as Auth.js does; ``extended`` tells callers that only want to
+    write it when the stored expiry moved.
+    """
+    if not session_token:
+        return SessionResult()
+    caller = config.adapter_caller
+    try:
+        pair = as_session_and_user(caller("get_session_and_user", session_token))
+        if pair is None:
+            return SessionResult(clear=True)
+        stored, user = pair
+        now = datetime.now(UTC)
+        expires = aware(stored.expires)
+        if expires <= now:
+            caller("delete_session", session_token)
+            return SessionResult(clear=True)
+        reason = _database_session_ended(config, stored, user, now)
+        if reason is not None:
+            # Deactivated, password changed or past absolute_max_age: the session
+            # ends for good, as contrib.auth's do.
+            session_ends(config, reason, stored.user_id)
+            caller("delete_session", session_token)
+            return SessionResult(clear=True)
+        max_age = config.session.max_age
+        new_expires = now + timedelta(seconds=max_age)
+        deadline = absolute_deadline(config, timestamp(stored.created_at))
+        if deadline is not None:
+            new_expires = min(new_expires, datetime.fromtimestamp(deadline, UTC))
+        extended = False
+        due = expires - timedelta(seconds=max_age - config.session.update_age) <= now
+        if extend and due and (deadline is None or new_expires > expires):
+            caller(
+                "update_session",
+                {
+                    "session_token": session_token,
+                    "user_id": stored.user_id,
+                    "expires": new_expires,
+                },
+            )
+            extended = True
+        # As in Auth.js, the session shows the stored expiry read before extending it.
+        session: Any = _user_session(user, expires)
+        params: dict[str, Any] = {"session": session, "user": user}
+        if trigger == "update":
+            params.update(
+                trigger="update", new_session=None if new_session is UNSET else new_session
+            )
+        session = run_session(config, **params)
+    except SynchronousOnlyOperation:
+        raise  # read from async code: use aget_session() / request.auser()
+    except Exception as exc:
+        error = exc if isinstance(exc, SessionTokenError) else SessionTokenError(cause={"err": exc})
+        config.logger.error(error)
+        return SessionResult()
+    return SessionResult(
+        session=session,
+        user_id=user.id,
+        user=user,
+        cookie=session_token,
+        expires=new_expires,
+        extended=extended,
+        valid_until=new_expires if extended else expires,
+    )
+
+
+def _database_session_ended(
+    config: Config, stored: AdapterSession, user: AdapterUser, now: datetime
+) -> str | None:
+    """Why a stored, unexpired session must end now, or ``None``.
+
+    The auth hash and the sign-in time are checked when the adapter returns
+    them (``DjangoAdapter`` does); the user comes with the session, so no
+    check costs a query.
+    """
+    deadline = absolute_deadline(config, timestamp(stored.created_at))
+    if deadline is not None and now.timestamp() >= deadline:
+        return "absolute_max_age"
+    instance = user.instance
+    if instance is not None and not getattr(instance, "is_active", True):
+        return "user inactive"
+    changed = stored.auth_hash and not auth_hash_matches(instance, stored.auth_hash)
+    if instance is not None and changed:
+        return "password changed"
+    return None
+
+
+def new_database_session(
+    config: Config,
+    *,
+    user_id: str,
+    user_agent: str | None = None,
+    ip_address: str | None = None,
+    replaces: str | None = None,
+    user: Any = None,
+    since: float | None = None,
+) -> SessionResult:
+    """Create a database session for a fresh sign-in.
+
+    ``replaces`` is the request's previous session token, deleted so that a
+    sign-in always starts a new session (no session fixation). ``user`` (the
+    model instance or ``AdapterUser``) gives the session its auth hash: it ends
+    when the password changes. ``since`` is the sign-in time to record
+    (``created_at``) when it is not now: see :func:`new_jwt_session`.
+    """
+    caller = config.adapter_caller
+    caller.require("create_session")
+    generate = config.session.generate_session_token
+    token = str(generate()) if generate is not None else secrets.token_urlsafe(32)
+    now = datetime.now(UTC)
+    signed_in = now if since is None else min(datetime.fromtimestamp(since, UTC), now)
+    expires = now + timedelta(seconds=config.session.max_age)
+    if config.session.absolute_max_age is not None:
+        expires = min(expires, signed_in + timedelta(seconds=config.session.absolute_max_age))
+    if replaces:
+        caller("delete_session", replaces)
+    record = AdapterSession(
+        session_token=token,
+        user_id=user_id,
+        expires=expires,
+        user_agent=(user_agent or "")[:512] or None,
+        ip_address=ip_address,
+        created_at=signed_in,
+        auth_hash=session_auth_hash(user) if user is not None else None,
+    )
+    created = as_session(caller("create_session", record))
+    stored_expires = aware(created.expires) if created is not None else expires
+    return SessionResult(
+        user_id=user_id, cookie=token, expires=stored_expires, valid_until=stored_expires
+    )
+
+
+def rebind_database_session(config: Config, session_token: str | None, user: Any) -> bool:
+    """Store *user*'s current session auth hash on the database session *session_token*.
+
+    Only for a session of *user* whose adapter keeps the hash; returns whether
+    it was updated.
+    """
+    if not session_token:
+        return False
+    caller = config.adapter_caller
+    pair = as_session_and_user(caller("get_session_and_user", session_token))
+    new_hash = session_auth_hash(user)
+    if pair is None or new_hash is None:
+        return False
+    stored, owner = pair
+    if not stored.auth_hash or owner.id != str(getattr(user, "pk", None)):
+        return False
+    updated = caller(
+        "update_session",
+        {"session_token": session_token, "user_id": stored.user_id, "auth_hash": new_hash},
+    )
+    return updated is not None
+
+
+class DatabaseSessions(SessionStrategy):
+    """Sessions stored through the adapter (``strategy: "database"``)."""
+
+    name: ClassVar[str] = "database"
+    stored: ClassVar[bool] = True
+    adapter_feature: ClassVar[str] = "database_session"
+
+    def read(
+        self,
+        config: Config,
+        raw: str | None,
+        salt: str,
+        *,
+        trigger: str | None = None,
+        new_session: Any = UNSET,
+        reissue: bool = True,
+        known_user: AdapterUser | None = None,
+        load_user: bool = True,
+    ) -> SessionResult:
+        # The session comes with its user; the cookie is its token, always "re-issued".
+        return read_database_session(config, raw, trigger=trigger, new_session=new_session)
+
+    def create(
+        self,
+        config: Config,
+        salt: str,
+        *,
+        user: Any,
+        user_dict: Mapping[str, Any],
+        account: Mapping[str, Any] | None = None,
+        profile: Any = None,
+        is_new_user: bool = False,
+        user_agent: str | None = None,
+        ip_address: str | None = None,
+        replaces: str | None = None,
+        since: float | None = None,
+    ) -> SessionResult:
+        # Unlike Auth.js, credentials sign-ins get database sessions too.
+        return new_database_session(
+            config,
+            user_id=str(user_dict["id"]),
+            user_agent=user_agent,
+            ip_address=ip_address,
+            replaces=replaces,
+            user=user,
+            since=since,
+        )
+
+    def end(self, config: Config, raw: str | None, salt: str) -> EndedSession:
+        deleted = as_session(config.adapter_caller("delete_session", raw)) if raw else None
+        return EndedSession(
+            message={"session": deleted}, ended=deleted is not None, revoked=deleted is not None
+        )
+
+    def revoke(self, config: Config, raw: str | None) -> None:
+        if raw:
+            config.adapter_caller("delete_session", raw)
+
+    def slide(
+        self, config: Config, result: SessionResult, salt: str, bind: BindUser
+    ) -> tuple[str | None, datetime | None] | None:
+        # The cookie follows the stored expiry only when that moved.
+        if result.extended and result.cookie is not None:
+            return result.cookie, result.expires
+        return None
+
+    def signed_in_at(self, config: Config, raw: str | None, salt: str) -> float | None:
+        if not raw:
+            return None
+        try:
+            pair = as_session_and_user(config.adapter_caller("get_session_and_user", raw))
+        except AuthError:  # a failing adapter (logged): the time is unknown
+            return None
+        return timestamp(pair[0].created_at) if pair is not None else None
+
+    def current_user(self, config: Config, raw: str | None, salt: str) -> AdapterUser | None:
+        if not raw:
+            return None
+        pair = as_session_and_user(config.adapter_caller("get_session_and_user", raw))
+        if pair is None:
+            return None
+        stored, user = pair
+        now = datetime.now(UTC)
+        if aware(stored.expires) <= now or _database_session_ended(config, stored, user, now):
+            return None
+        return user
+
+    def rebind(self, config: Config, raw: str | None, salt: str, user: Any) -> str | None:
+        return raw if rebind_database_session(config, raw, user) else None
+
+    def session_for(
+        self,
+        config: Config,
+        salt: str,
+        user: Any,
+        user_dict: Mapping[str, Any],
+        *,
+        claims: Mapping[str, Any] | None = None,
+    ) -> str:
+        result = new_database_session(
+            config, user_id=str(user_dict["id"]), user_agent="webauth.test", user=user
+        )
+        assert result.cookie is not None  # a new session's cookie is its token
+        return result.cookie
