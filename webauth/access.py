@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect, Jso
 
 from .bearer import is_bearer_request
 from .bearer import session_required as bearer_session_required
+from .clients import prefers_json as wants_json
 from .conf import get_config
 from .responses import private_no_store
 
@@ -41,16 +42,6 @@ def signin_url(
     if not params:
         return page
     return page + ("&" if "?" in page else "?") + urlencode(params)
-
-
-def wants_json(request: HttpRequest) -> bool:
-    """Whether the client asked for JSON (``Accept`` prefers it, or an XHR) rather than a page."""
-    if request.headers.get("X-Requested-With") == "XMLHttpRequest":
-        return True
-    accept = request.headers.get("Accept", "")
-    if "application/json" not in accept:
-        return False
-    return request.get_preferred_type(["text/html", "application/json"]) == "application/json"
 
 
 def session_required_response(

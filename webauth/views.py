@@ -13,24 +13,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from urllib.parse import urlencode
 
-from django.core.exceptions import DisallowedHost, ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
 from .actions import callback, csrf, pages, providers, session, signin, signout, webauthn
-from .conf import Config, get_config
+from .actions.preamble import Unconfigured, load_config, open_state
+from .clients import returns_redirect
+from .conf import Config
 from .errors import (
     AuthError,
     CredentialsSignin,
     ErrorPageLoop,
-    MissingSecret,
     UnknownAction,
     error_type_for_url,
     is_sign_in_error,
 )
-from .logger import AuthLogger
 from .pages import render_error_page
 from .responses import bad_request, json_response, redirect
-from .state import AuthState, get_state
+from .state import AuthState
 from .utils import own_transactions
 
 __all__ = ["ACTIONS", "auth_view", "parse_route"]
@@ -107,26 +106,12 @@ def auth_view(
             return bad_request()
         action, provider_id = route
     try:
-        config = get_config()
-    except ImproperlyConfigured as exc:
-        AuthLogger().error(exc)
-        return _config_error_response(request, action, None)
-    try:
-        state = get_state(request, config)
-        # Auth.js's routes are cookie routes: an Authorization header is nothing to
-        # them, so it can never stand in for a cookie and its CSRF token here.
-        state.ignore_bearer()
-        state.origin  # noqa: B018 - the trusted origin, or UntrustedHost now
-        if not config.secret:
-            raise MissingSecret("Please define a `secret`.")
+        state = open_state(request, load_config(), "cookie")
         # No check of the query's and the cookie's callbackUrl here, unlike Auth.js:
         # an unusable one is replaced by the origin (AuthState.callback_url), so a
         # planted cookie or a crafted link cannot make every route answer 500.
-    except DisallowedHost:
-        raise
-    except Exception as exc:
-        config.logger.error(exc if isinstance(exc, AuthError) else AuthError(cause={"err": exc}))
-        return _config_error_response(request, action, config)
+    except Unconfigured as exc:
+        return _config_error_response(request, action, exc.config)
 
     handler = ROUTES.get((request.method, action))
     if request.method == "GET" and action == "signin" and provider_id is not None:
@@ -172,7 +157,7 @@ def _unsupported(state: AuthState, method: str, action: str, provider_id: str | 
 def _return_redirect(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
     # Clients that cannot follow redirects themselves (fetch from next-auth/react and
     # friends) send X-Auth-Return-Redirect: answer 200 {"url": ...} keeping the cookies.
-    if "HTTP_X_AUTH_RETURN_REDIRECT" in request.META and response.has_header("Location"):
+    if returns_redirect(request) and response.has_header("Location"):
         answer = json_response({"url": response["Location"]})
         answer["Location"] = response["Location"]
         answer.cookies = response.cookies
@@ -195,7 +180,7 @@ def _error_response(state: AuthState, action: str, exc: BaseException) -> HttpRe
         url = state.page_url("signin", params)
     else:
         url = state.page_url("error", {"error": error_type})
-    if "HTTP_X_AUTH_RETURN_REDIRECT" in request.META:
+    if returns_redirect(request):
         return json_response({"url": url})
     return redirect(url)
 

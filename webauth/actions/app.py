@@ -33,26 +33,25 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import DisallowedHost, ImproperlyConfigured, RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
 from .. import ratelimit
-from ..conf import Config, get_config
+from ..conf import Config
 from ..errors import (
     AuthError,
     CredentialsSignin,
     InvalidProvider,
-    MissingSecret,
     RateLimited,
     UnknownAction,
 )
 from ..flows import app
 from ..flows.email import InvalidEmail
 from ..flows.webauthn import UnknownCredential
-from ..logger import AuthLogger
 from ..responses import json_response
 from ..state import AuthState
 from ..utils import own_transactions
+from .preamble import Unconfigured, load_config, open_state
 
 __all__ = ["APP_ROUTES", "app_view"]
 
@@ -90,9 +89,8 @@ _STATUS = {
 def app_view(request: HttpRequest, action: str, provider_id: str) -> HttpResponseBase:
     """Serve the app sign-in routes (``webauth.urls`` names them ``app-<action>``)."""
     try:
-        config = get_config()
-    except ImproperlyConfigured as exc:
-        AuthLogger().error(exc)
+        config = load_config()
+    except Unconfigured:
         return _answer({"error": "Configuration"}, 500)
     if not config.bearer:
         return _answer({"error": UnknownAction.type}, 404)
@@ -103,14 +101,8 @@ def app_view(request: HttpRequest, action: str, provider_id: str) -> HttpRespons
         response["Allow"] = ", ".join(method for method, name in APP_ROUTES if name == action)
         return response
     try:
-        state = AuthState.for_app(request, config)
-        state.origin  # noqa: B018 - the trusted origin, or UntrustedHost now
-        if not config.secret:
-            raise MissingSecret("Please define a `secret`.")
-    except DisallowedHost:
-        raise
-    except Exception as exc:
-        config.logger.error(exc if isinstance(exc, AuthError) else AuthError(cause={"err": exc}))
+        state = open_state(request, config, "app")
+    except Unconfigured:
         return _answer({"error": "Configuration"}, 500)
     try:
         provider = config.get_provider(provider_id)

@@ -34,7 +34,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from django.core.exceptions import (
-    ImproperlyConfigured,
     RequestDataTooBig,
     TooManyFieldsSent,
     TooManyFilesSent,
@@ -42,14 +41,12 @@ from django.core.exceptions import (
 
 from .. import ratelimit
 from ..bearer import session_required, token_answer
-from ..conf import get_config
-from ..errors import AuthError, MissingSecret
+from ..errors import AuthError
 from ..events import emit
-from ..logger import AuthLogger
 from ..responses import json_response
-from ..state import get_state
 from ..types import as_session
 from ..utils import own_transactions
+from .preamble import Unconfigured, load_config, open_state
 
 if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse
@@ -153,9 +150,8 @@ def _error(error_type: str, status: int) -> HttpResponse:
 def app_session_view(request: HttpRequest, action: str) -> HttpResponse:
     """Serve ``POST /auth/app/<action>`` for the actions of :data:`ROUTES`."""
     try:
-        config = get_config()
-    except ImproperlyConfigured as exc:
-        AuthLogger().error(exc)
+        config = load_config()
+    except Unconfigured:
         return _error("Configuration", 500)
     handler = ROUTES.get(action)
     if not config.bearer or handler is None:
@@ -164,10 +160,11 @@ def app_session_view(request: HttpRequest, action: str) -> HttpResponse:
         response = _error("UnknownAction", 405)
         response["Allow"] = "POST"
         return response
-    if not config.secret:
-        config.logger.error(MissingSecret("Please define a `secret`."))
+    try:
+        # The bearer token is the session here; the origin matters to no answer.
+        state = open_state(request, config, "request", origin=False)
+    except Unconfigured:
         return _error("Configuration", 500)
-    state = get_state(request, config)
     if not state.bearer:
         # No header: a cookie never stands in for it here (no CSRF on these routes).
         return session_required()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import ratelimit
+from ..clients import reads_json
 from ..errors import CredentialsSignin, InvalidProvider, MissingCSRF, RateLimited
 from ..flows import flow_for
 from ..flows.credentials import remember_form
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from ..providers.base import Provider
     from ..state import AuthState
 
-__all__ = ["callback", "rate_limited", "refused_credentials", "wants_json"]
+__all__ = ["callback", "rate_limited", "refused_credentials"]
 
 #: Provider types whose callback is limited here, per address (``oauth_callback``).
 #: The credentials and email flows limit their own attempts (so that
@@ -54,7 +55,11 @@ def callback(state: AuthState, provider_id: str | None) -> HttpResponse:
     except RateLimited as exc:
         return rate_limited(state, exc)
     except CredentialsSignin as exc:
-        if provider.type != "credentials" or state.config.pages.sign_in or wants_json(state):
+        if (
+            provider.type != "credentials"
+            or state.config.pages.sign_in
+            or reads_json(state.request)
+        ):
             raise  # Auth.js's answer, from the view
         return refused_credentials(state, provider, params, exc)
 
@@ -74,15 +79,6 @@ def refused_credentials(
     return response
 
 
-def wants_json(state: AuthState) -> bool:
-    """Whether the client reads JSON answers (Auth.js's clients, ``fetch``) rather than pages."""
-    meta = state.request.META
-    if "HTTP_X_AUTH_RETURN_REDIRECT" in meta:
-        return True  # next-auth/react's signIn(..., {redirect: false}) and friends
-    accept = meta.get("HTTP_ACCEPT", "")
-    return "application/json" in accept and "text/html" not in accept
-
-
 def rate_limited(state: AuthState, exc: RateLimited) -> HttpResponse:
     """What a refused sign-in attempt gets: the sign-in page's message, or 429 for JSON clients.
 
@@ -94,7 +90,7 @@ def rate_limited(state: AuthState, exc: RateLimited) -> HttpResponse:
     state.config.logger.error(exc)
     retry_after = max(1, exc.retry_after)
     url = state.page_url("signin", {"error": "RateLimited"})
-    if wants_json(state):
+    if reads_json(state.request):
         return ratelimit.limited_response(retry_after, {"url": url})
     response = redirect(url)
     response["Retry-After"] = str(retry_after)

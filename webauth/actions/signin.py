@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..clients import returns_redirect
 from ..errors import EmailSignInError, InvalidProvider, MissingCSRF, RateLimited
 from ..flows import flow_for
 from ..flows.email import InvalidEmail
@@ -47,7 +48,7 @@ def signin(state: AuthState, provider_id: str | None) -> HttpResponse:
         return rate_limited(state, exc)
     except InvalidEmail as exc:
         state.config.logger.error(exc)
-        if state.config.pages.sign_in or "HTTP_X_AUTH_RETURN_REDIRECT" in state.request.META:
+        if state.config.pages.sign_in or returns_redirect(state.request):
             return redirect(state.page_url("signin", {"error": "EmailSignin", "code": exc.code}))
         # The built-in page again, with the field's error and what was typed.
         return render_signin_page(

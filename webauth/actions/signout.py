@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..clients import reads_json
 from ..errors import AuthError, InvalidCallbackUrl, MissingCSRF
 from ..flows.signout import sign_out
 from ..pages import render_signout_page
 from ..responses import redirect
-from .callback import wants_json
 
 if TYPE_CHECKING:
     from django.http import HttpResponse
@@ -41,7 +41,7 @@ def signout(state: AuthState, provider_id: str | None) -> HttpResponse:
     """
     if not state.csrf_verified:
         error = MissingCSRF("CSRF token was missing during an action signout")
-        if wants_json(state):
+        if reads_json(state.request):
             raise error
         state.config.logger.error(error)
         return redirect(state.page_url("signout", {"error": "MissingCSRF"}))

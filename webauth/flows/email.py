@@ -60,6 +60,7 @@ from .. import cookies as ck
 from .. import jwt as jose
 from .. import ratelimit
 from ..adapters.base import FLOW_METHODS
+from ..clients import returns_redirect
 from ..errors import AuthError, EmailInUse, EmailSignInError, RateLimited, Verification
 from ..events import emit
 from ..providers.email import Email
@@ -237,11 +238,6 @@ def _render(
     private_no_store(response)
     response["Referrer-Policy"] = "no-referrer"
     return response
-
-
-def _wants_url(state: AuthState) -> bool:
-    # next-auth/react's signIn(..., {redirect: false}) and friends read {"url": ...}.
-    return "HTTP_X_AUTH_RETURN_REDIRECT" in state.request.META
 
 
 # -- POST /auth/signin/<id> ----------------------------------------------------------------
@@ -543,7 +539,7 @@ def _wrong_code(state: AuthState, email: Email, pending: Pending) -> HttpRespons
     """Back to the code form with the error (or its URL, for JSON clients and custom pages)."""
     state.config.logger.error(Verification("A wrong or expired sign-in code was entered"))
     pending = replace(pending, attempts=pending.attempts + 1)
-    if _wants_url(state) or state.config.pages.verify_request:
+    if returns_redirect(state.request) or state.config.pages.verify_request:
         params = {"provider": email.id, "type": "email", "error": "Verification"}
         response: HttpResponse = redirect(
             state.page_url("verify-request", {**params, "code": "invalid_code"})

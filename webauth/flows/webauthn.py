@@ -84,6 +84,7 @@ from .. import cookies as ck
 from .. import jwt as jose
 from .. import ratelimit
 from ..adapters.base import FLOW_METHODS
+from ..clients import reads_json
 from ..errors import (
     AccountNotLinked,
     AuthError,
@@ -206,14 +207,6 @@ def _account(provider_id: str, credential_id: str, user_id: str) -> dict[str, An
         "type": "webauthn",
         "provider": provider_id,
     }
-
-
-def _wants_json(state: AuthState) -> bool:
-    meta = state.request.META
-    if "HTTP_X_AUTH_RETURN_REDIRECT" in meta:
-        return True
-    accept = meta.get("HTTP_ACCEPT", "")
-    return "application/json" in accept and "text/html" not in accept
 
 
 # -- the challenge cookie: which browser asked ----------------------------------------------------
@@ -495,7 +488,7 @@ def _refused(state: AuthState, exc: WebAuthnVerificationError) -> HttpResponse:
     state.config.logger.error(exc)
     url = state.page_url("error", {"error": "WebAuthnVerificationError"})
     response: HttpResponse
-    if _wants_json(state):
+    if reads_json(state.request):
         body: dict[str, Any] = {"error": "WebAuthnVerificationError", "url": url}
         if isinstance(exc, UnknownCredential):
             body["unknownCredential"] = {"rpId": exc.rp_id, "credentialId": exc.credential_id}
