@@ -54,15 +54,12 @@ from urllib.parse import urlsplit
 from django.core.cache import caches
 
 from .. import ratelimit
-from ..bearer import token_answer
 from ..conf.sections import LOOPBACK_HOSTS
 from ..cookies import CHECK_MAX_AGE
 from ..errors import (
-    AccessDenied,
     AuthError,
     InvalidCheck,
     InvalidProvider,
-    JWTSessionError,
     OAuthSignInError,
     RateLimited,
     Verification,
@@ -75,9 +72,8 @@ from ..providers.credentials import Credentials
 from ..providers.email import Email
 from ..providers.oauth import DEFAULT_SCOPE, OAuth2
 from ..providers.webauthn import WebAuthn
-from ..sessions import read_session
-from ..types import AdapterUser
 from . import credentials, email, oauth, webauthn
+from .render import SignInRedirected, for_app
 from .signin import Attempt, complete
 
 if TYPE_CHECKING:
@@ -123,18 +119,6 @@ class InvalidRequest(AuthError):
     """
 
     type: ClassVar[str] = "InvalidRequest"
-
-
-class SignInRedirected(AccessDenied):
-    """The ``sign_in`` callback answered a URL instead of ``True``.
-
-    A browser would be sent there; an app gets ``401 {"error": "AccessDenied",
-    "url": ...}`` and may open it.
-    """
-
-    def __init__(self, url: str) -> None:
-        super().__init__("The sign_in callback redirected the sign-in")
-        self.url = url
 
 
 # -- reading the app's request -------------------------------------------------------------------
@@ -187,39 +171,11 @@ def issue_app_session(state: AuthState, attempt: Attempt) -> dict[str, Any]:
     """Sign *attempt* in and answer the new session's bearer token.
 
     The sign-in is :func:`~webauth.flows.signin.complete`, the same as a
-    browser's (the ``sign_in`` callback, storage, ``user_logged_in``, a JWT
-    through the ``jwt`` callback or a database session, the ``sign_in`` event),
-    without its cookies. Answers :func:`~webauth.bearer.token_answer`'s::
-
-        {"user": {...}, "sessionToken": "<the session cookie's value>",
-         "tokenType": "Bearer", "expires": "2026-01-01T00:00:00.000Z"}
-
-    with the session as ``GET /auth/session`` shows it (after the ``session``
-    callback), as ``POST /auth/app/session`` answers it later; ``expires`` is
-    when the token stops being accepted. Raises :class:`SignInRedirected` when
-    the ``sign_in`` callback answers a URL, ``AccessDenied`` when it refuses or
-    the ``jwt`` callback returns no token.
+    browser's (the ``sign_in`` callback, storage, the steps, ``user_logged_in``,
+    a JWT through the ``jwt`` callback or a database session, the ``sign_in``
+    event), without its cookies; the answer is :func:`~webauth.flows.render.for_app`'s.
     """
-    done = complete(state, attempt, browser=False)
-    if isinstance(done, str):
-        raise SignInRedirected(done)
-    result = done.session
-    token = result.cookie
-    if not token or result.valid_until is None:
-        raise AccessDenied("The jwt callback returned no token: no session was made")
-    user = done.signed_in.user
-    # Read back as the session route reads it, so the answer's user is the one
-    # the app will see there (the session callback's, if any).
-    read = read_session(
-        state.config,
-        token,
-        state.cookies["session_token"].name,
-        reissue=False,
-        known_user=user if isinstance(user, AdapterUser) else None,
-    )
-    if not isinstance(read.session, Mapping):
-        raise JWTSessionError("The new session could not be read back")
-    return token_answer(read.session, token, result.valid_until)
+    return for_app(state, complete(state, attempt, browser=False))
 
 
 # -- credentials ----------------------------------------------------------------------------------

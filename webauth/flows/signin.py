@@ -35,11 +35,7 @@ this module does not change.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from django.apps import apps
 from django.conf import settings
@@ -54,6 +50,9 @@ from ..events import emit
 from ..responses import redirect
 from ..sessions import SessionResult
 from ..types import AdapterUser
+from .outcomes import Attempt, Completed, Elsewhere, NeedsStep, Outcome, SignedIn
+from .render import for_browser
+from .steps import STEPS, next_step
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -69,49 +68,12 @@ __all__ = [
     "SignedIn",
     "check_sign_in",
     "complete",
+    "conclude",
     "finish",
     "refuse_inactive",
     "require_storage",
     "sign_in_redirect",
 ]
-
-
-@dataclass(slots=True)
-class SignedIn:
-    """Who signed in, as :meth:`Attempt.store` recorded it.
-
-    ``user`` is what callbacks and events receive (an ``AdapterUser``, or the
-    object ``authorize`` returned); ``user_dict`` its ``id``, ``name``, ``email``
-    and ``image`` (the session token's defaults); ``account`` the account in
-    Auth.js's field names.
-    """
-
-    user: Any
-    user_dict: Mapping[str, Any]
-    account: Mapping[str, Any] | None
-    profile: Any = None
-    is_new_user: bool = False
-    #: Whether the sign-in only linked a new way in to the user the request was
-    #: signed in as (the new session keeps that session's sign-in time).
-    linked_to_session: bool = False
-
-
-class Attempt(ABC):
-    """A sign-in whose first half has succeeded: the provider proved who this is."""
-
-    #: The provider's id (the ``sender`` of the signals).
-    provider_id: str
-    #: Where the user goes once signed in.
-    callback_url: str
-
-    @abstractmethod
-    def sign_in_params(self) -> dict[str, Any]:
-        """The ``sign_in`` callback's arguments: ``user``, ``account``, and ``profile``,
-        ``credentials`` or ``email`` as the provider has them."""
-
-    @abstractmethod
-    def store(self, state: AuthState) -> SignedIn:
-        """Record the sign-in (find or create the user, link the account)."""
 
 
 def require_storage(state: AuthState, feature: str, methods: Sequence[str]) -> AdapterCaller:
@@ -157,28 +119,39 @@ def check_sign_in(state: AuthState, **params: Any) -> HttpResponse | None:
     return redirect(url) if url is not None else None
 
 
-@dataclass(slots=True)
-class Completed:
-    """A sign-in done but for its answer: who signed in, and the new session."""
+def complete(state: AuthState, attempt: Attempt, *, browser: bool = True) -> Outcome:
+    """Sign *attempt* in: callback, storage, steps, session, event; the answer is the caller's.
 
-    signed_in: SignedIn
-    session: SessionResult
-
-
-def complete(state: AuthState, attempt: Attempt, *, browser: bool = True) -> Completed | str:
-    """Sign *attempt* in: callback, storage, session, event; the answer is the caller's.
-
-    Returns the URL the ``sign_in`` callback asked to go to instead, if it did.
-    *browser* is false for a client that holds no cookies (the app sign-in):
-    the Django session and CSRF token it does not have are left alone.
+    :class:`~webauth.flows.outcomes.Elsewhere` when the ``sign_in`` callback
+    asked to go to a URL instead, :class:`~webauth.flows.outcomes.NeedsStep`
+    when a registered step (:mod:`webauth.flows.steps`) must be passed first,
+    else :class:`~webauth.flows.outcomes.Completed` (:func:`conclude`). A
+    refusal raises. *browser* is false for a client that holds no cookies (the
+    app sign-in): the Django session and CSRF token it does not have are left
+    alone.
     """
     params = attempt.sign_in_params()
     refuse_inactive(params.get("user"))
     elsewhere = sign_in_redirect(state, **params)
     if elsewhere is not None:
-        return elsewhere
+        return Elsewhere(elsewhere)
     signed_in = attempt.store(state)
     refuse_inactive(signed_in.user)  # the user the flow's rules found (an email match...)
+    step = next_step(state, signed_in) if STEPS else None
+    if step is not None:
+        return NeedsStep(step=step, signed_in=signed_in, attempt=attempt)
+    return conclude(state, signed_in, attempt, browser=browser)
+
+
+def conclude(
+    state: AuthState, signed_in: SignedIn, attempt: Attempt, *, browser: bool = True
+) -> Completed:
+    """The end of every sign-in once who it is is settled: the session and the event.
+
+    What :func:`complete` does when no step is needed, and what a step calls
+    once it is passed (with the ``signed_in`` and ``attempt`` of its
+    :class:`~webauth.flows.outcomes.NeedsStep`).
+    """
     if browser:
         _cycle_django_session(state, signed_in.user)
         _rotate_django_csrf(state)
@@ -197,14 +170,8 @@ def complete(state: AuthState, attempt: Attempt, *, browser: bool = True) -> Com
 
 
 def finish(state: AuthState, attempt: Attempt) -> HttpResponse:
-    """Complete *attempt* (:func:`complete`), then the session cookie and the redirect."""
-    done = complete(state, attempt)
-    if isinstance(done, str):
-        return redirect(done)
-    landing = _landing(state, attempt.callback_url, done.signed_in.is_new_user)
-    response = redirect(landing)
-    state.write_session(response, done.session)
-    return response
+    """Complete *attempt* (:func:`complete`) and answer a browser (:func:`render.for_browser`)."""
+    return for_browser(state, complete(state, attempt), attempt.callback_url)
 
 
 def _django_user(user: Any) -> Any:
@@ -287,12 +254,3 @@ def _new_session(state: AuthState, signed_in: SignedIn) -> SessionResult:
         replaces=state.session_token,
         since=since,
     )
-
-
-def _landing(state: AuthState, callback_url: str, is_new_user: bool) -> str:
-    new_user_page = state.config.pages.new_user
-    if is_new_user and new_user_page:
-        # The configured path as it is, as in Auth.js (not joined to the origin).
-        sep = "&" if "?" in new_user_page else "?"
-        return f"{new_user_page}{sep}callbackUrl={quote(callback_url, safe='')}"
-    return callback_url
