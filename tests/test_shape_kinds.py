@@ -83,7 +83,7 @@ def _holds_kind(node: ast.expr, constants: set[str]) -> bool:
         return _holds_kind(node.args[0], constants)
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
         # "email" and "credentials" alone are field and section names as well.
-        named = {e.value for e in node.elts if _names_kind(e)}  # type: ignore[attr-defined]
+        named = {e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in KINDS}
         return len(named) > 1 or bool(named & ONLY_KINDS)
     if isinstance(node, ast.Attribute):  # sections.OAUTH_TYPES
         return node.attr in constants
