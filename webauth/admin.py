@@ -28,6 +28,7 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from .conf import Config, get_config
+from .flows import providers_with
 from .linked_accounts import LastSignInMethod, unlink
 from .models import Account, Authenticator, Session, User, VerificationToken
 from .sessions import strategy_of
@@ -59,10 +60,6 @@ class ExplainedChangeList(admin.ModelAdmin):
         if note:
             extra_context = {**(extra_context or {}), "webauth_explanation": note}
         return super().changelist_view(request, extra_context)
-
-
-def _has_provider(config: Config, kind: str) -> bool:
-    return any(p.type == kind for p in config.providers)
 
 
 @admin.register(Session)
@@ -214,7 +211,7 @@ class AuthenticatorAdmin(ExplainedChangeList):
     def explanation(self, request: HttpRequest, config: Config) -> str | None:
         if not self.is_empty(request):
             return None
-        if not _has_provider(config, "webauthn"):
+        if not providers_with(config.providers, "is_passkey"):
             return gettext(
                 "No passkeys. Passkeys are off: WEBAUTH['providers'] has no Passkey "
                 "provider (see docs/passkeys.md). With one, the passkeys users register "
@@ -313,7 +310,7 @@ class VerificationTokenAdmin(ExplainedChangeList):
     def explanation(self, request: HttpRequest, config: Config) -> str | None:
         if not self.is_empty(request):
             return None
-        if not _has_provider(config, "email"):
+        if not providers_with(config.providers, "sends_email"):
             return gettext(
                 "No pending email sign-ins. Email sign-in is off: WEBAUTH['providers'] "
                 "has no Email provider (see docs/email.md)."

@@ -59,7 +59,7 @@ from .adapters.base import FLOW_METHODS, missing_methods
 from .colors import contrast_ratio, css_rgb
 from .conf import Config, ConfigError, build_config, get_config
 from .conf.options import DEFAULT_RATE_LIMITS
-from .flows import flow_for
+from .flows import flow_for, providers_with
 from .sessions import strategy_of
 from .utils import did_you_mean
 
@@ -173,8 +173,8 @@ def _check_conditional_ui(config: Config) -> list[CheckMessage]:
     """Auth.js's DuplicateConditionalUI and MissingWebAuthnAutocomplete, at start-up."""
     autofill = [
         p
-        for p in config.providers
-        if p.type == "webauthn" and getattr(p, "enable_conditional_ui", False)
+        for p in providers_with(config.providers, "is_passkey")
+        if getattr(p, "enable_conditional_ui", False)
     ]
     messages: list[CheckMessage] = []
     if len(autofill) > 1:
@@ -383,7 +383,7 @@ def check_rate_limit_cache(app_configs: Any = None, **kwargs: Any) -> list[Check
         return []  # check_config reports it
     limits = config.rate_limits
     counting = limits.enabled and any(limits.rules.values())
-    app_oauth = config.bearer and any(p.type in ("oauth", "oidc") for p in config.providers)
+    app_oauth = config.bearer and bool(providers_with(config.providers, "app_uses_cache"))
     if not (counting or app_oauth):
         return []
     alias = limits.cache
@@ -483,7 +483,7 @@ def check_templates(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
     except ImproperlyConfigured:
         return []  # check_config reports it
     builtin_pages = any(getattr(config.pages, page) is None for page in _PAGES)
-    passkeys = any(p.type == "webauthn" for p in config.providers)
+    passkeys = bool(providers_with(config.providers, "is_passkey"))
     if not (builtin_pages or passkeys):
         return []
     engines: list[dict[str, Any]] = [

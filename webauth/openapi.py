@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import DisallowedHost, ImproperlyConfigured
 from django.http import HttpResponseNotAllowed
 
-from .actions.app import APP_ROUTES
 from .conf import Config, get_config
 from .errors import AuthError
+from .flows import flow_for
 from .logger import AuthLogger
 from .responses import bad_request, encoded_json_response, json_bytes, json_response
 from .state import get_state
@@ -105,17 +105,17 @@ def _serves(path: str, provider: Provider) -> bool:
     """Whether the route of *path* serves *provider* (as its view and flow decide)."""
     if path.startswith(_APP_PREFIX):
         action = path[len(_APP_PREFIX) :].split("/", 1)[0]
-        if not any(
-            provider.type in flows for (_, name), flows in APP_ROUTES.items() if name == action
-        ):
+        flow = flow_for(provider)
+        if flow is None or not any(name == action for _, name, _ in flow.app_routes):
             return False
-        if provider.type == "email":
+        if flow.app_needs_code:
             return getattr(provider, "code", None) is not None  # links only: no app sign-in
         if action == "idtoken":
             return bool(getattr(provider, "id_token", False))  # plain OAuth 2 has no ID token
         return True
     if path.startswith("/webauthn-options/"):
-        return provider.type == "webauthn"
+        flow = flow_for(provider)
+        return flow is not None and flow.options is not None
     return True  # /signin/<id> and /callback/<id>: every provider has a flow
 
 

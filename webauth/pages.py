@@ -277,7 +277,7 @@ def provider_forms(
     passkeys = 0
     for p in providers:
         flow = flow_for(p)
-        if p.type == "webauthn":
+        if flow is not None and flow.is_passkey:
             passkey = passkey_context(p, base_url, autofill=passkeys == 0)
             passkey["register"] = passkeys == 0
             passkeys += 1

@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 
 from ..adapters.base import FLOW_METHODS
 from ..conf import Config, get_config
+from ..flows import can, providers_with
 from ..linked_accounts import linked_accounts, sign_in_methods
 from ..pages import usable_providers
 from ..passkeys import list_passkeys
@@ -28,7 +29,6 @@ from .email import change_provider
 
 __all__ = [
     "NAMESPACE",
-    "OAUTH_TYPES",
     "SECTIONS",
     "AccountNotRouted",
     "connections_context",
@@ -44,9 +44,6 @@ NAMESPACE = "webauth_account"
 
 #: The sections, in the order of the account center's menu.
 SECTIONS = ("sessions", "connections", "passkeys", "email")
-
-#: The provider types that connect as linked accounts.
-OAUTH_TYPES = ("oauth", "oidc")
 
 
 class AccountNotRouted(LookupError):
@@ -144,15 +141,20 @@ def _ways_in(config: Config, request: HttpRequest) -> int:
 
 
 def connections_context(request: HttpRequest) -> dict[str, Any]:
-    """Each OAuth provider: the user's accounts there, and whether one may be disconnected."""
+    """Each provider that links accounts (OAuth): the user's accounts there.
+
+    And whether one may be disconnected (never the user's last way in).
+    """
     config = get_config()
     listed = _has(config, "linked_accounts")
-    accounts = [a for a in linked_accounts(request.user) if a.type in OAUTH_TYPES] if listed else []
+    accounts = (
+        [a for a in linked_accounts(request.user) if can(a.type, "links_accounts")]
+        if listed
+        else []
+    )
     providers = []
     configured = set()
-    for provider in usable_providers(config):
-        if provider.type not in OAUTH_TYPES:
-            continue
+    for provider in providers_with(usable_providers(config), "links_accounts"):
         configured.add(provider.id)
         mine = [a for a in accounts if a.provider == provider.id]
         providers.append(
@@ -186,7 +188,7 @@ def passkeys_context(request: HttpRequest) -> dict[str, Any]:
     return {
         "passkeys": passkeys,
         "manageable": manageable,
-        "enabled": any(p.type == "webauthn" for p in usable_providers(config)),
+        "enabled": bool(providers_with(usable_providers(config), "is_passkey")),
         "last_way_in": manageable and _ways_in(config, request) <= 1,
     }
 

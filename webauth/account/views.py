@@ -29,7 +29,7 @@ from django.views.decorators.http import require_http_methods
 
 from ..access import has_user, session_required_response
 from ..errors import LastSignInMethod
-from ..flows import flow_for
+from ..flows import can, flow_for
 from ..forms import FormResult
 from ..helpers import sign_in
 from ..linked_accounts import unlink
@@ -234,7 +234,7 @@ def _connect(
     provider = config.get_provider(provider_id)
     if (
         provider is None
-        or provider.type not in sections.OAUTH_TYPES
+        or not can(provider, "links_accounts")
         or provider not in (usable_providers(config))
     ):
         return _outcome(request, back, False, _("No such provider."), again)
@@ -362,19 +362,21 @@ def _ways_in(request: HttpRequest) -> dict[str, Any]:
     passkey = None
     values: dict[str, dict[str, str]] = {}
     for provider in usable_providers(config):
-        kind = provider.type
-        if kind in sections.OAUTH_TYPES:
+        flow = flow_for(provider)
+        if flow is None:
+            continue
+        if flow.links_accounts:
             usable = provider.id in linked
-        elif kind == "email":
+        elif flow.sends_email:
             usable = bool(address)
             values[provider.id] = {"email": address}
-        elif kind == "credentials":
+        elif flow.has_password_form:
             # DjangoCredentials checks the password; a project's own may check anything.
             usable = not isinstance(provider, DjangoCredentials) or bool(
                 getattr(user, "has_usable_password", lambda: False)()
             )
             values[provider.id] = {"username": user.get_username()}
-        elif kind == "webauthn":
+        elif flow.is_passkey:
             if has_passkey and passkey is None:
                 passkey = passkey_context(provider, state.base_url, autofill=False)
                 passkey["register"] = False
@@ -384,7 +386,7 @@ def _ways_in(request: HttpRequest) -> dict[str, Any]:
                     passkey["field"] = {**passkey["field"], "value": address}
             continue
         else:
-            usable = flow_for(provider) is not None
+            usable = True
         if usable:
             chosen.append(provider)
     forms = provider_forms(tuple(chosen), state.base_url, values=values)

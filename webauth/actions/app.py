@@ -29,7 +29,7 @@ limit, ``500`` ``{"error": "Configuration"}`` for the server's own problems only
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -45,27 +45,18 @@ from ..errors import (
     RateLimited,
     UnknownAction,
 )
-from ..flows import app
+from ..flows import AppFlowFunction, app, app_routes
 from ..flows.email import InvalidEmail
 from ..flows.webauthn import UnknownCredential
 from ..responses import json_response
-from ..state import AuthState
 from ..utils import own_transactions
 from .preamble import Unconfigured, load_config, open_state
 
 __all__ = ["APP_ROUTES", "app_view"]
 
-AppFlow = Callable[[AuthState, Any, Mapping[str, Any]], dict[str, Any]]
-
-#: ``(method, action)`` -> provider type -> the flow that answers it.
-APP_ROUTES: Mapping[tuple[str, str], Mapping[str, AppFlow]] = {
-    ("POST", "signin"): {"credentials": app.credentials_sign_in, "email": app.email_request},
-    ("POST", "callback"): {"email": app.email_redeem, "webauthn": app.passkey_verify},
-    ("GET", "webauthn-options"): {"webauthn": app.passkey_options},
-    ("POST", "idtoken"): {"oauth": app.id_token_sign_in, "oidc": app.id_token_sign_in},
-    ("POST", "authorize"): {"oauth": app.authorize, "oidc": app.authorize},
-    ("POST", "token"): {"oauth": app.token, "oidc": app.token},
-}
+#: ``(method, action)`` -> provider type -> the flow that answers it: made once
+#: from each kind's ``app_routes`` (:data:`webauth.flows.FLOWS`).
+APP_ROUTES: Mapping[tuple[str, str], Mapping[str, AppFlowFunction]] = app_routes()
 
 #: The status of each error type an app may get; any other is the server's (500).
 _STATUS = {

@@ -22,11 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["callback", "rate_limited", "refused_credentials"]
 
-#: Provider types whose callback is limited here, per address (``oauth_callback``).
-#: The credentials and email flows limit their own attempts (so that
-#: ``webauth.sign_in`` is limited too).
-_OAUTH_TYPES = frozenset({"oauth", "oidc"})
-
 
 def callback(state: AuthState, provider_id: str | None) -> HttpResponse:
     """Hand the provider's answer (the query, or the body of a POST) to its flow."""
@@ -47,19 +42,18 @@ def callback(state: AuthState, provider_id: str | None) -> HttpResponse:
         raise MissingCSRF("CSRF token was missing during an action callback")
     params = state.body if method == "POST" else state.query
     try:
-        if provider.type in _OAUTH_TYPES:
-            decision = ratelimit.hit(state.request, "oauth_callback", config=state.config)
+        # The kinds whose flows do not limit their own attempts (Flow.callback_rate_limit).
+        if flow.callback_rate_limit is not None:
+            decision = ratelimit.hit(state.request, flow.callback_rate_limit, config=state.config)
             if not decision:
-                raise RateLimited("Too many OAuth callbacks", retry_after=decision.retry_after)
+                raise RateLimited(
+                    f"Too many {flow.name} callbacks", retry_after=decision.retry_after
+                )
         return flow.callback(state, provider, params, state.callback_url)
     except RateLimited as exc:
         return rate_limited(state, exc)
     except CredentialsSignin as exc:
-        if (
-            provider.type != "credentials"
-            or state.config.pages.sign_in
-            or reads_json(state.request)
-        ):
+        if not flow.has_password_form or state.config.pages.sign_in or reads_json(state.request):
             raise  # Auth.js's answer, from the view
         return refused_credentials(state, provider, params, exc)
 

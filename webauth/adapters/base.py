@@ -101,8 +101,9 @@ EXTENSION_METHODS: tuple[str, ...] = (
     "get_user_session_check",
 )
 
-#: The methods each flow or helper calls, so a system check (or the helper) can
-#: name what is missing before a user hits it.
+#: The methods each session strategy or helper calls, so a system check (or the
+#: helper) can name what is missing before a user hits it. What each kind of
+#: provider's sign-in calls is its flow's (``webauth.flows.FLOWS[<type>].adapter_methods``).
 FLOW_METHODS: dict[str, tuple[str, ...]] = {
     "database_session": (
         "create_session",
@@ -111,7 +112,6 @@ FLOW_METHODS: dict[str, tuple[str, ...]] = {
         "delete_session",
     ),
     "jwt_with_adapter": ("get_user",),
-    "oauth": ("get_user_by_account", "get_user_by_email", "create_user", "link_account"),
     "access_tokens": ("get_account_by_user_id", "refresh_account_tokens"),
     "linked_accounts": (
         "list_accounts_by_user_id",
@@ -122,34 +122,6 @@ FLOW_METHODS: dict[str, tuple[str, ...]] = {
         "list_sessions_by_user_id",
         "delete_session_by_id",
         "delete_sessions_by_user_id",
-    ),
-    "email": (
-        "replace_verification_token",
-        "use_verification_token",
-        "use_verification_code",
-        "get_user_by_email",
-        "create_user",
-        "link_account",
-        "update_user",
-    ),
-    # Passkey sign-in and registration (Auth.js's eight, single-use challenges
-    # and user handles; get_user_by_email for the linking rule).
-    "webauthn": (
-        "create_webauthn_challenge",
-        "use_webauthn_challenge",
-        "get_user_handle",
-        "get_authenticator",
-        "list_authenticators_by_user_id",
-        "update_authenticator_counter",
-        "create_authenticator",
-        "get_account",
-        "get_user",
-        "get_user_by_email",
-        "create_user",
-        "link_account",
-        # A new user's address is unproven until its owner signs in by email.
-        "mark_email_unproven",
-        "prove_email",
     ),
     # A signed-in user's passkeys: list, rename, remove (never the last way in).
     "passkeys": (

@@ -133,19 +133,9 @@ def provider(index: int, value: Any) -> Provider:
     return obj
 
 
-#: The page that documents each kind of provider, for the hints of its problems.
-_PROVIDER_DOCS = {
-    "credentials": "docs/credentials.md",
-    "email": "docs/email.md",
-    "webauthn": "docs/passkeys.md",
-    "oauth": "docs/oauth.md",
-    "oidc": "docs/oauth.md",
-}
-
-
 def _provider_fix(p: Provider) -> str:
     """Where to fix a provider's problem: its entry in ``providers``, and its page."""
-    page = _PROVIDER_DOCS.get(getattr(p, "type", ""), "docs/providers.md")
+    page = p.docs_page  # the page that documents its kind
     return (
         f"Give {type(p).__name__}(id={p.id!r}, ...) in WEBAUTH['providers'] the option "
         f"the message names ({page})."

@@ -59,7 +59,6 @@ from django.utils.translation import ngettext
 from .. import cookies as ck
 from .. import jwt as jose
 from .. import ratelimit
-from ..adapters.base import FLOW_METHODS
 from ..clients import returns_redirect
 from ..errors import AuthError, EmailInUse, EmailSignInError, RateLimited, Verification
 from ..events import emit
@@ -103,8 +102,17 @@ __all__ = [
     "verify_request_context",
 ]
 
-#: The adapter methods email sign-in calls.
-EMAIL_METHODS: tuple[str, ...] = FLOW_METHODS["email"]
+#: The adapter methods email sign-in calls (its entry's ``adapter_methods`` in
+#: :data:`webauth.flows.FLOWS`).
+EMAIL_METHODS: tuple[str, ...] = (
+    "replace_verification_token",
+    "use_verification_token",
+    "use_verification_code",
+    "get_user_by_email",
+    "create_user",
+    "link_account",
+    "update_user",
+)
 
 #: The pending cookie's key in ``AuthState.cookies`` (``authjs.email-pending``).
 PENDING = "email_pending"

@@ -83,7 +83,6 @@ from webauthn.helpers.structs import (
 from .. import cookies as ck
 from .. import jwt as jose
 from .. import ratelimit
-from ..adapters.base import FLOW_METHODS
 from ..clients import reads_json
 from ..errors import (
     AccountNotLinked,
@@ -135,8 +134,26 @@ __all__ = [
     "verify",
 ]
 
-#: The adapter methods the flow calls.
-WEBAUTHN_METHODS: tuple[str, ...] = FLOW_METHODS["webauthn"]
+#: The adapter methods passkey sign-in and registration call (its entry's
+#: ``adapter_methods`` in :data:`webauth.flows.FLOWS`): Auth.js's eight,
+#: single-use challenges and user handles, ``get_user_by_email`` for the
+#: linking rule, and a new user's address unproven until its owner signs in by email.
+WEBAUTHN_METHODS: tuple[str, ...] = (
+    "create_webauthn_challenge",
+    "use_webauthn_challenge",
+    "get_user_handle",
+    "get_authenticator",
+    "list_authenticators_by_user_id",
+    "update_authenticator_counter",
+    "create_authenticator",
+    "get_account",
+    "get_user",
+    "get_user_by_email",
+    "create_user",
+    "link_account",
+    "mark_email_unproven",
+    "prove_email",
+)
 
 #: The challenge cookie's key in ``AuthState.cookies`` (``authjs.challenge``).
 CHALLENGE_COOKIE = "webauthn_challenge"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from asgiref.sync import sync_to_async
 from authlib.common.errors import AuthlibBaseError
@@ -91,9 +91,11 @@ def get_access_token(user: Any, provider_id: str) -> str | None:
 def _refreshed_tokens(config: Config, provider_id: str, account: AdapterAccount) -> dict[str, Any]:
     """Ask the provider for new tokens; the fields to store."""
     configured = config.get_provider(provider_id)
-    if configured is None or configured.type not in ("oauth", "oidc"):
+    # OAuth2 and OIDC providers (the oauth and oidc kinds); this layer is below
+    # the flows' table, and what follows needs OAuth2's API anyway.
+    if not isinstance(configured, OAuth2):
         raise TokenRefreshError(f"{provider_id!r} is not a configured OAuth provider")
-    provider = cast(OAuth2, configured)
+    provider = configured
     if not account.refresh_token:
         raise TokenRefreshError(
             f"the {provider_id!r} access token expired and there is no refresh token"

@@ -32,9 +32,13 @@ class Provider:
 
     ``id`` appears in URLs (``/auth/signin/<id>``, ``/auth/callback/<id>``), so it
     is limited to letters, digits, ``-`` and ``_``.
+
+    ``docs_page`` is the page that documents the kind, named in the hints of
+    its configuration problems.
     """
 
     type: ClassVar[str] = ""
+    docs_page: ClassVar[str] = "docs/providers.md"
     default_id: ClassVar[str] = ""
     default_name: ClassVar[str] = ""
 

@@ -57,6 +57,7 @@ class Credentials(Provider):
     """
 
     type = "credentials"
+    docs_page = "docs/credentials.md"
     default_id = "credentials"
     default_name = "Credentials"
 

@@ -198,6 +198,7 @@ class Email(Provider):
     """
 
     type = "email"
+    docs_page = "docs/email.md"
     default_id = "email"
     default_name = "Email"
     #: The sign-in form's field, as a credentials provider declares its fields.

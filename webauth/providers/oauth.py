@@ -107,6 +107,7 @@ class OAuth2(Provider):
     """
 
     type: ClassVar[str] = "oauth"
+    docs_page: ClassVar[str] = "docs/oauth.md"
 
     client_id: str | None = None
     client_secret: str | None = None

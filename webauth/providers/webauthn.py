@@ -205,6 +205,7 @@ class WebAuthn(Provider):
     """
 
     type = "webauthn"
+    docs_page = "docs/passkeys.md"
     default_id = "webauthn"
     default_name = "WebAuthn"
     #: Auth.js's default field: the address, in autofill's ``webauthn`` slot.

@@ -42,7 +42,7 @@ from django.utils.translation import gettext as _
 from ..access import has_user
 from ..account import sections as account
 from ..conf import get_config
-from ..flows import flow_for
+from ..flows import flow_for, providers_with
 from ..flows.accounts import current_user
 from ..pages import passkey_context, provider_forms, usable_providers
 from ..providers.base import Provider
@@ -109,7 +109,7 @@ def provider_signin_url(context: Any, provider_id: str) -> str:
 
 def _webauthn_provider(state: AuthState, provider_id: str | None, tag: str) -> Provider | None:
     """The WebAuthn provider a passkey tag is for; ``None`` when none is enabled."""
-    providers = [p for p in usable_providers(state.config) if p.type == "webauthn"]
+    providers = providers_with(usable_providers(state.config), "is_passkey")
     if provider_id is None:
         return providers[0] if providers else None
     for provider in providers:
