@@ -40,8 +40,17 @@ class ExplainedChangeList(admin.ModelAdmin):
     ``admin/webauth/change_list.html`` shows :meth:`explanation` when it returns one.
     """
 
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Every row is made by a sign-in (or the flows' storage), never by hand.
+        return False
+
     def explanation(self, request: HttpRequest, config: Config) -> str | None:
-        """What to tell staff about this list now, or ``None``."""
+        """What to tell staff about this list now, or ``None``: by default, while
+        the table is empty, :meth:`when_empty`."""
+        return self.when_empty(config) if self.is_empty(request) else None
+
+    def when_empty(self, config: Config) -> str | None:
+        """Why the table has no row yet (and how one gets there), or ``None``."""
         return None
 
     def is_empty(self, request: HttpRequest) -> bool:
@@ -62,6 +71,21 @@ class ExplainedChangeList(admin.ModelAdmin):
         return super().changelist_view(request, extra_context)
 
 
+class _WaysInAdmin(ExplainedChangeList):
+    """A user's ways to sign in (linked accounts, passkeys): removed only by the
+    list's action, which keeps the "never the last way to sign in" rule that a
+    plain delete would bypass."""
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def report(self, request: HttpRequest, done: str, kept: str | None) -> None:
+        """Say what the action removed, and (a warning) what it kept, if anything."""
+        self.message_user(request, done, messages.SUCCESS)
+        if kept is not None:
+            self.message_user(request, kept, messages.WARNING)
+
+
 @admin.register(Session)
 class SessionAdmin(ExplainedChangeList):
     """Database sessions; the token itself is never shown (only its hash is stored)."""
@@ -70,13 +94,10 @@ class SessionAdmin(ExplainedChangeList):
     list_filter = ("expires", "created_at")
     search_fields = ("user__pk", "ip_address", "user_agent")
     list_select_related = ("user",)
-    readonly_fields = ("user", "created_at", "updated_at", "expires", "ip_address", "user_agent")
+    readonly_fields = list_display
     exclude = ("token_hash",)
     actions = ("revoke",)
     date_hierarchy = "created_at"
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
 
     def explanation(self, request: HttpRequest, config: Config) -> str | None:
         if not strategy_of(config).stored:
@@ -106,7 +127,7 @@ class SessionAdmin(ExplainedChangeList):
 
 
 @admin.register(Account)
-class AccountAdmin(ExplainedChangeList):
+class AccountAdmin(_WaysInAdmin):
     """Linked provider accounts; tokens are not displayed."""
 
     list_display = ("user", "provider", "provider_account_id", "type", "created_at", "updated_at")
@@ -124,16 +145,7 @@ class AccountAdmin(ExplainedChangeList):
     fields = (*readonly_fields, "scope", "expires_at")
     actions = ("unlink",)
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        # Deleting would bypass the "never the last way to sign in" rule of unlink.
-        return False
-
-    def explanation(self, request: HttpRequest, config: Config) -> str | None:
-        if not self.is_empty(request):
-            return None
+    def when_empty(self, config: Config) -> str | None:
         return gettext(
             "No linked accounts yet. One is added when a user first signs in with an "
             "OAuth or OpenID provider, by email, or with a passkey; users who sign in "
@@ -149,19 +161,10 @@ class AccountAdmin(ExplainedChangeList):
                     count += 1
             except LastSignInMethod:
                 kept.append(str(account))
-        self.message_user(
-            request,
-            ngettext("%(count)d account unlinked.", "%(count)d accounts unlinked.", count)
-            % {"count": count},
-            messages.SUCCESS,
-        )
-        if kept:
-            self.message_user(
-                request,
-                _("Kept %(accounts)s: the only way those users can sign in.")
-                % {"accounts": ", ".join(kept)},
-                messages.WARNING,
-            )
+        done = ngettext("%(count)d account unlinked.", "%(count)d accounts unlinked.", count)
+        note = _("Kept %(accounts)s: the only way those users can sign in.")
+        kept_note = note % {"accounts": ", ".join(kept)} if kept else None
+        self.report(request, done % {"count": count}, kept_note)
 
 
 #: What a passkey's row shows: the name, when it was made and last used, and
@@ -176,7 +179,7 @@ PASSKEY_COLUMNS = (
 
 
 @admin.register(Authenticator)
-class AuthenticatorAdmin(ExplainedChangeList):
+class AuthenticatorAdmin(_WaysInAdmin):
     """Registered passkeys: shown read-only, removed through the adapter's rule."""
 
     list_display = ("user", *PASSKEY_COLUMNS, "backup_eligible", "counter")
@@ -201,16 +204,7 @@ class AuthenticatorAdmin(ExplainedChangeList):
     )
     actions = ("remove",)
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        # Deleting would bypass the "never the last way to sign in" rule of remove.
-        return False
-
-    def explanation(self, request: HttpRequest, config: Config) -> str | None:
-        if not self.is_empty(request):
-            return None
+    def when_empty(self, config: Config) -> str | None:
         if not providers_with(config.providers, "is_passkey"):
             return gettext(
                 "No passkeys. Passkeys are off: WEBAUTH['providers'] has no Passkey "
@@ -233,19 +227,10 @@ class AuthenticatorAdmin(ExplainedChangeList):
                     count += 1
             except LastSignInMethod:
                 kept.append(passkey.name or str(passkey))
-        self.message_user(
-            request,
-            ngettext("%(count)d passkey removed.", "%(count)d passkeys removed.", count)
-            % {"count": count},
-            messages.SUCCESS,
-        )
-        if kept:
-            self.message_user(
-                request,
-                _("Kept %(passkeys)s: the only way those users can sign in.")
-                % {"passkeys": ", ".join(kept)},
-                messages.WARNING,
-            )
+        done = ngettext("%(count)d passkey removed.", "%(count)d passkeys removed.", count)
+        note = _("Kept %(passkeys)s: the only way those users can sign in.")
+        kept_note = note % {"passkeys": ", ".join(kept)} if kept else None
+        self.report(request, done % {"count": count}, kept_note)
 
 
 class _ReadOnlyInline(admin.TabularInline):
@@ -297,9 +282,6 @@ class VerificationTokenAdmin(ExplainedChangeList):
     readonly_fields = ("identifier", "expires", "attempts")
     exclude = ("token_hash", "code_hash")
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
@@ -307,9 +289,7 @@ class VerificationTokenAdmin(ExplainedChangeList):
     def is_expired(self, obj: VerificationToken) -> bool:
         return obj.expires <= timezone.now()
 
-    def explanation(self, request: HttpRequest, config: Config) -> str | None:
-        if not self.is_empty(request):
-            return None
+    def when_empty(self, config: Config) -> str | None:
         if not providers_with(config.providers, "sends_email"):
             return gettext(
                 "No pending email sign-ins. Email sign-in is off: WEBAUTH['providers'] "

@@ -22,7 +22,6 @@ from django.test import Client
 from . import cookies as ck
 from .conf import get_config
 from .sessions import strategy_of
-from .utils import user_to_dict
 
 __all__ = ["force_sign_in", "force_sign_out", "session_cookie_for"]
 
@@ -37,7 +36,7 @@ def session_cookie_for(
     """
     config = get_config()
     name = ck.cookie_specs(config, secure)["session_token"].name
-    value = strategy_of(config).session_for(config, name, user, user_to_dict(user), claims=claims)
+    value = strategy_of(config).session_for(config, name, user, claims)
     return name, value
 
 

@@ -375,15 +375,19 @@ class DjangoAdapter:
             )
         return self.to_record(found[0]) if found else None
 
+    def _account(
+        self, provider: str, provider_account_id: str, *, with_user: bool = False
+    ) -> Account | None:
+        """The stored account (its user joined, *with_user*), compared exactly, or ``None``."""
+        rows = Account.objects.using(self.using)
+        if with_user:
+            rows = rows.select_related("user")
+        obj = rows.filter(provider=provider, provider_account_id=provider_account_id).first()
+        return _exact_account(obj, provider_account_id)
+
     def get_user_by_account(self, provider: str, provider_account_id: str) -> AdapterUser | None:
         """The user linked to this provider account (one joined query)."""
-        account = (
-            Account.objects.using(self.using)
-            .select_related("user")
-            .filter(provider=provider, provider_account_id=provider_account_id)
-            .first()
-        )
-        account = _exact_account(account, provider_account_id)
+        account = self._account(provider, provider_account_id, with_user=True)
         return self.to_record(account.user) if account is not None else None
 
     def update_user(self, user: AdapterUser | Mapping[str, Any]) -> AdapterUser:
@@ -446,12 +450,7 @@ class DjangoAdapter:
         """Replace the stored tokens of an account (webauth extension, used on re-sign-in)."""
         record = as_account(account)
         assert record is not None
-        obj = (
-            Account.objects.using(self.using)
-            .filter(provider=record.provider, provider_account_id=record.provider_account_id)
-            .first()
-        )
-        obj = _exact_account(obj, record.provider_account_id)
+        obj = self._account(record.provider, record.provider_account_id)
         if obj is None:
             return None
         for name in ACCOUNT_TOKEN_FIELDS:
@@ -462,12 +461,7 @@ class DjangoAdapter:
 
     def unlink_account(self, provider: str, provider_account_id: str) -> AdapterAccount | None:
         """Remove the account; returns it, or ``None`` if there was none."""
-        obj = (
-            Account.objects.using(self.using)
-            .filter(provider=provider, provider_account_id=provider_account_id)
-            .first()
-        )
-        obj = _exact_account(obj, provider_account_id)
+        obj = self._account(provider, provider_account_id)
         if obj is None:
             return None
         record = self._account_record(obj)
@@ -476,12 +470,7 @@ class DjangoAdapter:
 
     def get_account(self, provider_account_id: str, provider: str) -> AdapterAccount | None:
         """The account, or ``None``."""
-        obj = (
-            Account.objects.using(self.using)
-            .filter(provider=provider, provider_account_id=provider_account_id)
-            .first()
-        )
-        obj = _exact_account(obj, provider_account_id)
+        obj = self._account(provider, provider_account_id)
         return self._account_record(obj) if obj is not None else None
 
     def create_user_and_link_account(

@@ -48,7 +48,7 @@ from ..callbacks import run_sign_in
 from ..errors import AccessDenied, AuthError, MissingAdapter
 from ..events import emit
 from ..responses import redirect
-from ..sessions import SessionResult
+from ..sessions import NewSession, SessionResult
 from ..types import AdapterUser
 from .outcomes import Attempt, Completed, Elsewhere, NeedsStep, Outcome, SignedIn
 from .render import for_browser
@@ -241,9 +241,7 @@ def _new_session(state: AuthState, signed_in: SignedIn) -> SessionResult:
         # stale session would make it fresh by linking an account of theirs).
         since = sessions.signed_in_at(config, state.session_token, salt)
     meta = state.request.META
-    return sessions.create(
-        config,
-        salt,
+    new = NewSession(
         user=signed_in.user,
         user_dict=signed_in.user_dict,
         account=signed_in.account,
@@ -254,3 +252,4 @@ def _new_session(state: AuthState, signed_in: SignedIn) -> SessionResult:
         replaces=state.session_token,
         since=since,
     )
+    return sessions.create(config, salt, new)

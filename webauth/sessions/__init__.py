@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import UNSET, EndedSession, SessionResult, SessionStrategy, iso_expires
+from .base import EndedSession, NewSession, SessionResult, SessionStrategy, iso_expires
 from .binding import (
     AUTH_HASH_CLAIM,
     AUTH_TIME_CLAIM,
@@ -47,7 +47,6 @@ from .jwt import (
 
 if TYPE_CHECKING:
     from ..conf import Config
-    from ..types import AdapterUser
 
 __all__ = [
     "AUTH_HASH_CLAIM",
@@ -57,6 +56,7 @@ __all__ = [
     "DatabaseSessions",
     "EndedSession",
     "JwtSessions",
+    "NewSession",
     "SessionResult",
     "SessionStrategy",
     "auth_hash_matches",
@@ -94,36 +94,19 @@ def strategy_of(config: Config) -> SessionStrategy:
     return STRATEGIES[config.session.strategy]
 
 
-def read_session(
-    config: Config,
-    raw: str | None,
-    salt: str,
-    *,
-    trigger: str | None = None,
-    new_session: Any = UNSET,
-    reissue: bool = True,
-    known_user: AdapterUser | None = None,
-    load_user: bool = True,
-) -> SessionResult:
+def read_session(config: Config, raw: str | None, salt: str, **options: Any) -> SessionResult:
     """Read a session cookie's value (*raw*) with the configured strategy.
 
-    *salt* is the session cookie's name (the JWT's key depends on it). With
+    *salt* is the session cookie's name (the JWT's key depends on it); the
+    *options* are :meth:`SessionStrategy.read`'s (``trigger``, ``new_session``,
+    ``reissue``, ``known_user``, ``load_user``). With
     ``reissue`` the cookie is made again with a new expiry, as ``GET
     /auth/session`` does; without it the database strategy still extends the
     stored session (and says so in ``extended``), as ordinary pages do.
     ``known_user`` and ``load_user`` say how a JWT's user is checked
     (:func:`read_jwt_session`); a database session comes with its user.
     """
-    return STRATEGIES[config.session.strategy].read(
-        config,
-        raw,
-        salt,
-        trigger=trigger,
-        new_session=new_session,
-        reissue=reissue,
-        known_user=known_user,
-        load_user=load_user,
-    )
+    return STRATEGIES[config.session.strategy].read(config, raw, salt, **options)
 
 
 def signed_in_at(config: Config, raw: str | None, salt: str) -> float | None:

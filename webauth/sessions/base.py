@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "UNSET",
     "EndedSession",
+    "NewSession",
     "SessionResult",
     "SessionStrategy",
     "absolute_deadline",
@@ -103,6 +104,33 @@ def timestamp(value: datetime | None) -> float | None:
 
 
 @dataclass(frozen=True, slots=True)
+class NewSession:
+    """A fresh sign-in, as :meth:`SessionStrategy.create` makes its session.
+
+    ``user`` is what callbacks receive (an ``AdapterUser`` or ``authorize``'s
+    object), ``user_dict`` its ``id``, ``name``, ``email`` and ``image``;
+    ``account`` and ``profile`` what the ``jwt`` callback gets; ``replaces``
+    the request's previous session token (deleted: no session fixation);
+    ``since`` the sign-in time to record when it is not now (a sign-in that
+    only linked an account carries on the session's time).
+    """
+
+    user: Any
+    user_dict: Mapping[str, Any]
+    account: Mapping[str, Any] | None = None
+    profile: Any = None
+    is_new_user: bool = False
+    user_agent: str | None = None
+    ip_address: str | None = None
+    replaces: str | None = None
+    since: float | None = None
+
+
+#: Claims a test's session carries beside those a sign-in would give it.
+Claims = Mapping[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
 class EndedSession:
     """What ending a session did.
 
@@ -143,21 +171,11 @@ class SessionStrategy:
     #: methods the strategy calls when there is an adapter.
     adapter_feature: ClassVar[str]
 
-    def read(
-        self,
-        config: Config,
-        raw: str | None,
-        salt: str,
-        *,
-        trigger: str | None = None,
-        new_session: Any = UNSET,
-        reissue: bool = True,
-        known_user: AdapterUser | None = None,
-        load_user: bool = True,
-    ) -> SessionResult:
+    def read(self, config: Config, raw: str | None, salt: str, **options: Any) -> SessionResult:
         """Read the session of cookie value *raw* as ``GET /auth/session`` does.
 
-        ``trigger="update"`` with *new_session* is ``POST /auth/session``. With
+        The *options*: ``trigger="update"`` with ``new_session`` (the client's
+        data; none is :data:`UNSET`) is ``POST /auth/session``. With
         ``reissue`` a new cookie value is made with a new expiry (a JWT; a
         database session's cookie is its token); a database session is extended
         in storage either way (``extended`` says so). *known_user* and
@@ -166,27 +184,8 @@ class SessionStrategy:
         """
         raise NotImplementedError
 
-    def create(
-        self,
-        config: Config,
-        salt: str,
-        *,
-        user: Any,
-        user_dict: Mapping[str, Any],
-        account: Mapping[str, Any] | None = None,
-        profile: Any = None,
-        is_new_user: bool = False,
-        user_agent: str | None = None,
-        ip_address: str | None = None,
-        replaces: str | None = None,
-        since: float | None = None,
-    ) -> SessionResult:
-        """The session of a fresh sign-in of *user* (``user_dict``: its fields).
-
-        *replaces* is the request's previous session token, *since* the sign-in
-        time to record when it is not now (a sign-in that only linked an account
-        carries on the session's time).
-        """
+    def create(self, config: Config, salt: str, new: NewSession) -> SessionResult:
+        """The session of the fresh sign-in *new* describes."""
         raise NotImplementedError
 
     def end(self, config: Config, raw: str | None, salt: str) -> EndedSession:
@@ -228,15 +227,7 @@ class SessionStrategy:
         """The ``session`` event's fields for a read *result*, besides the request."""
         return {"session": result.session}
 
-    def session_for(
-        self,
-        config: Config,
-        salt: str,
-        user: Any,
-        user_dict: Mapping[str, Any],
-        *,
-        claims: Mapping[str, Any] | None = None,
-    ) -> str:
+    def session_for(self, config: Config, salt: str, user: Any, claims: Claims = None) -> str:
         """A session cookie value for *user* made without a sign-in (no callback runs):
         what :func:`webauth.test.force_sign_in` hands a test client."""
         raise NotImplementedError

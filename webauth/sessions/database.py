@@ -8,7 +8,6 @@ can be ended one by one, from the account center or the admin.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -17,11 +16,11 @@ from django.core.exceptions import SynchronousOnlyOperation
 from ..callbacks import run_session
 from ..errors import AuthError, SessionTokenError
 from ..types import AdapterSession, AdapterUser, as_session, as_session_and_user
-from ..utils import aware
+from ..utils import aware, user_to_dict
 from .base import (
     UNSET,
-    BindUser,
     EndedSession,
+    NewSession,
     SessionResult,
     SessionStrategy,
     absolute_deadline,
@@ -32,6 +31,7 @@ from .binding import auth_hash_matches, session_auth_hash, session_ends
 
 if TYPE_CHECKING:
     from ..conf import Config
+    from .base import BindUser, Claims
 
 __all__ = [
     "DatabaseSessions",
@@ -148,24 +148,16 @@ def _database_session_ended(
     return None
 
 
-def new_database_session(
-    config: Config,
-    *,
-    user_id: str,
-    user_agent: str | None = None,
-    ip_address: str | None = None,
-    replaces: str | None = None,
-    user: Any = None,
-    since: float | None = None,
-) -> SessionResult:
+def new_database_session(config: Config, new: NewSession) -> SessionResult:
     """Create a database session for a fresh sign-in.
 
-    ``replaces`` is the request's previous session token, deleted so that a
-    sign-in always starts a new session (no session fixation). ``user`` (the
-    model instance or ``AdapterUser``) gives the session its auth hash: it ends
-    when the password changes. ``since`` is the sign-in time to record
+    ``new.replaces`` is the request's previous session token, deleted so that
+    a sign-in always starts a new session (no session fixation). ``new.user``
+    (the model instance or ``AdapterUser``) gives the session its auth hash: it
+    ends when the password changes. ``new.since`` is the sign-in time to record
     (``created_at``) when it is not now: see :func:`new_jwt_session`.
     """
+    user_id, user, since, replaces = str(new.user_dict["id"]), new.user, new.since, new.replaces
     caller = config.adapter_caller
     caller.require("create_session")
     generate = config.session.generate_session_token
@@ -181,8 +173,8 @@ def new_database_session(
         session_token=token,
         user_id=user_id,
         expires=expires,
-        user_agent=(user_agent or "")[:512] or None,
-        ip_address=ip_address,
+        user_agent=(new.user_agent or "")[:512] or None,
+        ip_address=new.ip_address,
         created_at=signed_in,
         auth_hash=session_auth_hash(user) if user is not None else None,
     )
@@ -223,46 +215,15 @@ class DatabaseSessions(SessionStrategy):
     stored: ClassVar[bool] = True
     adapter_feature: ClassVar[str] = "database_session"
 
-    def read(
-        self,
-        config: Config,
-        raw: str | None,
-        salt: str,
-        *,
-        trigger: str | None = None,
-        new_session: Any = UNSET,
-        reissue: bool = True,
-        known_user: AdapterUser | None = None,
-        load_user: bool = True,
-    ) -> SessionResult:
-        # The session comes with its user; the cookie is its token, always "re-issued".
-        return read_database_session(config, raw, trigger=trigger, new_session=new_session)
+    def read(self, config: Config, raw: str | None, salt: str, **options: Any) -> SessionResult:
+        # The session comes with its user (known_user and load_user are a JWT's
+        # concern); the cookie is its token, always "re-issued".
+        trigger, data = options.get("trigger"), options.get("new_session", UNSET)
+        return read_database_session(config, raw, trigger=trigger, new_session=data)
 
-    def create(
-        self,
-        config: Config,
-        salt: str,
-        *,
-        user: Any,
-        user_dict: Mapping[str, Any],
-        account: Mapping[str, Any] | None = None,
-        profile: Any = None,
-        is_new_user: bool = False,
-        user_agent: str | None = None,
-        ip_address: str | None = None,
-        replaces: str | None = None,
-        since: float | None = None,
-    ) -> SessionResult:
+    def create(self, config: Config, salt: str, new: NewSession) -> SessionResult:
         # Unlike Auth.js, credentials sign-ins get database sessions too.
-        return new_database_session(
-            config,
-            user_id=str(user_dict["id"]),
-            user_agent=user_agent,
-            ip_address=ip_address,
-            replaces=replaces,
-            user=user,
-            since=since,
-        )
+        return new_database_session(config, new)
 
     def end(self, config: Config, raw: str | None, salt: str) -> EndedSession:
         deleted = as_session(config.adapter_caller("delete_session", raw)) if raw else None
@@ -306,17 +267,8 @@ class DatabaseSessions(SessionStrategy):
     def rebind(self, config: Config, raw: str | None, salt: str, user: Any) -> str | None:
         return raw if rebind_database_session(config, raw, user) else None
 
-    def session_for(
-        self,
-        config: Config,
-        salt: str,
-        user: Any,
-        user_dict: Mapping[str, Any],
-        *,
-        claims: Mapping[str, Any] | None = None,
-    ) -> str:
-        result = new_database_session(
-            config, user_id=str(user_dict["id"]), user_agent="webauth.test", user=user
-        )
+    def session_for(self, config: Config, salt: str, user: Any, claims: Claims = None) -> str:
+        new = NewSession(user=user, user_dict=user_to_dict(user), user_agent="webauth.test")
+        result = new_database_session(config, new)
         assert result.cookie is not None  # a new session's cookie is its token
         return result.cookie

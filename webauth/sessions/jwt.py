@@ -19,10 +19,9 @@ from .. import jwt as jose
 from ..callbacks import run_jwt, run_session
 from ..errors import AuthError, JWTSessionError
 from ..types import AdapterUser, as_user
-from ..utils import call
+from ..utils import call, user_to_dict
 from .base import (
     UNSET,
-    BindUser,
     EndedSession,
     SessionResult,
     SessionStrategy,
@@ -47,6 +46,7 @@ from .binding import (
 
 if TYPE_CHECKING:
     from ..conf import Config
+    from .base import BindUser, Claims, NewSession
 
 __all__ = [
     "JwtSessions",
@@ -284,30 +284,21 @@ def _bound_user(
     return False
 
 
-def new_jwt_session(
-    config: Config,
-    salt: str,
-    *,
-    user: Any,
-    user_dict: Mapping[str, Any],
-    account: Mapping[str, Any] | None,
-    profile: Any = None,
-    is_new_user: bool = False,
-    since: float | None = None,
-) -> SessionResult:
+def new_jwt_session(config: Config, salt: str, new: NewSession) -> SessionResult:
     """Create the JWT for a fresh sign-in (``jwt`` callback with trigger signIn/signUp).
 
-    *since* is the sign-in time to record when it is not now: a sign-in that
-    only linked a new account to the user already signed in carries on that
-    session's time (see :func:`webauth.flows.signin.finish`).
+    ``new.since`` is the sign-in time to record when it is not now: a sign-in
+    that only linked a new account to the user already signed in carries on
+    that session's time (see :func:`webauth.flows.signin.conclude`).
     """
+    user, since = new.user, new.since
     params: dict[str, Any] = {
-        "token": default_token(user_dict),
+        "token": default_token(new.user_dict),
         "user": user,
-        "account": account,
-        "profile": profile,
-        "trigger": "signUp" if is_new_user else "signIn",
-        "is_new_user": is_new_user,
+        "account": new.account,
+        "profile": new.profile,
+        "trigger": "signUp" if new.is_new_user else "signIn",
+        "is_new_user": new.is_new_user,
     }
     token = run_jwt(config, **params)
     if token is None:
@@ -352,55 +343,12 @@ class JwtSessions(SessionStrategy):
     stored: ClassVar[bool] = False
     adapter_feature: ClassVar[str] = "jwt_with_adapter"
 
-    def read(
-        self,
-        config: Config,
-        raw: str | None,
-        salt: str,
-        *,
-        trigger: str | None = None,
-        new_session: Any = UNSET,
-        reissue: bool = True,
-        known_user: AdapterUser | None = None,
-        load_user: bool = True,
-    ) -> SessionResult:
-        return read_jwt_session(
-            config,
-            raw,
-            salt,
-            trigger=trigger,
-            new_session=new_session,
-            reissue=reissue,
-            known_user=known_user,
-            load_user=load_user,
-        )
+    def read(self, config: Config, raw: str | None, salt: str, **options: Any) -> SessionResult:
+        return read_jwt_session(config, raw, salt, **options)
 
-    def create(
-        self,
-        config: Config,
-        salt: str,
-        *,
-        user: Any,
-        user_dict: Mapping[str, Any],
-        account: Mapping[str, Any] | None = None,
-        profile: Any = None,
-        is_new_user: bool = False,
-        user_agent: str | None = None,
-        ip_address: str | None = None,
-        replaces: str | None = None,
-        since: float | None = None,
-    ) -> SessionResult:
+    def create(self, config: Config, salt: str, new: NewSession) -> SessionResult:
         # A new token replaces the cookie: there is nothing stored to delete.
-        return new_jwt_session(
-            config,
-            salt,
-            user=user,
-            user_dict=user_dict,
-            account=account,
-            profile=profile,
-            is_new_user=is_new_user,
-            since=since,
-        )
+        return new_jwt_session(config, salt, new)
 
     def end(self, config: Config, raw: str | None, salt: str) -> EndedSession:
         token = decode_token(config, raw, salt) if raw else None
@@ -463,18 +411,12 @@ class JwtSessions(SessionStrategy):
     def event_fields(self, result: SessionResult) -> dict[str, Any]:
         return {"session": result.session, "token": result.token}
 
-    def session_for(
-        self,
-        config: Config,
-        salt: str,
-        user: Any,
-        user_dict: Mapping[str, Any],
-        *,
-        claims: Mapping[str, Any] | None = None,
-    ) -> str:
+    def session_for(self, config: Config, salt: str, user: Any, claims: Claims = None) -> str:
         now = time.time()
         token = {
-            **default_token(user_dict),  # as a sign-in makes it: only the fields the user has
+            **default_token(
+                user_to_dict(user)
+            ),  # as a sign-in makes it: only the fields the user has
             # As a sign-in makes it: bound to a Django user's password and activeness.
             **binding_claims(user, now),
             **(claims or {}),
