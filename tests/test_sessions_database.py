@@ -247,11 +247,11 @@ def test_missing_adapter_methods_system_check(settings):
 
 
 def test_missing_adapter_methods_error_names_methods():
-    from webauth.adapters.base import AdapterCaller
+    from webauth.adapters.storage import Storage
     from webauth.logger import AuthLogger
 
     with pytest.raises(MissingAdapterMethods, match="use_verification_token"):
-        AdapterCaller(NoSessions(), AuthLogger())("use_verification_token", "a", "b")
+        Storage(NoSessions(), AuthLogger()).use_verification_token("a", "b")
 
 
 def test_oauth_provider_with_an_adapter_lacking_oauth_methods_is_a_system_check(settings):
