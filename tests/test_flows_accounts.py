@@ -7,9 +7,8 @@ from webauth.adapters.storage import Storage
 from webauth.errors import AdapterError, TokenRefreshError
 from webauth.flows.accounts import create_and_link
 from webauth.logger import AuthLogger
+from webauth.testing.memory import MemoryAdapter
 from webauth.types import AdapterAccount, AdapterUser
-
-from .support.memory_adapter import MemoryAdapter
 
 
 class WithoutTheCombinedMethod(MemoryAdapter):

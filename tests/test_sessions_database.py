@@ -9,9 +9,9 @@ from freezegun import freeze_time
 from webauth.errors import MissingAdapterMethods
 from webauth.models import Session, token_hash
 from webauth.test import force_sign_in
+from webauth.testing.memory import MemoryAdapter
 
 from .support.helpers import csrf_pair
-from .support.memory_adapter import MemoryAdapter
 
 pytestmark = pytest.mark.django_db
 COOKIE = "authjs.session-token"
