@@ -47,7 +47,7 @@ def list_sessions(user: Any, request: HttpRequest | None = None) -> list[UserSes
     return storage.list_sessions_by_user_id(user_id(user), _current_token(request))
 
 
-def revoke_session(user: Any, session_id: Any) -> bool:
+def revoke_session(user: Any, session_id: object) -> bool:
     """Delete one of the user's sessions; ``False`` if it was not theirs or is gone."""
     return get_config().storage.delete_session_by_id(user_id(user), session_id)
 
@@ -63,7 +63,7 @@ async def alist_sessions(user: Any, request: HttpRequest | None = None) -> list[
     return await sync_to_async(list_sessions)(user, request)
 
 
-async def arevoke_session(user: Any, session_id: Any) -> bool:
+async def arevoke_session(user: Any, session_id: object) -> bool:
     """Async :func:`revoke_session`."""
     return await sync_to_async(revoke_session)(user, session_id)
 

@@ -5,7 +5,6 @@ adapter (:mod:`webauth.adapters.django`)."""
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 from .base import ADAPTER_METHODS, Adapter, missing_methods
 from .storage import Storage
@@ -13,7 +12,7 @@ from .storage import Storage
 __all__ = ["ADAPTER_METHODS", "Adapter", "Storage", "missing_methods"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> type[Storage]:
     # AdapterCaller was the façade's name before it was typed: a deprecated alias.
     if name == "AdapterCaller":
         warnings.warn(

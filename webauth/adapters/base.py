@@ -177,7 +177,7 @@ class Adapter(Protocol):
     def get_user_by_account(self, provider: str, provider_account_id: str) -> AdapterUser | None:
         """The user linked to this provider account, or ``None``."""
 
-    def update_user(self, user: dict[str, Any]) -> AdapterUser:
+    def update_user(self, user: Mapping[str, object]) -> AdapterUser:
         """Apply a partial update (``id`` required) and return the user."""
 
     def delete_user(self, user_id: str) -> AdapterUser | None:
@@ -198,7 +198,7 @@ class Adapter(Protocol):
     def get_session_and_user(self, session_token: str) -> tuple[AdapterSession, AdapterUser] | None:
         """The session and its user in one lookup, or ``None``."""
 
-    def update_session(self, session: dict[str, Any]) -> AdapterSession | None:
+    def update_session(self, session: Mapping[str, object]) -> AdapterSession | None:
         """Apply a partial update (``session_token`` required)."""
 
     def delete_session(self, session_token: str) -> AdapterSession | None:
@@ -297,7 +297,7 @@ class Adapter(Protocol):
         """The user's unexpired sessions, newest first; mark the one whose token is
         *current_session_token* as ``current``."""
 
-    def delete_session_by_id(self, user_id: str, session_id: Any) -> bool:
+    def delete_session_by_id(self, user_id: str, session_id: object) -> bool:
         """Delete one of the user's sessions by its ``UserSession.id``; ``False`` if none."""
 
     def delete_sessions_by_user_id(self, user_id: str, keep_session_token: str | None) -> int:

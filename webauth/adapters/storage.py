@@ -130,7 +130,7 @@ class Storage:
         self.logger.error(error)
         return error
 
-    def _call(self, name: str, *args: Any) -> Any:
+    def _call(self, name: str, *args: object) -> Any:
         """Call ``adapter.<name>(*args)`` from sync code; the raw answer."""
         fn = getattr(self.adapter, name, None)
         if not callable(fn):
@@ -150,7 +150,7 @@ class Storage:
     #: move to the methods below with the session-strategy work, and this goes.
     __call__ = _call
 
-    async def acall(self, name: str, *args: Any) -> Any:
+    async def acall(self, name: str, *args: object) -> Any:
         """Call ``adapter.<name>(*args)`` from async code; the raw answer."""
         fn = getattr(self.adapter, name, None)
         if not callable(fn):
@@ -186,7 +186,7 @@ class Storage:
         """The user linked to this provider account, or ``None``."""
         return as_user(self._call("get_user_by_account", provider, provider_account_id))
 
-    def update_user(self, user: Mapping[str, Any]) -> AdapterUser | None:
+    def update_user(self, user: Mapping[str, object]) -> AdapterUser | None:
         """Apply a partial update (``id`` required); the updated user."""
         return as_user(self._call("update_user", user))
 
@@ -214,7 +214,7 @@ class Storage:
         """The session and its user in one lookup, or ``None``."""
         return as_session_and_user(self._call("get_session_and_user", session_token))
 
-    def update_session(self, session: Mapping[str, Any]) -> AdapterSession | None:
+    def update_session(self, session: Mapping[str, object]) -> AdapterSession | None:
         """Apply a partial update (``session_token`` required)."""
         return as_session(self._call("update_session", session))
 

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from django.utils.functional import cached_property  # unlike functools' (3.11), no lock
@@ -16,6 +16,9 @@ from ..client_ip import TrustedProxies
 from ..jwt import DEFAULT_MAX_AGE
 from ..logger import AuthLogger
 from ..providers.base import Provider
+
+if TYPE_CHECKING:
+    from ..adapters.django import DjangoAdapter
 
 __all__ = [
     "COOKIE_KEYS",
@@ -286,7 +289,7 @@ class Config:
         return Storage(self.adapter, self.logger)
 
     @cached_property
-    def django_adapter(self) -> Any:
+    def django_adapter(self) -> DjangoAdapter:
         """A :class:`~webauth.adapters.django.DjangoAdapter` on the default database.
 
         The store of ``AUTH_USER_MODEL`` when no adapter is configured, and where

@@ -39,7 +39,7 @@ import secrets
 import threading
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 
@@ -67,7 +67,7 @@ from ..types import (
 __all__ = ["MemoryAdapter"]
 
 #: A record as webauth passes it: the dataclass, or a mapping with either spelling.
-Record = Any
+Record = object
 
 
 def _new_handle() -> str:
@@ -75,7 +75,10 @@ def _new_handle() -> str:
     return base64.urlsafe_b64encode(secrets.token_bytes(64)).rstrip(b"=").decode()
 
 
-def _record(value: Any, name: str) -> Any:
+R = TypeVar("R")
+
+
+def _record(value: R | None, name: str) -> R:
     if value is None:
         raise TypeError(f"a {name} record is required")
     return value
@@ -143,7 +146,7 @@ class MemoryAdapter:
         account = self.accounts.get((provider, provider_account_id))
         return self.users.get(account.user_id) if account else None
 
-    async def update_user(self, user: Mapping[str, Any]) -> AdapterUser:
+    async def update_user(self, user: Mapping[str, object]) -> AdapterUser:
         """Apply a partial update (``id`` required)."""
         record = self.users[str(user["id"])]
         for key, value in user.items():
@@ -190,7 +193,7 @@ class MemoryAdapter:
         self.session_info[record.session_token] = (next(self._session_ids), datetime.now(UTC))
         return record
 
-    async def get_session_and_user(self, session_token: str) -> dict[str, Any] | None:
+    async def get_session_and_user(self, session_token: str) -> dict[str, object] | None:
         """The session and its user, as a ``{"session", "user"}`` mapping (Auth.js's shape)."""
         session = self.sessions.get(session_token)
         if session is None or session.user_id not in self.users:
@@ -537,7 +540,7 @@ class MemoryAdapter:
 
     async def get_user_session_check(
         self, user_id: str
-    ) -> UserSessionCheck | Mapping[str, Any] | None:
+    ) -> UserSessionCheck | Mapping[str, object] | None:
         """Whether the user exists and is active, and its password hash.
 
         A record without a model instance stands for the ``AUTH_USER_MODEL``
