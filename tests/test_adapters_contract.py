@@ -5,8 +5,7 @@ from django.conf import settings
 
 from webauth.adapters.django import DjangoAdapter
 from webauth.testing import AdapterSuite
-
-from .support.memory_adapter import MemoryAdapter
+from webauth.testing.memory import MemoryAdapter
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,7 @@ from django.urls import clear_url_caches, include, path, set_script_prefix
 from webauth.checks import check_config, check_middleware
 from webauth.providers import Credentials, DjangoCredentials
 from webauth.providers.oauth import OIDC
-
-from .support.memory_adapter import MemoryAdapter
+from webauth.testing.memory import MemoryAdapter
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"

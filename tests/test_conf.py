@@ -23,8 +23,7 @@ from webauth.conf import (
 from webauth.logger import AuthLogger
 from webauth.providers import Credentials, DjangoCredentials, Provider
 from webauth.providers.oauth import OIDC
-
-from .support.memory_adapter import MemoryAdapter
+from webauth.testing.memory import MemoryAdapter
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 
@@ -245,7 +244,7 @@ def test_adapter_makes_database_the_default_strategy():
 
 
 def test_adapter_as_dotted_path_to_class_is_instantiated():
-    config = build_config({"adapter": "tests.support.memory_adapter.MemoryAdapter"}, no_env)
+    config = build_config({"adapter": "webauth.testing.memory.MemoryAdapter"}, no_env)
     assert isinstance(config.adapter, MemoryAdapter)
     assert config.session.strategy == "database"
 
@@ -350,7 +349,7 @@ def test_callables_as_dotted_paths():
         ({"jwt": {"decode": "tests.nowhere.decode"}}, "jwt.decode"),
         ({"logger": {"debug": "tests.test_conf.missing"}}, "logger.debug"),
         ({"http_client": "requests.NoSuchSession"}, "http_client"),
-        ({"adapter": "tests.support.memory_adapter.Missing"}, "adapter"),
+        ({"adapter": "webauth.testing.memory.Missing"}, "adapter"),
         ({"providers": ["tests.test_conf.NoProvider"]}, "providers[0]"),
     ],
 )

@@ -3,13 +3,12 @@
 import pytest
 from asgiref.sync import async_to_sync
 
-from webauth.adapters.base import AdapterCaller
+from webauth.adapters.storage import Storage
 from webauth.errors import AdapterError, TokenRefreshError
 from webauth.flows.accounts import create_and_link
 from webauth.logger import AuthLogger
+from webauth.testing.memory import MemoryAdapter
 from webauth.types import AdapterAccount, AdapterUser
-
-from .support.memory_adapter import MemoryAdapter
 
 
 class WithoutTheCombinedMethod(MemoryAdapter):
@@ -32,7 +31,7 @@ def new_records():
 
 def test_without_the_combined_method_user_then_account():
     adapter = WithoutTheCombinedMethod()
-    created, linked = create_and_link(AdapterCaller(adapter, AuthLogger()), *new_records())
+    created, linked = create_and_link(Storage(adapter, AuthLogger()), *new_records())
     assert linked.user_id == created.id and list(adapter.users) == [created.id]
 
 
@@ -40,13 +39,13 @@ def test_a_failed_link_deletes_the_user_it_just_made():
     adapter = WithoutTheCombinedMethod()
     adapter.refuse_links = True
     with pytest.raises(AdapterError):
-        create_and_link(AdapterCaller(adapter, AuthLogger()), *new_records())
+        create_and_link(Storage(adapter, AuthLogger()), *new_records())
     assert adapter.users == {} and adapter.accounts == {}
 
 
 def test_the_combined_method_is_used_when_there():
     adapter = MemoryAdapter()
-    created, linked = create_and_link(AdapterCaller(adapter, AuthLogger()), *new_records())
+    created, linked = create_and_link(Storage(adapter, AuthLogger()), *new_records())
     assert async_to_sync(adapter.get_user_by_account)("corp", "1").id == created.id
     assert linked.user_id == created.id
 

@@ -29,9 +29,9 @@ from webauth.flows.email import grant_hash
 from webauth.models import Account, VerificationToken
 from webauth.providers import DjangoCredentials, Email
 from webauth.signals import account_linked, user_created, user_updated
+from webauth.testing.memory import MemoryAdapter
 
 from .support.helpers import csrf_pair, query
-from .support.memory_adapter import MemoryAdapter
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 PENDING = "authjs.email-pending"

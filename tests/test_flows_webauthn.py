@@ -32,9 +32,9 @@ from webauth.providers import DjangoCredentials, Passkey, WebAuthn
 from webauth.providers.webauthn import device_name, is_registrable_suffix
 from webauth.signals import account_linked, user_created
 from webauth.test import force_sign_in
+from webauth.testing.memory import MemoryAdapter
 
 from .support.authenticator import GOOGLE_AAGUID, SoftAuthenticator, b64url, unb64url
-from .support.memory_adapter import MemoryAdapter
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 SESSION = "authjs.session-token"

@@ -160,9 +160,8 @@ def test_issuer_parameter_matching(received, expected, ok):
 def test_linked_accounts_go_through_a_third_party_adapter(settings):
     from asgiref.sync import async_to_sync
 
+    from webauth.testing.memory import MemoryAdapter
     from webauth.types import AdapterAccount, AdapterUser
-
-    from .support.memory_adapter import MemoryAdapter
 
     adapter = MemoryAdapter()
     settings.WEBAUTH = {**settings.WEBAUTH, "adapter": adapter}

@@ -108,7 +108,7 @@ def test_concurrent_calls_refresh_once(account):
 
 
 def test_refresh_goes_through_a_third_party_adapter(client, live_server, settings):
-    from .support.memory_adapter import MemoryAdapter
+    from webauth.testing.memory import MemoryAdapter
 
     cache.clear()
     idp = start_idp(live_server)

@@ -26,10 +26,10 @@ from webauth.adapters.django import DjangoAdapter
 from webauth.sessions import binding
 from webauth.state import get_state
 from webauth.test import force_sign_in, session_cookie_for
+from webauth.testing.memory import MemoryAdapter
 from webauth.types import AdapterUser
 from webauth.utils import forget_user_model
 
-from .support.memory_adapter import MemoryAdapter
 from .test_session_end import cookie_deleted, deactivate, new_password
 
 pytestmark = pytest.mark.django_db

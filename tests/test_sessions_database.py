@@ -9,9 +9,9 @@ from freezegun import freeze_time
 from webauth.errors import MissingAdapterMethods
 from webauth.models import Session, token_hash
 from webauth.test import force_sign_in
+from webauth.testing.memory import MemoryAdapter
 
 from .support.helpers import csrf_pair
-from .support.memory_adapter import MemoryAdapter
 
 pytestmark = pytest.mark.django_db
 COOKIE = "authjs.session-token"
@@ -247,11 +247,11 @@ def test_missing_adapter_methods_system_check(settings):
 
 
 def test_missing_adapter_methods_error_names_methods():
-    from webauth.adapters.base import AdapterCaller
+    from webauth.adapters.storage import Storage
     from webauth.logger import AuthLogger
 
     with pytest.raises(MissingAdapterMethods, match="use_verification_token"):
-        AdapterCaller(NoSessions(), AuthLogger())("use_verification_token", "a", "b")
+        Storage(NoSessions(), AuthLogger()).use_verification_token("a", "b")
 
 
 def test_oauth_provider_with_an_adapter_lacking_oauth_methods_is_a_system_check(settings):

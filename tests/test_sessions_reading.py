@@ -34,10 +34,10 @@ from webauth.sessions import (
     read_jwt_session,
     read_session,
 )
+from webauth.testing.memory import MemoryAdapter
 from webauth.types import AdapterSession, AdapterUser
 
 from .support.helpers import tampered
-from .support.memory_adapter import MemoryAdapter
 
 SECRET = "session-reading-secret-0123456789abcdef"
 SALT = "authjs.session-token"

@@ -47,6 +47,8 @@ FILE_OWNERS = frozenset(
         # (tests/test_architecture.py), and pairs a passkey with its row.
         ("webauth/adapters/django.py", "obj"),
         ("webauth/adapters/django.py", "kind"),
+        # The in-memory adapter's stored accounts, for the same reason.
+        ("webauth/testing/memory.py", "account"),
         # The adapter contract suites check the records an adapter gave back.
         ("webauth/testing/adapter.py", "account"),
         ("webauth/testing/extensions.py", "a"),

@@ -95,9 +95,8 @@ def test_session_management_goes_through_a_third_party_adapter(settings):
     from asgiref.sync import async_to_sync
     from django.utils import timezone
 
+    from webauth.testing.memory import MemoryAdapter
     from webauth.types import AdapterSession, AdapterUser
-
-    from .support.memory_adapter import MemoryAdapter
 
     adapter = MemoryAdapter()
     settings.WEBAUTH = {**settings.WEBAUTH, "adapter": adapter}

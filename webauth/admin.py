@@ -223,7 +223,7 @@ class AuthenticatorAdmin(_WaysInAdmin):
         count, kept = 0, []
         for passkey in queryset:
             try:
-                if storage("delete_authenticator", str(passkey.user_id), passkey.credential_id):
+                if storage.delete_authenticator(str(passkey.user_id), passkey.credential_id):
                     count += 1
             except LastSignInMethod:
                 kept.append(passkey.name or str(passkey))

@@ -33,12 +33,12 @@ __all__ = [
 
 def linked_accounts(user: Any) -> list[LinkedAccount]:
     """The user's provider accounts, oldest first."""
-    return list(get_config().storage("list_accounts_by_user_id", user_id(user)))
+    return get_config().storage.list_accounts_by_user_id(user_id(user))
 
 
 def sign_in_methods(user: Any) -> int:
     """How many ways the user has to sign in (accounts, a usable password, passkeys)."""
-    return int(get_config().storage("count_sign_in_methods", user_id(user)))
+    return get_config().storage.count_sign_in_methods(user_id(user))
 
 
 def unlink(user: Any, provider: str, provider_account_id: str | None = None) -> bool:
@@ -47,7 +47,7 @@ def unlink(user: Any, provider: str, provider_account_id: str | None = None) -> 
     Raises :class:`LastSignInMethod` when it is the user's only way to sign in.
     """
     storage = get_config().storage
-    removed = storage("unlink_user_account", user_id(user), provider, provider_account_id)
+    removed = storage.unlink_user_account(user_id(user), provider, provider_account_id)
     return removed is not None
 
 

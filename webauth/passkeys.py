@@ -45,7 +45,7 @@ from .pages import render_page
 from .reauth import require_fresh, safe_next
 from .responses import private_no_store
 from .state import get_state
-from .types import AdapterAuthenticator, as_authenticator
+from .types import AdapterAuthenticator
 from .utils import user_id
 
 __all__ = [
@@ -125,9 +125,7 @@ def clean_name(name: Any) -> str:
 def list_passkeys(request: HttpRequest) -> list[UserPasskey]:
     """The signed-in user's passkeys, oldest first."""
     uid = _user_id(request)
-    records = get_config().storage("list_authenticators_by_user_id", uid) or ()
-    entries = [_entry(r) for r in (as_authenticator(raw) for raw in records) if r is not None]
-    return entries
+    return [_entry(r) for r in get_config().storage.list_authenticators_by_user_id(uid)]
 
 
 def rename_passkey(request: HttpRequest, credential_id: str, name: str) -> UserPasskey | None:
@@ -139,9 +137,7 @@ def rename_passkey(request: HttpRequest, credential_id: str, name: str) -> UserP
     cleaned = clean_name(name)
     if not isinstance(credential_id, str) or not credential_id:
         return None
-    record = as_authenticator(
-        get_config().storage("rename_authenticator", uid, credential_id, cleaned)
-    )
+    record = get_config().storage.rename_authenticator(uid, credential_id, cleaned)
     return _entry(record) if record is not None else None
 
 
@@ -153,7 +149,7 @@ def remove_passkey(request: HttpRequest, credential_id: str) -> bool:
     uid = _user_id(request)
     if not isinstance(credential_id, str) or not credential_id:
         return False
-    removed = get_config().storage("delete_authenticator", uid, credential_id)
+    removed = get_config().storage.delete_authenticator(uid, credential_id)
     return removed is not None
 
 
@@ -218,7 +214,7 @@ def passkeys_view(
     state = get_state(request)
     storage = state.config.storage
     last_way_in = storage.has("count_sign_in_methods") and (
-        int(storage("count_sign_in_methods", _user_id(request))) <= 1
+        storage.count_sign_in_methods(_user_id(request)) <= 1
     )
     response = render_page(
         state,

@@ -44,18 +44,18 @@ def _current_token(request: HttpRequest | None) -> str | None:
 def list_sessions(user: Any, request: HttpRequest | None = None) -> list[UserSession]:
     """The user's unexpired sessions, newest first; ``current`` marks *request*'s own."""
     storage = get_config().storage
-    return list(storage("list_sessions_by_user_id", user_id(user), _current_token(request)))
+    return storage.list_sessions_by_user_id(user_id(user), _current_token(request))
 
 
-def revoke_session(user: Any, session_id: Any) -> bool:
+def revoke_session(user: Any, session_id: object) -> bool:
     """Delete one of the user's sessions; ``False`` if it was not theirs or is gone."""
-    return bool(get_config().storage("delete_session_by_id", user_id(user), session_id))
+    return get_config().storage.delete_session_by_id(user_id(user), session_id)
 
 
 def sign_out_everywhere(user: Any, request: HttpRequest | None = None) -> int:
     """Delete all the user's sessions, keeping *request*'s own if given; returns the count."""
     storage = get_config().storage
-    return int(storage("delete_sessions_by_user_id", user_id(user), _current_token(request)))
+    return storage.delete_sessions_by_user_id(user_id(user), _current_token(request))
 
 
 async def alist_sessions(user: Any, request: HttpRequest | None = None) -> list[UserSession]:
@@ -63,7 +63,7 @@ async def alist_sessions(user: Any, request: HttpRequest | None = None) -> list[
     return await sync_to_async(list_sessions)(user, request)
 
 
-async def arevoke_session(user: Any, session_id: Any) -> bool:
+async def arevoke_session(user: Any, session_id: object) -> bool:
     """Async :func:`revoke_session`."""
     return await sync_to_async(revoke_session)(user, session_id)
 

@@ -47,8 +47,6 @@ from ..types import (
     AdapterAccount,
     AdapterUser,
     VerificationToken,
-    as_account,
-    as_user,
 )
 from ..utils import user_id
 
@@ -80,7 +78,7 @@ def change_provider(config: Config | None = None) -> Email | None:
     """
     config = config or get_config()
     storage = config.storage
-    if config.adapter is None or not all(storage.has(m) for m in METHODS):
+    if not storage.configured or not all(storage.has(m) for m in METHODS):
         return None
     for provider in usable_providers(config):
         if isinstance(provider, Email) and provider.code is not None:
@@ -104,7 +102,7 @@ def _user(request: HttpRequest) -> AdapterUser:
     user = getattr(request, "user", None)
     if user is None or not getattr(user, "is_authenticated", False):
         raise EmailChangeError(_("Sign in to change your email address."))
-    record = as_user(get_config().storage("get_user", user_id(user)))
+    record = get_config().storage.get_user(user_id(user))
     if record is None:
         raise EmailChangeError(_("Sign in to change your email address."))
     return record
@@ -153,13 +151,13 @@ def send_code(request: HttpRequest, typed: Any) -> str:
         expires=expires,
         code=provider.hash_value(code, config.secret),
     )
-    storage("replace_verification_token", grant)
+    storage.replace_verification_token(grant)
     try:
         _send(request, provider, address, provider.display_code(code), expires, config)
     except Exception as exc:
         # Nobody received this grant: void it, so nothing usable is left behind.
         with suppress(AuthError):
-            storage("use_verification_token", identifier, grant.token)
+            storage.use_verification_token(identifier, grant.token)
         config.logger.error(
             AuthError(f"Sending the email-change code with provider {provider.id!r} failed")
         )
@@ -219,18 +217,13 @@ def change_email(request: HttpRequest, typed_address: Any, typed_code: Any) -> A
             _("That code is not right, or it has expired. Check it, or ask for a new code.")
         )
     # Told only now, to someone who has shown they read the address's mail.
-    owner = (
-        as_user(storage("get_user_by_email", address)) if storage.has("get_user_by_email") else None
-    )
+    owner = storage.get_user_by_email(address) if storage.has("get_user_by_email") else None
     if owner is not None and owner.id != user.id:
         raise EmailChangeError(_("Another account uses this email address."))
     previous = user.email
     try:
-        updated = as_user(
-            storage(
-                "update_user",
-                {"id": user.id, "email": address, "email_verified": datetime.now(UTC)},
-            )
+        updated = storage.update_user(
+            {"id": user.id, "email": address, "email_verified": datetime.now(UTC)}
         )
     except EmailInUse:
         # Taken between the check above and the change (the adapter checks and
@@ -247,7 +240,7 @@ def change_email(request: HttpRequest, typed_address: Any, typed_code: Any) -> A
     _move_email_account(config, provider, updated, previous, address, signal)
     if storage.has("forget_unproven_email"):
         # The address nobody had proven is no longer this user's: no stranger's claim left.
-        storage("forget_unproven_email", user.id)
+        storage.forget_unproven_email(user.id)
     return updated
 
 
@@ -268,15 +261,15 @@ def _move_email_account(
     old_id = _normalize_or_none(provider, previous)
     if old_id is None:
         return
-    old = as_account(storage("get_account", old_id, provider.id))
+    old = storage.get_account(old_id, provider.id)
     if old is None or str(old.user_id) != user.id:
         return
-    if storage("get_account", address, provider.id) is None:
+    if storage.get_account(address, provider.id) is None:
         account = AdapterAccount(
             user_id=user.id, type="email", provider=provider.id, provider_account_id=address
         )
-        linked = as_account(storage("link_account", account)) or account
+        linked = storage.link_account(account) or account
         emit(config, "link_account", **signal, user=user, account=linked, profile=user)
     # The new account was linked first: the old one is never the last way in.
     with suppress(LastSignInMethod):
-        storage("unlink_user_account", user.id, provider.id, old_id)
+        storage.unlink_user_account(user.id, provider.id, old_id)

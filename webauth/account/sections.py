@@ -22,7 +22,6 @@ from ..linked_accounts import linked_accounts, sign_in_methods
 from ..pages import usable_providers
 from ..passkeys import list_passkeys
 from ..state import get_state
-from ..types import as_user
 from ..user_sessions import list_sessions
 from ..utils import user_id
 from .email import change_provider
@@ -196,7 +195,7 @@ def passkeys_context(request: HttpRequest) -> dict[str, Any]:
 def email_context(request: HttpRequest) -> dict[str, Any]:
     """The user's address, when it was verified, and whether it can be changed here."""
     config = get_config()
-    record = as_user(config.storage("get_user", user_id(request.user)))
+    record = config.storage.get_user(user_id(request.user))
     email = record.email if record is not None else getattr(request.user, "email", None)
     verified_at = record.email_verified if record is not None else None
     return {

@@ -38,7 +38,6 @@ from ..passkeys import passkeys_view
 from ..providers.credentials import DjangoCredentials
 from ..reauth import is_fresh, require_fresh, safe_next, signed_in_at
 from ..state import get_state
-from ..types import as_user
 from ..user_sessions import revoke_session, sign_out_everywhere
 from ..utils import own_transactions, user_id
 from . import sections
@@ -348,15 +347,15 @@ def _ways_in(request: HttpRequest) -> dict[str, Any]:
     storage = config.storage
     uid = user_id(request.user)
     user = request.user
-    record = as_user(storage("get_user", uid))
+    record = storage.get_user(uid)
     address = record.email if record is not None and record.email else ""
     linked = (
-        {a.provider for a in storage("list_accounts_by_user_id", uid)}
+        {a.provider for a in storage.list_accounts_by_user_id(uid)}
         if storage.has("list_accounts_by_user_id")
         else set()
     )
     has_passkey = storage.has("list_authenticators_by_user_id") and bool(
-        storage("list_authenticators_by_user_id", uid)
+        storage.list_authenticators_by_user_id(uid)
     )
     chosen = []
     passkey = None

@@ -44,7 +44,6 @@ from ..bearer import session_required, token_answer
 from ..errors import AuthError
 from ..events import emit
 from ..responses import json_response
-from ..types import as_session
 from ..utils import own_transactions
 from .preamble import Unconfigured, load_config, open_state
 
@@ -119,19 +118,18 @@ def signout_everywhere(state: AuthState) -> HttpResponse:
     Needs a live session (it says whose sessions end). Under ``database`` this
     one is deleted first (its ``sign_out`` event), then all the others.
     """
-    result = state.session_result
-    if result.session is None or result.user_id is None:
+    result, token = state.session_result, state.session_token
+    if result.session is None or result.user_id is None or token is None:
         return session_required()
     config = state.config
     if not state.sessions.stored:  # a JWT cannot be revoked
         return json_response({"revoked": False}, no_cache=True)
-    caller = config.adapter_caller
-    caller.require("delete_sessions_by_user_id")
-    deleted = as_session(caller("delete_session", state.session_token))
+    storage = config.storage.require("delete_sessions_by_user_id")
+    deleted = storage.delete_session(token)
     count = 1 if deleted is not None else 0
     if deleted is not None:
         emit(config, "sign_out", request=state.request, session=deleted)
-    count += int(caller("delete_sessions_by_user_id", result.user_id, None) or 0)
+    count += storage.delete_sessions_by_user_id(result.user_id, None)
     return json_response({"revoked": True, "sessions": count}, no_cache=True)
 
 

@@ -6,8 +6,9 @@ Auth.js's contract (:data:`ADAPTER_METHODS`) and webauth's extensions
 (storing a new user and its account in one transaction, refreshing provider
 tokens, session management, linked accounts, email sign-in codes, passkeys).
 Every method is optional and may be a plain function or ``async def``; webauth
-calls either from sync or async code (:class:`AdapterCaller`), so each
-operation has its async twin for free.
+calls either from sync or async code (:class:`~webauth.adapters.storage.Storage`,
+the typed façade flows and helpers call it through), so each operation has its
+async twin for free.
 Everything webauth stores or reads goes through these methods: a third-party
 adapter gets every feature whose methods it has.
 
@@ -23,14 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from asgiref.sync import sync_to_async
-from django.core.exceptions import SynchronousOnlyOperation
-
-from ..errors import AdapterError, AuthError, MissingAdapterMethods
-from ..utils import call, is_async, is_awaitable
-
 if TYPE_CHECKING:
-    from ..logger import AuthLogger
     from ..types import (
         AdapterAccount,
         AdapterAuthenticator,
@@ -48,7 +42,6 @@ __all__ = [
     "EXTENSION_METHODS",
     "FLOW_METHODS",
     "Adapter",
-    "AdapterCaller",
     "missing_methods",
 ]
 
@@ -156,7 +149,7 @@ class Adapter(Protocol):
     def get_user_by_account(self, provider: str, provider_account_id: str) -> AdapterUser | None:
         """The user linked to this provider account, or ``None``."""
 
-    def update_user(self, user: dict[str, Any]) -> AdapterUser:
+    def update_user(self, user: Mapping[str, object]) -> AdapterUser:
         """Apply a partial update (``id`` required) and return the user."""
 
     def delete_user(self, user_id: str) -> AdapterUser | None:
@@ -177,7 +170,7 @@ class Adapter(Protocol):
     def get_session_and_user(self, session_token: str) -> tuple[AdapterSession, AdapterUser] | None:
         """The session and its user in one lookup, or ``None``."""
 
-    def update_session(self, session: dict[str, Any]) -> AdapterSession | None:
+    def update_session(self, session: Mapping[str, object]) -> AdapterSession | None:
         """Apply a partial update (``session_token`` required)."""
 
     def delete_session(self, session_token: str) -> AdapterSession | None:
@@ -276,7 +269,7 @@ class Adapter(Protocol):
         """The user's unexpired sessions, newest first; mark the one whose token is
         *current_session_token* as ``current``."""
 
-    def delete_session_by_id(self, user_id: str, session_id: Any) -> bool:
+    def delete_session_by_id(self, user_id: str, session_id: object) -> bool:
         """Delete one of the user's sessions by its ``UserSession.id``; ``False`` if none."""
 
     def delete_sessions_by_user_id(self, user_id: str, keep_session_token: str | None) -> int:
@@ -411,75 +404,6 @@ class Adapter(Protocol):
         """
 
 
-def missing_methods(adapter: Any, methods: Iterable[str]) -> list[str]:
+def missing_methods(adapter: object, methods: Iterable[str]) -> list[str]:
     """The names in *methods* that *adapter* does not implement."""
     return [m for m in methods if not callable(getattr(adapter, m, None))]
-
-
-class AdapterCaller:
-    """Calls adapter methods the way every flow needs them called.
-
-    Checks the method exists, logs the call at debug level (the method name only:
-    arguments carry tokens), runs sync or async methods from sync or async code,
-    and turns a failure into :class:`AdapterError` after logging it.
-    """
-
-    __slots__ = ("adapter", "logger")
-
-    def __init__(self, adapter: Any, logger: AuthLogger) -> None:
-        self.adapter = adapter
-        self.logger = logger
-
-    def has(self, method: str) -> bool:
-        """Whether the adapter implements *method*."""
-        return self.adapter is not None and callable(getattr(self.adapter, method, None))
-
-    def require(self, *methods: str) -> None:
-        """Raise :class:`MissingAdapterMethods` unless every method exists."""
-        if self.adapter is None:
-            raise MissingAdapterMethods(
-                "An adapter is required for this operation; set WEBAUTH['adapter']"
-            )
-        missing = missing_methods(self.adapter, methods)
-        if missing:
-            raise MissingAdapterMethods(
-                f"Required adapter methods were missing: {', '.join(missing)}"
-            )
-
-    def _method(self, name: str) -> Any:
-        fn = getattr(self.adapter, name, None)
-        if not callable(fn):
-            self.require(name)  # raises, naming what is missing
-        if self.logger.debug_enabled:
-            self.logger.debug(f"adapter_{name}")
-        return fn
-
-    def _failed(self, name: str, exc: Exception) -> AdapterError:
-        error = AdapterError(f"adapter_{name} failed", cause={"err": exc})
-        self.logger.error(error)
-        return error
-
-    def __call__(self, name: str, *args: Any) -> Any:
-        """Call ``adapter.<name>(*args)`` from sync code."""
-        fn = self._method(name)
-        try:
-            return call(fn, *args)
-        except (AuthError, SynchronousOnlyOperation):
-            raise
-        except Exception as exc:
-            raise self._failed(name, exc) from exc
-
-    async def acall(self, name: str, *args: Any) -> Any:
-        """Call ``adapter.<name>(*args)`` from async code."""
-        fn = self._method(name)
-        try:
-            if is_async(fn):
-                return await fn(*args)
-            result = await sync_to_async(fn)(*args)
-            if is_awaitable(result):
-                result = await result
-            return result
-        except AuthError:
-            raise
-        except Exception as exc:
-            raise self._failed(name, exc) from exc

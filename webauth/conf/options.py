@@ -6,16 +6,19 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from django.utils.functional import cached_property  # unlike functools' (3.11), no lock
 
-from ..adapters.base import AdapterCaller
+from ..adapters.storage import Storage
 from ..client_ip import TrustedProxies
 from ..jwt import DEFAULT_MAX_AGE
 from ..logger import AuthLogger
 from ..providers.base import Provider
+
+if TYPE_CHECKING:
+    from ..adapters.django import DjangoAdapter
 
 __all__ = [
     "COOKIE_KEYS",
@@ -269,20 +272,24 @@ class Config:
         return f"{parts.scheme}://{parts.netloc}"
 
     @cached_property
-    def storage(self) -> AdapterCaller:
-        """The adapter, called the way every flow and helper calls it.
+    def storage(self) -> Storage:
+        """The :class:`~webauth.adapters.storage.Storage` every flow and helper calls.
 
-        Without a configured adapter it is :class:`~webauth.adapters.django.DjangoAdapter`
-        on the default database, so that ``request.user`` and the project's
-        helpers (session management, linked accounts, access tokens) read the
-        project's own tables through the same seam; the sign-in flows still
-        store nothing without a configured adapter, as in Auth.js.
+        It calls the configured adapter; without one,
+        :class:`~webauth.adapters.django.DjangoAdapter` on the default database
+        (``storage.configured`` is then false), so that
+        ``request.user`` and the project's helpers (session management, linked
+        accounts, access tokens, passkeys, the account center) read the
+        project's own tables through the same seam. The sign-in flows still
+        store nothing without a configured adapter, as in Auth.js: they call
+        ``storage.require(...)``, which refuses the fallback.
         """
-        adapter = self.adapter if self.adapter is not None else self.django_adapter
-        return AdapterCaller(adapter, self.logger)
+        if self.adapter is None:
+            return Storage(self.django_adapter, self.logger, configured=False)
+        return Storage(self.adapter, self.logger)
 
     @cached_property
-    def django_adapter(self) -> Any:
+    def django_adapter(self) -> DjangoAdapter:
         """A :class:`~webauth.adapters.django.DjangoAdapter` on the default database.
 
         The store of ``AUTH_USER_MODEL`` when no adapter is configured, and where
@@ -293,8 +300,3 @@ class Config:
         from ..adapters.django import DjangoAdapter
 
         return DjangoAdapter()
-
-    @cached_property
-    def adapter_caller(self) -> AdapterCaller:
-        """The configured adapter as flows call it; without one, every call fails clearly."""
-        return AdapterCaller(self.adapter, self.logger)

@@ -125,7 +125,8 @@ def as_callable(name: str, value: Any) -> Callable[..., Any] | None:
             f"must be callable, got {type(fn).__name__}",
             "Give a function (or a dotted path to one).",
         )
-    return fn
+    checked: Callable[..., object] = fn
+    return checked
 
 
 def as_seconds(name: str, value: Any, default: int) -> int:

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AuthError, EmailInUse, OAuthAccountNotLinked
 from ..events import emit
-from ..types import AdapterAccount, AdapterUser, as_account, as_user
+from ..types import AdapterAccount, AdapterUser
 
 if TYPE_CHECKING:
-    from ..adapters.base import AdapterCaller
+    from ..adapters.storage import Storage
     from ..state import AuthState
 
 __all__ = [
@@ -72,9 +72,9 @@ def current_user(state: AuthState) -> AdapterUser | None:
     )
 
 
-def _update_tokens(caller: AdapterCaller, account: AdapterAccount) -> AdapterAccount:
-    if caller.has("update_account"):
-        updated = as_account(caller("update_account", account))
+def _update_tokens(storage: Storage, account: AdapterAccount) -> AdapterAccount:
+    if storage.has("update_account"):
+        updated = storage.update_account(account)
         if updated is not None:
             return updated
     return account
@@ -95,8 +95,7 @@ def login_or_register(
     ``sign_in`` callback).
     """
     config = state.config
-    caller = config.adapter_caller
-    caller.require(*LINKING_METHODS)
+    storage = config.storage.require(*LINKING_METHODS)
     # As documented in webauth.signals: sender = the provider id, and the request.
     signal: dict[str, Any] = {"sender": account.provider, "request": state.request}
     signed_in = current_user(state)
@@ -104,18 +103,18 @@ def login_or_register(
         if signed_in is not None and signed_in.id != known.id:
             raise OAuthAccountNotLinked("The account is already associated with another user")
         account.user_id = known.id
-        return LoginResult(user=known, account=_update_tokens(caller, account), is_new_user=False)
+        return LoginResult(user=known, account=_update_tokens(storage, account), is_new_user=False)
 
     if signed_in is not None:
         account.user_id = signed_in.id
-        linked = as_account(caller("link_account", account)) or account
+        linked = storage.link_account(account) or account
         emit(config, "link_account", **signal, user=signed_in, account=linked, profile=user_data)
         return LoginResult(
             user=signed_in, account=linked, is_new_user=False, linked_to_session=True
         )
 
     email = user_data.get("email")
-    existing = as_user(caller("get_user_by_email", email)) if email else None
+    existing = storage.get_user_by_email(email) if email else None
     if existing is None:
         new_user = AdapterUser(
             id="",
@@ -125,11 +124,11 @@ def login_or_register(
             email_verified=None,
         )
         try:
-            created, stored = create_and_link(caller, new_user, account)
+            created, stored = create_and_link(storage, new_user, account)
         except EmailInUse:
             # Another request gave a new user this address a moment ago: the
             # rules for an address that has a user apply.
-            existing = as_user(caller("get_user_by_email", email))
+            existing = storage.get_user_by_email(email) if email else None
             if existing is None:
                 raise
         else:
@@ -140,7 +139,7 @@ def login_or_register(
     if not allow_email_linking:
         raise OAuthAccountNotLinked("Another account already exists with the same e-mail address")
     account.user_id = existing.id
-    linked = as_account(caller("link_account", account)) or account
+    linked = storage.link_account(account) or account
     emit(config, "link_account", **signal, user=existing, account=linked, profile=user_data)
     # The provider vouches for the address: it is proven now.
     prove_address(state, existing, linked.provider, linked.provider_account_id)
@@ -148,7 +147,7 @@ def login_or_register(
 
 
 def create_and_link(
-    caller: AdapterCaller, user: AdapterUser, account: AdapterAccount
+    storage: Storage, user: AdapterUser, account: AdapterAccount
 ) -> tuple[AdapterUser, AdapterAccount]:
     """Create the user and link the account: both or neither.
 
@@ -156,21 +155,20 @@ def create_and_link(
     when it has it. Otherwise the user is created, the account linked, and the
     user deleted again (``delete_user``, when the adapter has it) if linking fails.
     """
-    if caller.has("create_user_and_link_account"):
-        created_raw, linked_raw = caller("create_user_and_link_account", user, account)
-        created, linked = as_user(created_raw), as_account(linked_raw)
+    if storage.has("create_user_and_link_account"):
+        created, linked = storage.create_user_and_link_account(user, account)
     else:
-        created = as_user(caller("create_user", user))
+        created = storage.create_user(user)
         if created is None:
             raise TypeError("create_user returned nothing")
         account.user_id = created.id
         try:
-            linked = as_account(caller("link_account", account)) or account
+            linked = storage.link_account(account) or account
         except Exception:
-            if caller.has("delete_user"):
+            if storage.has("delete_user"):
                 # The linking error is the one to report; a failed clean-up is logged.
                 with contextlib.suppress(AuthError):
-                    caller("delete_user", created.id)
+                    storage.delete_user(created.id)
             raise
     if created is None or linked is None:
         raise TypeError("the adapter did not return the created user and account")
@@ -201,10 +199,11 @@ def prove_address(
     happens.
     """
     config = state.config
-    caller = config.adapter_caller
-    if not caller.has("prove_email"):
+    storage = config.storage
+    # A step of the sign-in flows: without a configured adapter nothing is stored.
+    if not storage.configured or not storage.has("prove_email"):
         return False
-    if not caller("prove_email", user.id, provider, provider_account_id):
+    if not storage.prove_email(user.id, provider, provider_account_id):
         return False
     config.logger.warn(UNPROVEN_EMAIL_PROVEN)
     if notify:

@@ -229,7 +229,7 @@ def email_redeem(state: AuthState, provider: Email, body: Mapping[str, Any]) -> 
     """
     if provider.code is None:
         raise InvalidProvider(f"Provider {provider.id!r} sends links only, no codes")
-    storage = email.storage_for(state)
+    storage = state.config.storage.require(*email.EMAIL_METHODS, feature="Email login")
     typed = _email_address(body)
     code = _text(body, "code", max_length=64)
     binding = _text(body, "binding", pattern=_BINDING)

@@ -64,22 +64,15 @@ from ..errors import AuthError, EmailInUse, EmailSignInError, RateLimited, Verif
 from ..events import emit
 from ..providers.email import Email
 from ..responses import private_no_store, redirect
-from ..types import (
-    AdapterAccount,
-    AdapterUser,
-    VerificationToken,
-    as_account,
-    as_user,
-    as_verification_token,
-)
+from ..types import AdapterAccount, AdapterUser, VerificationToken
 from ..utils import aware, call
 from .accounts import create_and_link, prove_address
-from .signin import Attempt, SignedIn, finish, require_storage, sign_in_redirect
+from .signin import Attempt, SignedIn, finish, sign_in_redirect
 
 if TYPE_CHECKING:
     from django.http import HttpResponseBase
 
-    from ..adapters.base import AdapterCaller
+    from ..adapters.storage import Storage
     from ..conf import Config
     from ..providers.base import Provider
     from ..state import AuthState
@@ -98,7 +91,6 @@ __all__ = [
     "redeem_code",
     "send",
     "start",
-    "storage_for",
     "verify_request_context",
 ]
 
@@ -218,11 +210,6 @@ def _clear_pending(state: AuthState, response: HttpResponseBase) -> None:
 # -- shared pieces -------------------------------------------------------------------------
 
 
-def storage_for(state: AuthState) -> AdapterCaller:
-    """The adapter, or ``MissingAdapter`` (Auth.js: "Email login requires an adapter")."""
-    return require_storage(state, "Email login", EMAIL_METHODS)
-
-
 def _account(provider_id: str, identifier: str, user_id: str) -> dict[str, Any]:
     # Auth.js's account of an email sign-in (never stored).
     return {
@@ -317,7 +304,7 @@ def send(state: AuthState, email: Email, typed: Any, callback_url: str) -> Sent 
     address has an account. Returns the URL the ``sign_in`` callback asked to
     go to instead, if it did. Raises as :func:`start` does.
     """
-    storage = storage_for(state)
+    storage = state.config.storage.require(*EMAIL_METHODS, feature="Email login")
     config = state.config
     try:
         identifier = email.normalize(typed)
@@ -329,7 +316,7 @@ def send(state: AuthState, email: Email, typed: Any, callback_url: str) -> Sent 
         raise RateLimited("Too many sign-in emails", retry_after=decision.retry_after)
 
     # Auth.js's order: the user (or a stand-in), then the sign_in callback.
-    user = as_user(storage("get_user_by_email", identifier))
+    user = storage.get_user_by_email(identifier)
     candidate = user or AdapterUser(id=str(uuid.uuid4()), email=identifier)
     elsewhere = sign_in_redirect(
         state,
@@ -353,7 +340,7 @@ def send(state: AuthState, email: Email, typed: Any, callback_url: str) -> Sent 
     )
     # Stored before the message leaves, so that a quick click finds it; this voids
     # the address's earlier grants (their wrong-code count carries over).
-    stored = as_verification_token(storage("replace_verification_token", grant))
+    stored = storage.replace_verification_token(grant)
     url = f"{state.base_url}/callback/{email.id}?" + urlencode(
         {"callbackUrl": callback_url, "token": token, "email": identifier}
     )
@@ -372,7 +359,7 @@ def send(state: AuthState, email: Email, typed: Any, callback_url: str) -> Sent 
     except Exception as exc:
         # Nobody received this grant: void it, so nothing usable is left behind.
         with suppress(AuthError):
-            storage("use_verification_token", identifier, grant.token)
+            storage.use_verification_token(identifier, grant.token)
         raise EmailSignInError(
             f"Sending the sign-in email with provider {email.id!r} failed", cause={"err": exc}
         ) from exc
@@ -390,7 +377,7 @@ def callback(
 ) -> HttpResponse:
     """``GET``: the link (a page, or with ``confirm_link=False`` the sign-in); ``POST``: redeem."""
     email = cast(Email, provider)
-    storage = storage_for(state)
+    storage = state.config.storage.require(*EMAIL_METHODS, feature="Email login")
     if state.request.method != "POST":
         return _open_link(state, storage, email, params, callback_url)
     pending = read_pending(state, email)
@@ -411,7 +398,7 @@ def callback(
 
 def _open_link(
     state: AuthState,
-    storage: AdapterCaller,
+    storage: Storage,
     email: Email,
     params: Mapping[str, Any],
     callback_url: str,
@@ -456,7 +443,7 @@ def _elsewhere(state: AuthState, email: Email, *, status: int) -> HttpResponse:
 
 def _redeem_link(
     state: AuthState,
-    storage: AdapterCaller,
+    storage: Storage,
     email: Email,
     identifier: str,
     token: str,
@@ -464,7 +451,7 @@ def _redeem_link(
     callback_url: str,
 ) -> HttpResponse:
     hashed = grant_hash(email, token, binding, state.config.secret)
-    record = as_verification_token(storage("use_verification_token", identifier, hashed))
+    record = storage.use_verification_token(identifier, hashed)
     # Auth.js's adapters return an expired token too (and delete it): the flow
     # judges. Expired at its expiry instant, as the adapters' own checks have it.
     if record is None or aware(record.expires) <= datetime.now(UTC):
@@ -474,7 +461,7 @@ def _redeem_link(
 
 def _redeem_code(
     state: AuthState,
-    storage: AdapterCaller,
+    storage: Storage,
     email: Email,
     typed: Any,
     pending: Pending | None,
@@ -488,7 +475,7 @@ def _redeem_code(
 
 def redeem_code(
     state: AuthState,
-    storage: AdapterCaller,
+    storage: Storage,
     email: Email,
     identifier: str,
     typed: Any,
@@ -510,7 +497,7 @@ def redeem_code(
 def use_code(
     request: Any,
     config: Config,
-    storage: AdapterCaller,
+    storage: Storage,
     email: Email,
     identifier: str,
     typed: Any,
@@ -529,13 +516,8 @@ def use_code(
     code = email.clean_code(typed)
     record = None
     if code is not None:  # what cannot be a code is wrong without asking the adapter
-        record = as_verification_token(
-            storage(
-                "use_verification_code",
-                identifier,
-                grant_hash(email, code, binding, config.secret),
-                email.code_max_attempts,
-            )
+        record = storage.use_verification_code(
+            identifier, grant_hash(email, code, binding, config.secret), email.code_max_attempts
         )
     if record is None or aware(record.expires) <= datetime.now(UTC):
         return False
@@ -578,18 +560,16 @@ def _wrong_code_message(email: Email, pending: Pending) -> str:
 
 
 def _sign_in(
-    state: AuthState, storage: AdapterCaller, email: Email, identifier: str, callback_url: str
+    state: AuthState, storage: Storage, email: Email, identifier: str, callback_url: str
 ) -> HttpResponse:
     response = finish(state, attempt_for(storage, email, identifier, callback_url))
     _clear_pending(state, response)
     return response
 
 
-def attempt_for(
-    storage: AdapterCaller, email: Email, identifier: str, callback_url: str
-) -> EmailAttempt:
+def attempt_for(storage: Storage, email: Email, identifier: str, callback_url: str) -> EmailAttempt:
     """The sign-in of *identifier*, whose grant was just used up."""
-    existing = as_user(storage("get_user_by_email", identifier))
+    existing = storage.get_user_by_email(identifier)
     return EmailAttempt(
         provider_id=email.id, callback_url=callback_url, identifier=identifier, existing=existing
     )
@@ -662,7 +642,8 @@ class EmailAttempt(Attempt):
         user's linked accounts.
         """
         config = state.config
-        storage = config.adapter_caller
+        # Made by a flow that required a configured adapter; never the fallback.
+        storage = config.storage.require()
         signal: dict[str, Any] = {"sender": self.provider_id, "request": state.request}
         now = datetime.now(UTC)
         if self.existing is None:
@@ -679,7 +660,7 @@ class EmailAttempt(Attempt):
             except EmailInUse:
                 # Another request gave a new user this address a moment ago
                 # (another method's first sign-in): this one signs in to it.
-                self.existing = as_user(storage("get_user_by_email", self.identifier))
+                self.existing = storage.get_user_by_email(self.identifier)
                 if self.existing is None:
                     raise
             else:
@@ -697,15 +678,15 @@ class EmailAttempt(Attempt):
                 provider=self.provider_id,
                 provider_account_id=self.identifier,
             )
-            if storage("get_account", self.identifier, self.provider_id) is None:
-                linked = as_account(storage("link_account", account)) or account
+            if storage.get_account(self.identifier, self.provider_id) is None:
+                linked = storage.link_account(account) or account
                 emit(config, "link_account", **signal, user=user, account=linked, profile=user)
         dated = False
         if user.email_verified is None:
             # The spec: the date of the first successful sign-in (Auth.js
             # overwrites it at every sign-in). A user model without the
             # field keeps none: nothing changed, no event.
-            updated = as_user(storage("update_user", {"id": user.id, "email_verified": now}))
+            updated = storage.update_user({"id": user.id, "email_verified": now})
             user = updated or user
             dated = updated is None or updated.email_verified is not None
         if proven or dated:

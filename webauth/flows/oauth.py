@@ -40,7 +40,7 @@ from ..oauth.idtoken import validate_id_token
 from ..oauth.tokens import normalize_tokens
 from ..providers.oauth import DEFAULT_SCOPE, OAuth2
 from ..responses import redirect
-from ..types import ACCOUNT_TOKEN_FIELDS, AdapterAccount, AdapterUser, as_user
+from ..types import ACCOUNT_TOKEN_FIELDS, AdapterAccount, AdapterUser
 from .accounts import login_or_register
 from .signin import Attempt, SignedIn, finish
 
@@ -435,11 +435,9 @@ def profile_attempt(
         account=account,
         profile=profile,
     )
-    caller = state.config.adapter_caller
-    if state.config.adapter is None:
+    storage = state.config.storage
+    if not storage.configured:  # Auth.js without an adapter: nothing is stored
         attempt.unstored = {**user_data, "id": str(uuid.uuid4())}
     else:
-        attempt.known = as_user(
-            caller("get_user_by_account", account.provider, account.provider_account_id)
-        )
+        attempt.known = storage.get_user_by_account(account.provider, account.provider_account_id)
     return attempt

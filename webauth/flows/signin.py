@@ -43,9 +43,8 @@ from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.auth.signals import user_logged_in
 from django.middleware.csrf import rotate_token
 
-from ..adapters.base import missing_methods
 from ..callbacks import run_sign_in
-from ..errors import AccessDenied, AuthError, MissingAdapter
+from ..errors import AccessDenied, AuthError
 from ..events import emit
 from ..responses import redirect
 from ..sessions import NewSession, SessionResult
@@ -55,11 +54,8 @@ from .render import for_browser
 from .steps import STEPS, next_step
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from django.http import HttpResponse
 
-    from ..adapters.base import AdapterCaller
     from ..state import AuthState
 
 __all__ = [
@@ -71,28 +67,8 @@ __all__ = [
     "conclude",
     "finish",
     "refuse_inactive",
-    "require_storage",
     "sign_in_redirect",
 ]
-
-
-def require_storage(state: AuthState, feature: str, methods: Sequence[str]) -> AdapterCaller:
-    """The adapter's caller, or ``MissingAdapter`` naming what *feature* lacks.
-
-    As Auth.js's "Email login requires an adapter": without an adapter, or
-    with one that lacks some of *methods* (system check ``webauth.E008`` says
-    the same at start-up).
-    """
-    adapter = state.config.adapter
-    if adapter is None:
-        raise MissingAdapter(f"{feature} requires an adapter")
-    missing = missing_methods(adapter, methods)
-    if missing:
-        raise MissingAdapter(
-            f"{feature} requires an adapter with {', '.join(missing)} "
-            f"({type(adapter).__name__} lacks them)"
-        )
-    return state.config.adapter_caller
 
 
 def sign_in_redirect(state: AuthState, **params: Any) -> str | None:

@@ -52,9 +52,10 @@ import hmac
 import json
 import secrets
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from webauthn import (
@@ -101,19 +102,15 @@ from ..types import (
     AdapterAuthenticator,
     AdapterUser,
     WebAuthnChallenge,
-    as_account,
-    as_authenticator,
-    as_user,
-    as_webauthn_challenge,
 )
 from ..utils import aware
 from .accounts import create_and_link, current_user
-from .signin import Attempt, SignedIn, finish, require_storage
+from .signin import Attempt, SignedIn, finish
 
 if TYPE_CHECKING:
     from django.http import HttpResponse, HttpResponseBase
 
-    from ..adapters.base import AdapterCaller
+    from ..adapters.storage import Storage
     from ..providers.base import Provider
     from ..state import AuthState
 
@@ -203,11 +200,6 @@ def require_enabled(state: AuthState) -> None:
         )
 
 
-def _storage(state: AuthState) -> AdapterCaller:
-    """The adapter, or ``MissingAdapter`` (Auth.js: "WebAuthn requires an adapter")."""
-    return require_storage(state, "WebAuthn", WEBAUTHN_METHODS)
-
-
 def _b64(value: bytes) -> str:
     # How Auth.js stores credential ids and public keys: standard, padded base64.
     return base64.b64encode(value).decode("ascii")
@@ -273,7 +265,7 @@ class _UserInfo:
 
 
 def _user_info(
-    storage: AdapterCaller, signed_in: AdapterUser | None, params: Mapping[str, Any]
+    storage: Storage, signed_in: AdapterUser | None, params: Mapping[str, Any]
 ) -> _UserInfo | None:
     if signed_in is not None:
         return _UserInfo(signed_in, exists=True)
@@ -281,7 +273,7 @@ def _user_info(
         email = canonical_email(params.get("email"))
     except ValueError:
         return None
-    existing = as_user(storage("get_user_by_email", email))
+    existing = storage.get_user_by_email(email)
     if existing is not None:
         return _UserInfo(existing, exists=True)
     return _UserInfo(AdapterUser(id="", email=email), exists=False)
@@ -303,13 +295,10 @@ def _decide(action: str | None, signed_in: bool, info: _UserInfo | None) -> str 
     return "register"
 
 
-def _descriptors(storage: AdapterCaller, user_id: str) -> list[PublicKeyCredentialDescriptor]:
+def _descriptors(storage: Storage, user_id: str) -> list[PublicKeyCredentialDescriptor]:
     """The user's credentials, for ``allowCredentials`` / ``excludeCredentials``."""
     descriptors = []
-    for raw in storage("list_authenticators_by_user_id", user_id) or ():
-        record = as_authenticator(raw)
-        if record is None:
-            continue
+    for record in storage.list_authenticators_by_user_id(user_id):
         transports = []
         for name in (record.transports or "").split(","):
             try:
@@ -372,7 +361,7 @@ def prepare(
     beyond ``passkey_options``.
     """
     require_enabled(state)
-    storage = _storage(state)
+    storage = state.config.storage.require(*WEBAUTHN_METHODS, feature="WebAuthn")
     config = state.config
     decision = ratelimit.hit(state.request, "passkey_options", config=config)
     if not decision:
@@ -404,7 +393,7 @@ def prepare(
         user = info.user
         handle = None
         if signed_in is not None:
-            handle = storage("get_user_handle", signed_in.id, False)
+            handle = storage.get_user_handle(signed_in.id, False)
         if not isinstance(handle, str) or not handle:
             handle = bytes_to_base64url(secrets.token_bytes(_USER_HANDLE_BYTES))
         user_name = user.email or user.name or rp.name
@@ -436,8 +425,7 @@ def prepare(
     # The browser's binding: kept when it has one (several tabs may each have a
     # ceremony under way), else a new one; only its hash is stored.
     binding = binding or secrets.token_urlsafe(32)
-    storage(
-        "create_webauthn_challenge",
+    storage.create_webauthn_challenge(
         WebAuthnChallenge(
             challenge=bytes_to_base64url(challenge),
             ceremony=ceremony,
@@ -488,7 +476,7 @@ def verify(
     ``RateLimited`` beyond ``passkey_failed``.
     """
     require_enabled(state)
-    storage = _storage(state)
+    storage = state.config.storage.require(*WEBAUTHN_METHODS, feature="WebAuthn")
     action = params.get("action")
     if action not in _CEREMONIES:
         # Auth.js: "Invalid action parameter" (a configuration error).
@@ -555,7 +543,7 @@ def _read_credential(action: str, data: Any) -> tuple[dict[str, Any], Any, Any]:
 
 def _verify(
     state: AuthState,
-    storage: AdapterCaller,
+    storage: Storage,
     wa: WebAuthn,
     action: str,
     data: Any,
@@ -569,10 +557,8 @@ def _verify(
         )
     # Consumed before any signature is checked: whatever happens next, this
     # challenge is spent, and a second use (a replay) finds nothing.
-    record = as_webauthn_challenge(
-        storage(
-            "use_webauthn_challenge", bytes_to_base64url(client_data.challenge), action, binding
-        )
+    record = storage.use_webauthn_challenge(
+        bytes_to_base64url(client_data.challenge), action, binding
     )
     if record is None or aware(record.expires) <= datetime.now(UTC):
         raise WebAuthnVerificationError(
@@ -587,7 +573,7 @@ def _verify(
 
 def _authenticate(
     state: AuthState,
-    storage: AdapterCaller,
+    storage: Storage,
     wa: WebAuthn,
     rp: RelyingParty,
     credential: Any,
@@ -595,7 +581,7 @@ def _authenticate(
     callback_url: str,
 ) -> WebAuthnAttempt:
     credential_id = _b64(credential.raw_id)
-    stored = as_authenticator(storage("get_authenticator", credential_id))
+    stored = storage.get_authenticator(credential_id)
     if stored is None:
         raise UnknownCredential(
             "The passkey is not registered here",
@@ -622,14 +608,14 @@ def _authenticate(
     # (a handle stored for another user means a credential moved between users).
     presented = credential.response.user_handle
     if presented:
-        stored_handle = storage("get_user_handle", stored.user_id, False)
+        stored_handle = storage.get_user_handle(stored.user_id, False)
         if isinstance(stored_handle, str) and not hmac.compare_digest(
             base64url_to_bytes(stored_handle), bytes(presented)
         ):
             raise WebAuthnVerificationError("The passkey's user handle is not its owner's")
     # The adapter refuses a counter that did not go up (a cloned authenticator,
     # or a concurrent use of the same count): one conditional UPDATE decides.
-    updated = storage("update_authenticator_counter", credential_id, verified.new_sign_count)
+    updated = storage.update_authenticator_counter(credential_id, verified.new_sign_count)
     if updated is None:
         raise WebAuthnVerificationError("The passkey's signature counter did not go up")
     backed_up = bool(verified.credential_backed_up)
@@ -638,8 +624,8 @@ def _authenticate(
     ):
         # Backup state may change over a passkey's life (a password manager
         # starts syncing it); the list of passkeys shows the current one.
-        storage("update_authenticator_backup_state", credential_id, backed_up)
-    user = as_user(storage("get_user", stored.user_id))
+        storage.update_authenticator_backup_state(credential_id, backed_up)
+    user = storage.get_user(stored.user_id)
     if user is None:
         raise WebAuthnVerificationError("The passkey's user no longer exists")
     account = AdapterAccount(
@@ -658,7 +644,7 @@ def _authenticate(
 
 def _register(
     state: AuthState,
-    storage: AdapterCaller,
+    storage: Storage,
     wa: WebAuthn,
     rp: RelyingParty,
     raw: Mapping[str, Any],
@@ -701,7 +687,7 @@ def _register(
         raise WebAuthnVerificationError("A new account's passkey was asked for before sign-in")
 
     credential_id = _b64(verified.credential_id)
-    if as_authenticator(storage("get_authenticator", credential_id)) is not None:
+    if storage.get_authenticator(credential_id) is not None:
         raise WebAuthnVerificationError("This passkey is already registered")
     transports = credential.response.transports or []
     authenticator = AdapterAuthenticator(
@@ -789,7 +775,6 @@ class WebAuthnAttempt(Attempt):
         A failure to store the authenticator takes back what was created.
         """
         config = state.config
-        storage = config.adapter_caller
         signal: dict[str, Any] = {"sender": self.provider_id, "request": state.request}
         signed_in = current_user(state)
         if self.authenticator is None:
@@ -799,22 +784,23 @@ class WebAuthnAttempt(Attempt):
                 raise AccountNotLinked("The passkey belongs to another user")
             return self._signed_in(user, is_new_user=False)
 
-        known = storage("get_account", self.account.provider_account_id, self.provider_id)
+        # Made by a flow that required a configured adapter; never the fallback.
+        storage = config.storage.require()
+        known = storage.get_account(self.account.provider_account_id, self.provider_id)
         if known is not None:
             raise AccountNotLinked("The passkey is already linked to a user")
         is_new_user = False
         if self.user is not None:
             user = self.user
             account = replace(self.account, user_id=user.id)
-            linked = as_account(storage("link_account", account)) or account
+            linked = storage.link_account(account) or account
             emit(config, "link_account", **signal, user=user, account=linked, profile=user)
-            undo: tuple[str, ...] = (
-                "unlink_account",
-                self.provider_id,
-                account.provider_account_id,
+            undo_method = "unlink_account"
+            undo: Callable[[], object] = partial(
+                storage.unlink_account, self.provider_id, account.provider_account_id
             )
         else:
-            if self.email and as_user(storage("get_user_by_email", self.email)) is not None:
+            if self.email and storage.get_user_by_email(self.email) is not None:
                 raise AccountNotLinked(
                     "Another account already exists with the same e-mail address"
                 )
@@ -830,21 +816,21 @@ class WebAuthnAttempt(Attempt):
             is_new_user = True
             emit(config, "create_user", **signal, user=user)
             emit(config, "link_account", **signal, user=user, account=linked, profile=user)
-            undo = ("delete_user", user.id)
+            undo_method, undo = "delete_user", partial(storage.delete_user, user.id)
         try:
             self.authenticator.user_id = user.id
-            storage("create_authenticator", self.authenticator)
-            storage("get_user_handle", user.id, True, self.handle)
+            storage.create_authenticator(self.authenticator)
+            storage.get_user_handle(user.id, True, self.handle)
             if is_new_user:
                 # Nobody has proven the address typed for this user; its owner's
                 # first email sign-in removes whatever was added before
                 # (flows.accounts.prove_address).
-                storage("mark_email_unproven", user.id)
+                storage.mark_email_unproven(user.id)
         except Exception:
-            if storage.has(undo[0]):
+            if storage.has(undo_method):
                 # The first error is the one to report; a failed clean-up is logged.
                 with contextlib.suppress(AuthError):
-                    storage(*undo)
+                    undo()
             raise
         self.user = user
         # A passkey added to the signed-in user proves no more than that session did.

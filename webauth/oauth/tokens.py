@@ -26,7 +26,7 @@ from authlib.common.errors import AuthlibBaseError
 from ..conf import Config, get_config
 from ..errors import AuthError, CallbackRouteError, TokenRefreshError
 from ..providers.oauth import OAuth2
-from ..types import AdapterAccount, as_account
+from ..types import AdapterAccount
 from ..utils import user_id
 from .client import oauth_session
 from .discovery import endpoints
@@ -71,7 +71,7 @@ def get_access_token(user: Any, provider_id: str) -> str | None:
     """
     config = get_config()
     storage = config.storage
-    account = as_account(storage("get_account_by_user_id", user_id(user), provider_id))
+    account = storage.get_account_by_user_id(user_id(user), provider_id)
     if account is None:
         return None
     if _fresh(account):
@@ -82,9 +82,7 @@ def get_access_token(user: Any, provider_id: str) -> str | None:
             return None
         return _refreshed_tokens(config, provider_id, locked)
 
-    stored = as_account(
-        storage("refresh_account_tokens", account.provider, account.provider_account_id, refresh)
-    )
+    stored = storage.refresh_account_tokens(account.provider, account.provider_account_id, refresh)
     return stored.access_token if stored is not None else None
 
 

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils.crypto import constant_time_compare
 
-from ..types import AdapterUser, as_user, as_user_session_check
+from ..types import AdapterUser
 from ..utils import user_model
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def find_user(config: Config, user_id: str) -> AdapterUser | None:
     ``AUTH_USER_MODEL``. Raises :class:`~webauth.errors.AuthError` when the
     adapter fails (it has logged the error).
     """
-    record = as_user(config.storage("get_user", user_id))
+    record = config.storage.get_user(user_id)
     if record is None:
         return None
     if record.instance is None:
@@ -113,7 +113,7 @@ def _session_check(config: Config, user_id: str, auth_hash: Any) -> str | None:
 
     Raises :class:`~webauth.errors.AuthError` when the adapter fails (logged).
     """
-    found = as_user_session_check(config.storage(SESSION_CHECK_METHOD, user_id))
+    found = config.storage.get_user_session_check(user_id)
     if found is None:
         return "user not found"
     if not found.is_active:

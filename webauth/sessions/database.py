@@ -15,7 +15,7 @@ from django.core.exceptions import SynchronousOnlyOperation
 
 from ..callbacks import run_session
 from ..errors import AuthError, SessionTokenError
-from ..types import AdapterSession, AdapterUser, as_session, as_session_and_user
+from ..types import AdapterSession, AdapterUser
 from ..utils import aware, user_to_dict
 from .base import (
     UNSET,
@@ -67,23 +67,23 @@ def read_database_session(
     """
     if not session_token:
         return SessionResult()
-    caller = config.adapter_caller
+    storage = config.storage
     try:
-        pair = as_session_and_user(caller("get_session_and_user", session_token))
+        pair = storage.get_session_and_user(session_token)
         if pair is None:
             return SessionResult(clear=True)
         stored, user = pair
         now = datetime.now(UTC)
         expires = aware(stored.expires)
         if expires <= now:
-            caller("delete_session", session_token)
+            storage.delete_session(session_token)
             return SessionResult(clear=True)
         reason = _database_session_ended(config, stored, user, now)
         if reason is not None:
             # Deactivated, password changed or past absolute_max_age: the session
             # ends for good, as contrib.auth's do.
             session_ends(config, reason, stored.user_id)
-            caller("delete_session", session_token)
+            storage.delete_session(session_token)
             return SessionResult(clear=True)
         max_age = config.session.max_age
         new_expires = now + timedelta(seconds=max_age)
@@ -93,13 +93,8 @@ def read_database_session(
         extended = False
         due = expires - timedelta(seconds=max_age - config.session.update_age) <= now
         if extend and due and (deadline is None or new_expires > expires):
-            caller(
-                "update_session",
-                {
-                    "session_token": session_token,
-                    "user_id": stored.user_id,
-                    "expires": new_expires,
-                },
+            storage.update_session(
+                {"session_token": session_token, "user_id": stored.user_id, "expires": new_expires}
             )
             extended = True
         # As in Auth.js, the session shows the stored expiry read before extending it.
@@ -158,8 +153,8 @@ def new_database_session(config: Config, new: NewSession) -> SessionResult:
     (``created_at``) when it is not now: see :func:`new_jwt_session`.
     """
     user_id, user, since, replaces = str(new.user_dict["id"]), new.user, new.since, new.replaces
-    caller = config.adapter_caller
-    caller.require("create_session")
+    storage = config.storage
+    storage.require("create_session")
     generate = config.session.generate_session_token
     token = str(generate()) if generate is not None else secrets.token_urlsafe(32)
     now = datetime.now(UTC)
@@ -168,7 +163,7 @@ def new_database_session(config: Config, new: NewSession) -> SessionResult:
     if config.session.absolute_max_age is not None:
         expires = min(expires, signed_in + timedelta(seconds=config.session.absolute_max_age))
     if replaces:
-        caller("delete_session", replaces)
+        storage.delete_session(replaces)
     record = AdapterSession(
         session_token=token,
         user_id=user_id,
@@ -178,7 +173,7 @@ def new_database_session(config: Config, new: NewSession) -> SessionResult:
         created_at=signed_in,
         auth_hash=session_auth_hash(user) if user is not None else None,
     )
-    created = as_session(caller("create_session", record))
+    created = storage.create_session(record)
     stored_expires = aware(created.expires) if created is not None else expires
     return SessionResult(
         user_id=user_id, cookie=token, expires=stored_expires, valid_until=stored_expires
@@ -193,17 +188,16 @@ def rebind_database_session(config: Config, session_token: str | None, user: Any
     """
     if not session_token:
         return False
-    caller = config.adapter_caller
-    pair = as_session_and_user(caller("get_session_and_user", session_token))
+    storage = config.storage
+    pair = storage.get_session_and_user(session_token)
     new_hash = session_auth_hash(user)
     if pair is None or new_hash is None:
         return False
     stored, owner = pair
     if not stored.auth_hash or owner.id != str(getattr(user, "pk", None)):
         return False
-    updated = caller(
-        "update_session",
-        {"session_token": session_token, "user_id": stored.user_id, "auth_hash": new_hash},
+    updated = storage.update_session(
+        {"session_token": session_token, "user_id": stored.user_id, "auth_hash": new_hash}
     )
     return updated is not None
 
@@ -226,14 +220,14 @@ class DatabaseSessions(SessionStrategy):
         return new_database_session(config, new)
 
     def end(self, config: Config, raw: str | None, salt: str) -> EndedSession:
-        deleted = as_session(config.adapter_caller("delete_session", raw)) if raw else None
+        deleted = config.storage.delete_session(raw) if raw else None
         return EndedSession(
             message={"session": deleted}, ended=deleted is not None, revoked=deleted is not None
         )
 
     def revoke(self, config: Config, raw: str | None) -> None:
         if raw:
-            config.adapter_caller("delete_session", raw)
+            config.storage.delete_session(raw)
 
     def slide(
         self, config: Config, result: SessionResult, salt: str, bind: BindUser
@@ -247,7 +241,7 @@ class DatabaseSessions(SessionStrategy):
         if not raw:
             return None
         try:
-            pair = as_session_and_user(config.adapter_caller("get_session_and_user", raw))
+            pair = config.storage.get_session_and_user(raw)
         except AuthError:  # a failing adapter (logged): the time is unknown
             return None
         return timestamp(pair[0].created_at) if pair is not None else None
@@ -255,7 +249,7 @@ class DatabaseSessions(SessionStrategy):
     def current_user(self, config: Config, raw: str | None, salt: str) -> AdapterUser | None:
         if not raw:
             return None
-        pair = as_session_and_user(config.adapter_caller("get_session_and_user", raw))
+        pair = config.storage.get_session_and_user(raw)
         if pair is None:
             return None
         stored, user = pair

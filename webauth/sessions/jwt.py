@@ -18,7 +18,7 @@ from django.core.exceptions import SynchronousOnlyOperation
 from .. import jwt as jose
 from ..callbacks import run_jwt, run_session
 from ..errors import AuthError, JWTSessionError
-from ..types import AdapterUser, as_user
+from ..types import AdapterUser
 from ..utils import call, user_to_dict
 from .base import (
     UNSET,
@@ -403,7 +403,7 @@ class JwtSessions(SessionStrategy):
             except UserUnavailable:
                 return None
             return bound if isinstance(bound, AdapterUser) else None
-        return as_user(config.adapter_caller("get_user", str(token["sub"])))
+        return config.storage.require("get_user").get_user(str(token["sub"]))
 
     def rebind(self, config: Config, raw: str | None, salt: str, user: Any) -> str | None:
         return rebind_jwt(config, raw, salt, user)

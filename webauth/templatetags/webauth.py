@@ -168,8 +168,8 @@ def _register_button(
         if user is None:
             return mark_safe("")
         storage = state.config.storage
-        if storage.has("list_authenticators_by_user_id") and storage(
-            "list_authenticators_by_user_id", user.id
+        if storage.has("list_authenticators_by_user_id") and storage.list_authenticators_by_user_id(
+            user.id
         ):
             return mark_safe("")  # the user has a passkey already
     passkey = passkey_context(found, state.base_url, autofill=False)

@@ -4,6 +4,9 @@
 methods (:class:`AdapterCoreSuite`) and webauth's extensions
 (:class:`AdapterExtensionsSuite`). :class:`AdapterHelpers` holds what their
 tests use (``run``, ``new_user``, ``new_session``, ``new_authenticator``).
+
+:class:`webauth.testing.memory.MemoryAdapter` is the whole contract in memory,
+for a project's tests; import it from its module (it needs Django set up).
 """
 
 from .adapter import AdapterCoreSuite, AdapterSuite

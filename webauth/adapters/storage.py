@@ -1,0 +1,372 @@
+"""The typed façade every flow and helper stores and reads through: :class:`Storage`.
+
+One method per entry of the adapter contract (:data:`~webauth.adapters.base.ADAPTER_METHODS`
+and :data:`~webauth.adapters.base.EXTENSION_METHODS`), each taking the
+contract's parameters and returning the records of :mod:`webauth.types`
+(whatever the adapter returned, a dataclass or a mapping with either spelling,
+is converted by the ``as_*`` readers here), so that the type checker sees what
+each call gives back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from asgiref.sync import sync_to_async
+from django.core.exceptions import SynchronousOnlyOperation
+
+from ..errors import AdapterError, AuthError, MissingAdapter, MissingAdapterMethods
+from ..types import (
+    as_account,
+    as_authenticator,
+    as_session,
+    as_session_and_user,
+    as_user,
+    as_user_session_check,
+    as_verification_token,
+    as_webauthn_challenge,
+)
+from ..utils import call, is_async, is_awaitable
+from .base import missing_methods
+
+if TYPE_CHECKING:
+    from ..logger import AuthLogger
+    from ..types import (
+        AdapterAccount,
+        AdapterAuthenticator,
+        AdapterSession,
+        AdapterUser,
+        LinkedAccount,
+        UserSession,
+        UserSessionCheck,
+        VerificationToken,
+        WebAuthnChallenge,
+    )
+    from .base import TokenRefresher
+
+__all__ = ["Storage"]
+
+_NO_ADAPTER = "An adapter is required for this operation; set WEBAUTH['adapter']"
+
+
+class Storage:
+    """The adapter, called the way every flow and helper needs it called.
+
+    Each method calls the adapter's method of the same name: it checks the
+    method exists (:class:`~webauth.errors.MissingAdapterMethods` naming it
+    otherwise), logs the call at debug level (the method name only: arguments
+    carry tokens), runs a plain or an ``async def`` method from sync code
+    (:func:`webauth.utils.call`), and converts the answer into the records of
+    :mod:`webauth.types`. An exception raised inside the adapter is logged and
+    re-raised as :class:`~webauth.errors.AdapterError`;
+    :class:`~webauth.errors.AuthError` (``EmailInUse``, ``LastSignInMethod``...)
+    and Django's ``SynchronousOnlyOperation`` pass through unchanged.
+
+    **The fallback.** ``config.storage`` (:attr:`webauth.conf.Config.storage`)
+    is the one instance everything uses. When ``WEBAUTH["adapter"]`` is set it
+    calls that adapter and :attr:`configured` is true. When it is not, it calls
+    :class:`~webauth.adapters.django.DjangoAdapter` on the default database and
+    :attr:`configured` is false: ``request.user``, linked accounts, user
+    sessions, access tokens, passkey management and the account center read the
+    project's own tables through the same seam. The sign-in flows must store
+    nothing without a configured adapter (as in Auth.js): they call
+    :meth:`require` first, which refuses the fallback.
+
+    ``Storage(None, logger)`` is storage without an adapter: :meth:`has` is
+    false and every call raises :class:`~webauth.errors.MissingAdapterMethods`.
+    """
+
+    __slots__ = ("adapter", "configured", "logger")
+
+    def __init__(self, adapter: Any, logger: AuthLogger, *, configured: bool | None = None) -> None:
+        #: The adapter object called (``DjangoAdapter`` for the fallback).
+        self.adapter = adapter
+        self.logger = logger
+        #: Whether *adapter* is the configured one (``False`` for the fallback).
+        self.configured = adapter is not None if configured is None else configured
+
+    # -- asking about methods ---------------------------------------------------------------
+    def has(self, method: str) -> bool:
+        """Whether the adapter implements *method* (the fallback's answer when not configured)."""
+        return self.adapter is not None and callable(getattr(self.adapter, method, None))
+
+    def require(self, *methods: str, feature: str | None = None) -> Storage:
+        """This storage, if a configured adapter has all of *methods*: it refuses the fallback.
+
+        Without a configured adapter, or with one that lacks some of *methods*,
+        raises :class:`~webauth.errors.MissingAdapterMethods` naming them; with
+        *feature* (``"Email login"``), raises :class:`~webauth.errors.MissingAdapter`
+        saying what *feature* lacks instead, as Auth.js's "Email login requires
+        an adapter" (system check ``webauth.E008`` says the same at start-up).
+        """
+        if feature is not None:
+            if not self.configured:
+                raise MissingAdapter(f"{feature} requires an adapter")
+            missing = missing_methods(self.adapter, methods)
+            if missing:
+                raise MissingAdapter(
+                    f"{feature} requires an adapter with {', '.join(missing)} "
+                    f"({type(self.adapter).__name__} lacks them)"
+                )
+            return self
+        if not self.configured:
+            raise MissingAdapterMethods(_NO_ADAPTER)
+        missing = missing_methods(self.adapter, methods)
+        if missing:
+            raise MissingAdapterMethods(
+                f"Required adapter methods were missing: {', '.join(missing)}"
+            )
+        return self
+
+    # -- calling ---------------------------------------------------------------------------
+    def _missing(self, name: str) -> MissingAdapterMethods:
+        if self.adapter is None:
+            return MissingAdapterMethods(_NO_ADAPTER)
+        return MissingAdapterMethods(f"Required adapter methods were missing: {name}")
+
+    def _failed(self, name: str, exc: Exception) -> AdapterError:
+        error = AdapterError(f"adapter_{name} failed", cause={"err": exc})
+        self.logger.error(error)
+        return error
+
+    def _call(self, name: str, *args: object) -> Any:
+        """Call ``adapter.<name>(*args)`` from sync code; the raw answer."""
+        fn = getattr(self.adapter, name, None)
+        if not callable(fn):
+            raise self._missing(name)
+        if self.logger.debug_enabled:
+            self.logger.debug(f"adapter_{name}")
+        try:
+            return call(fn, *args)
+        except (AuthError, SynchronousOnlyOperation):
+            raise
+        except Exception as exc:
+            raise self._failed(name, exc) from exc
+
+    async def acall(self, name: str, *args: object) -> Any:
+        """Call ``adapter.<name>(*args)`` from async code; the raw answer."""
+        fn = getattr(self.adapter, name, None)
+        if not callable(fn):
+            raise self._missing(name)
+        if self.logger.debug_enabled:
+            self.logger.debug(f"adapter_{name}")
+        try:
+            if is_async(fn):
+                return await fn(*args)
+            result = await sync_to_async(fn)(*args)
+            if is_awaitable(result):
+                result = await result
+            return result
+        except AuthError:
+            raise
+        except Exception as exc:
+            raise self._failed(name, exc) from exc
+
+    # -- Auth.js's 19 methods -----------------------------------------------------------------
+    def create_user(self, user: AdapterUser) -> AdapterUser | None:
+        """Store a new user; the stored user with its real ``id``."""
+        return as_user(self._call("create_user", user))
+
+    def get_user(self, id: str) -> AdapterUser | None:
+        """The user with this id, or ``None``."""
+        return as_user(self._call("get_user", id))
+
+    def get_user_by_email(self, email: str) -> AdapterUser | None:
+        """The user with this (canonical) email address, or ``None``."""
+        return as_user(self._call("get_user_by_email", email))
+
+    def get_user_by_account(self, provider: str, provider_account_id: str) -> AdapterUser | None:
+        """The user linked to this provider account, or ``None``."""
+        return as_user(self._call("get_user_by_account", provider, provider_account_id))
+
+    def update_user(self, user: Mapping[str, object]) -> AdapterUser | None:
+        """Apply a partial update (``id`` required); the updated user."""
+        return as_user(self._call("update_user", user))
+
+    def delete_user(self, user_id: str) -> AdapterUser | None:
+        """Delete the user with its accounts, sessions and authenticators."""
+        return as_user(self._call("delete_user", user_id))
+
+    def link_account(self, account: AdapterAccount) -> AdapterAccount | None:
+        """Store a provider account for a user; the stored account, if the adapter returns it."""
+        return as_account(self._call("link_account", account))
+
+    def unlink_account(self, provider: str, provider_account_id: str) -> AdapterAccount | None:
+        """Remove a provider account; the removed account, if the adapter returns it."""
+        return as_account(self._call("unlink_account", provider, provider_account_id))
+
+    def get_account(self, provider_account_id: str, provider: str) -> AdapterAccount | None:
+        """The account, or ``None`` when it does not exist."""
+        return as_account(self._call("get_account", provider_account_id, provider))
+
+    def create_session(self, session: AdapterSession) -> AdapterSession | None:
+        """Store a new database session."""
+        return as_session(self._call("create_session", session))
+
+    def get_session_and_user(self, session_token: str) -> tuple[AdapterSession, AdapterUser] | None:
+        """The session and its user in one lookup, or ``None``."""
+        return as_session_and_user(self._call("get_session_and_user", session_token))
+
+    def update_session(self, session: Mapping[str, object]) -> AdapterSession | None:
+        """Apply a partial update (``session_token`` required)."""
+        return as_session(self._call("update_session", session))
+
+    def delete_session(self, session_token: str) -> AdapterSession | None:
+        """Delete the session; the deleted session, when it existed."""
+        return as_session(self._call("delete_session", session_token))
+
+    def create_verification_token(self, token: VerificationToken) -> VerificationToken | None:
+        """Store a verification token."""
+        return as_verification_token(self._call("create_verification_token", token))
+
+    def use_verification_token(self, identifier: str, token: str) -> VerificationToken | None:
+        """The token, deleted atomically (only one caller ever gets it), or ``None``."""
+        return as_verification_token(self._call("use_verification_token", identifier, token))
+
+    def create_authenticator(
+        self, authenticator: AdapterAuthenticator
+    ) -> AdapterAuthenticator | None:
+        """Store a WebAuthn credential (the adapter raises on failure)."""
+        return as_authenticator(self._call("create_authenticator", authenticator))
+
+    def get_authenticator(self, credential_id: str) -> AdapterAuthenticator | None:
+        """The credential, or ``None`` when it does not exist."""
+        return as_authenticator(self._call("get_authenticator", credential_id))
+
+    def list_authenticators_by_user_id(self, user_id: str) -> list[AdapterAuthenticator]:
+        """The user's credentials (empty when the user is unknown)."""
+        records = self._call("list_authenticators_by_user_id", user_id) or ()
+        return [r for r in map(as_authenticator, records) if r is not None]
+
+    def update_authenticator_counter(
+        self, credential_id: str, new_counter: int
+    ) -> AdapterAuthenticator | None:
+        """Store a signature counter that went up (or stayed 0/0); ``None`` when it did not."""
+        return as_authenticator(
+            self._call("update_authenticator_counter", credential_id, new_counter)
+        )
+
+    # -- webauth's extensions --------------------------------------------------------------
+    def create_user_and_link_account(
+        self, user: AdapterUser, account: AdapterAccount
+    ) -> tuple[AdapterUser | None, AdapterAccount | None]:
+        """Store a new user and its first account atomically: both or neither."""
+        created, linked = self._call("create_user_and_link_account", user, account)
+        return as_user(created), as_account(linked)
+
+    def update_account(self, account: AdapterAccount) -> AdapterAccount | None:
+        """Replace the stored tokens of a known account; ``None`` when it is unknown."""
+        return as_account(self._call("update_account", account))
+
+    def get_account_by_user_id(self, user_id: str, provider: str) -> AdapterAccount | None:
+        """The user's account at *provider*, with its tokens, or ``None``."""
+        return as_account(self._call("get_account_by_user_id", user_id, provider))
+
+    def refresh_account_tokens(
+        self, provider: str, provider_account_id: str, refresh: TokenRefresher
+    ) -> AdapterAccount | None:
+        """Call ``refresh(account)`` with the account locked and store what it returns."""
+        return as_account(
+            self._call("refresh_account_tokens", provider, provider_account_id, refresh)
+        )
+
+    def list_accounts_by_user_id(self, user_id: str) -> list[LinkedAccount]:
+        """The user's provider accounts, oldest first, without tokens."""
+        return list(self._call("list_accounts_by_user_id", user_id))
+
+    def count_sign_in_methods(self, user_id: str) -> int:
+        """How many ways the user has to sign in: accounts, a usable password, passkeys."""
+        return int(self._call("count_sign_in_methods", user_id))
+
+    def unlink_user_account(
+        self, user_id: str, provider: str, provider_account_id: str | None
+    ) -> LinkedAccount | None:
+        """Remove the user's account at *provider*; ``None`` when there is none.
+
+        The adapter raises :class:`~webauth.errors.LastSignInMethod` when it is
+        the user's last way in.
+        """
+        removed: LinkedAccount | None = self._call(
+            "unlink_user_account", user_id, provider, provider_account_id
+        )
+        return removed
+
+    def list_sessions_by_user_id(
+        self, user_id: str, current_session_token: str | None
+    ) -> list[UserSession]:
+        """The user's unexpired sessions, newest first, ``current`` marking the token's."""
+        return list(self._call("list_sessions_by_user_id", user_id, current_session_token))
+
+    def delete_session_by_id(self, user_id: str, session_id: object) -> bool:
+        """Delete one of the user's sessions by its ``UserSession.id``; ``False`` if none."""
+        return bool(self._call("delete_session_by_id", user_id, session_id))
+
+    def delete_sessions_by_user_id(self, user_id: str, keep_session_token: str | None) -> int:
+        """Delete the user's sessions except the one with *keep_session_token*; the count."""
+        return int(self._call("delete_sessions_by_user_id", user_id, keep_session_token) or 0)
+
+    def replace_verification_token(self, token: VerificationToken) -> VerificationToken | None:
+        """Store *token* and void every earlier token of its identifier."""
+        return as_verification_token(self._call("replace_verification_token", token))
+
+    def use_verification_code(
+        self, identifier: str, code: str, max_attempts: int
+    ) -> VerificationToken | None:
+        """Redeem the identifier's grant by its (hashed) code, or count a wrong code."""
+        return as_verification_token(
+            self._call("use_verification_code", identifier, code, max_attempts)
+        )
+
+    def create_webauthn_challenge(self, challenge: WebAuthnChallenge) -> WebAuthnChallenge | None:
+        """Store a challenge the options route has just sent to a browser."""
+        return as_webauthn_challenge(self._call("create_webauthn_challenge", challenge))
+
+    def use_webauthn_challenge(
+        self, challenge: str, ceremony: str, binding: str
+    ) -> WebAuthnChallenge | None:
+        """Delete and return the challenge, if it is unexpired and matches."""
+        return as_webauthn_challenge(
+            self._call("use_webauthn_challenge", challenge, ceremony, binding)
+        )
+
+    def get_user_handle(
+        self, user_id: str, create: bool = True, handle: str | None = None
+    ) -> str | None:
+        """The user's WebAuthn user handle (made with *create*); ``None`` when there is none."""
+        found = self._call("get_user_handle", user_id, create, handle)
+        return found if isinstance(found, str) and found else None
+
+    def get_user_by_handle(self, handle: str) -> AdapterUser | None:
+        """The user with this WebAuthn user handle, or ``None``."""
+        return as_user(self._call("get_user_by_handle", handle))
+
+    def mark_email_unproven(self, user_id: str) -> None:
+        """Mark the user's address as unproven (a passkey registration just made the user)."""
+        self._call("mark_email_unproven", user_id)
+
+    def prove_email(self, user_id: str, keep_provider: str, keep_provider_account_id: str) -> bool:
+        """The user's address has just been proven; whether that removed ways in."""
+        return bool(self._call("prove_email", user_id, keep_provider, keep_provider_account_id))
+
+    def forget_unproven_email(self, user_id: str) -> bool:
+        """Take the unproven mark away (the address changed); whether there was one."""
+        return bool(self._call("forget_unproven_email", user_id))
+
+    def rename_authenticator(
+        self, user_id: str, credential_id: str, name: str
+    ) -> AdapterAuthenticator | None:
+        """Set the name of the user's passkey; ``None`` when the user has no such passkey."""
+        return as_authenticator(self._call("rename_authenticator", user_id, credential_id, name))
+
+    def delete_authenticator(self, user_id: str, credential_id: str) -> AdapterAuthenticator | None:
+        """Remove the user's passkey; ``None`` if none, ``LastSignInMethod`` if the last way in."""
+        return as_authenticator(self._call("delete_authenticator", user_id, credential_id))
+
+    def update_authenticator_backup_state(self, credential_id: str, backed_up: bool) -> None:
+        """Store whether the passkey is backed up now."""
+        self._call("update_authenticator_backup_state", credential_id, backed_up)
+
+    def get_user_session_check(self, user_id: str) -> UserSessionCheck | None:
+        """Whether the user exists, is active, and its password hash, or ``None``."""
+        return as_user_session_check(self._call("get_user_session_check", user_id))
