@@ -98,9 +98,11 @@ def encode_token(config: Config, token: Mapping[str, Any], salt: str, max_age: i
     """Encode a session JWT with ``jwt.encode`` if configured, else :func:`webauth.jwt.encode`."""
     if config.jwt.encode is None:
         return jose.encode(token=token, secret=config.secret, salt=salt, max_age=max_age)
-    return call(
+    # The project's own encoder; what it returns is the cookie's value.
+    value: str = call(
         config.jwt.encode, token=token, secret=list(config.secret), salt=salt, max_age=max_age
     )
+    return value
 
 
 def decode_token(config: Config, token: str, salt: str) -> dict[str, Any] | None:
