@@ -19,6 +19,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import RequestFactory
 from freezegun import freeze_time
 
+from webauth import client_ip as client_ip_module
 from webauth import ratelimit, sign_in
 from webauth.checks import check_rate_limit_actions, check_rate_limit_cache
 from webauth.conf import RateRule, build_config
@@ -616,7 +617,7 @@ def test_a_spoofed_forwarded_for_does_not_escape_the_address_limit(client, alice
 
 
 def test_a_proxy_without_trusted_proxies_is_pointed_out_once(caplog, monkeypatch):
-    monkeypatch.setattr(ratelimit, "_warned_about_proxy", False)
+    monkeypatch.setattr(client_ip_module, "_warned_about_proxy", False)
     config = config_with()
     direct = req("93.184.216.34", HTTP_X_FORWARDED_FOR="198.51.100.1")
     proxied = req("10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.1")
@@ -627,7 +628,7 @@ def test_a_proxy_without_trusted_proxies_is_pointed_out_once(caplog, monkeypatch
         assert ratelimit.client_key(proxied, config) == "10.0.0.2"
     assert caplog.text.count("trusted_proxies") == 1
     caplog.clear()
-    monkeypatch.setattr(ratelimit, "_warned_about_proxy", False)
+    monkeypatch.setattr(client_ip_module, "_warned_about_proxy", False)
     with caplog.at_level(logging.WARNING, logger="webauth.ratelimit"):
         ratelimit.client_key(proxied, config_with(trusted_proxies=1))
     assert caplog.text == ""
@@ -636,18 +637,18 @@ def test_a_proxy_without_trusted_proxies_is_pointed_out_once(caplog, monkeypatch
 def test_a_private_peer_without_the_header_or_an_unusable_peer_is_not_pointed_out(
     caplog, monkeypatch
 ):
-    monkeypatch.setattr(ratelimit, "_warned_about_proxy", False)
+    monkeypatch.setattr(client_ip_module, "_warned_about_proxy", False)
     config = config_with()
     with caplog.at_level(logging.WARNING, logger="webauth.ratelimit"):
         assert ratelimit.client_key(req("10.0.0.2"), config) == "10.0.0.2"
         unusable = req("junk", HTTP_X_FORWARDED_FOR="198.51.100.1")
         assert ratelimit.client_key(unusable, config) == "unknown"
-    assert caplog.text == "" and ratelimit._warned_about_proxy is False
+    assert caplog.text == "" and client_ip_module._warned_about_proxy is False
 
 
 def test_a_new_process_has_not_pointed_anything_out_yet():
     code = (
-        "import django; django.setup(); import webauth.ratelimit as r; print(r._warned_about_proxy)"
+        "import django; django.setup(); import webauth.client_ip as r; print(r._warned_about_proxy)"
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.support.settings"}
     out = subprocess.run(

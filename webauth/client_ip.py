@@ -32,10 +32,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .logger import get_logger
+
 __all__ = [
     "IPV6_PREFIX",
     "TrustedProxies",
     "client_bucket",
+    "client_bucket_of",
     "client_ip",
     "networks_from",
     "parse_ip",
@@ -122,6 +125,43 @@ def client_bucket(address: IPAddress | None) -> str:
         network = ipaddress.IPv6Network((address, IPV6_PREFIX), strict=False)
         return str(network)
     return str(address)
+
+
+def client_bucket_of(meta: Mapping[str, Any], proxies: TrustedProxies) -> str:
+    """The bucket of the client of a request with *meta*: :func:`client_ip`, then
+    :func:`client_bucket`.
+
+    A peer on a private network that forwards for others while
+    ``trusted_proxies`` is unset is pointed out, once per process: the mistake
+    that makes per-address limits one site-wide bucket.
+    """
+    address = client_ip(meta, proxies)
+    if (
+        not _warned_about_proxy
+        and "HTTP_X_FORWARDED_FOR" in meta
+        and not proxies.enabled
+        and address is not None
+        and (address.is_private or address.is_loopback)
+    ):
+        _warn_about_proxy(str(address))
+    return client_bucket(address)
+
+
+_warned_about_proxy = False
+# The rate limits' logger: the warning is about them.
+_log = get_logger("ratelimit")
+
+
+def _warn_about_proxy(peer: str) -> None:
+    # The header is never believed without the setting; this only says so.
+    global _warned_about_proxy
+    _warned_about_proxy = True
+    _log.warning(
+        "webauth: requests from %s carry X-Forwarded-For but WEBAUTH['trusted_proxies'] "
+        "is not set, so rate limits count every client behind that proxy as one "
+        "(docs/rate-limits.md#the-clients-address)",
+        peer,
+    )
 
 
 def networks_from(values: Iterable[str]) -> tuple[IPNetwork, ...]:

@@ -65,7 +65,7 @@ from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse
 
-from .client_ip import client_bucket, client_ip
+from .client_ip import client_bucket_of
 from .conf import Config, RateRule, get_config
 from .identity import identifier_key
 from .logger import get_logger
@@ -127,35 +127,7 @@ def normalize_key(key: str) -> str:
 
 def client_key(request: HttpRequest, config: Config | None = None) -> str:
     """The client's address bucket for *request* (its IP address, or its IPv6 /64)."""
-    config = config or get_config()
-    meta = request.META
-    address = client_ip(meta, config.trusted_proxies)
-    if (
-        not _warned_about_proxy
-        and "HTTP_X_FORWARDED_FOR" in meta
-        and not config.trusted_proxies.enabled
-        and address is not None
-        and (address.is_private or address.is_loopback)
-    ):
-        _warn_about_proxy(str(address))
-    return client_bucket(address)
-
-
-_warned_about_proxy = False
-
-
-def _warn_about_proxy(peer: str) -> None:
-    # The mistake that makes per-address limits one site-wide bucket (a peer on a
-    # private network forwarding for others, and trusted_proxies unset). Said once
-    # per process: the header is never believed without the setting.
-    global _warned_about_proxy
-    _warned_about_proxy = True
-    _log.warning(
-        "webauth: requests from %s carry X-Forwarded-For but WEBAUTH['trusted_proxies'] "
-        "is not set, so rate limits count every client behind that proxy as one "
-        "(docs/rate-limits.md#the-clients-address)",
-        peer,
-    )
+    return client_bucket_of(request.META, (config or get_config()).trusted_proxies)
 
 
 def _rules(config: Config, action: str) -> tuple[RateRule, ...]:

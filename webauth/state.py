@@ -647,10 +647,10 @@ class AuthState:
 
     def write_session(self, response: HttpResponseBase, result: SessionResult) -> None:
         """Apply a :class:`SessionResult`'s cookie changes to *response*."""
-        if result.clear:
-            self.set_session_cookie(response, None)
-        elif result.cookie is not None:
-            self.set_session_cookie(response, result.cookie, result.expires)
+        if result.clear or result.cookie is not None:
+            # Deleted when it cleared the session, else the new value.
+            value = None if result.clear else result.cookie
+            self.set_session_cookie(response, value, None if result.clear else result.expires)
 
     def finish(self, response: HttpResponseBase) -> None:
         """On the way out: a form's CSRF cookie; slide the session or delete an unusable one.

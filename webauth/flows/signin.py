@@ -147,7 +147,8 @@ def conclude(
 
 def finish(state: AuthState, attempt: Attempt) -> HttpResponse:
     """Complete *attempt* (:func:`complete`) and answer a browser (:func:`render.for_browser`)."""
-    return for_browser(state, complete(state, attempt), attempt.callback_url)
+    outcome = complete(state, attempt)
+    return for_browser(state, outcome, attempt.callback_url)
 
 
 def _django_user(user: Any) -> Any:
