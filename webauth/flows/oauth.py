@@ -14,30 +14,22 @@ provider's client authentication method); the protocol helpers are in
 
 from __future__ import annotations
 
-import hmac
-import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlencode, urlsplit
-
-from authlib.common.errors import AuthlibBaseError
 
 from ..errors import (
     AuthError,
-    CallbackRouteError,
-    InvalidCheck,
     OAuthCallbackError,
     OAuthProfileParseError,
     OAuthSignInError,
 )
 from ..identity import canonical_email_or_none
-from ..oauth.checks import clear_checks, decode_state, new_checks, read_check
+from ..oauth.checks import clear_checks, new_checks
 from ..oauth.client import oauth_session
 from ..oauth.discovery import endpoints
-from ..oauth.idtoken import validate_id_token
-from ..oauth.tokens import normalize_tokens
+from ..oauth.response import Forward, exchange_code, issuer_matches, origin_of, read_response
 from ..providers.oauth import DEFAULT_SCOPE, OAuth2
 from ..responses import redirect
 from ..types import ACCOUNT_TOKEN_FIELDS, AdapterAccount, AdapterUser
@@ -76,25 +68,6 @@ _RESERVED = frozenset(
 )
 MAX_PARAM_LENGTH = 8192
 
-#: Authorization error codes that are the person's answer, not the provider
-#: refusing the client (RFC 6749 4.1.2.1, OpenID Connect Core 3.1.2.6): logged
-#: as warnings. ``invalid_scope``, ``unauthorized_client`` and the like are the
-#: site's set-up and stay errors.
-PERSON_ERRORS = frozenset(
-    {
-        "access_denied",
-        "login_required",
-        "consent_required",
-        "interaction_required",
-        "account_selection_required",
-    }
-)
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
-
 
 def _proxy(state: AuthState, provider: OAuth2) -> str | None:
     """The redirect proxy's base URL when this request must go through it."""
@@ -104,11 +77,15 @@ def _proxy(state: AuthState, provider: OAuth2) -> str | None:
     return proxy.rstrip("/")
 
 
+#: Its earlier names (tests/test_linked_accounts.py); the check is the protocol's.
+_issuer_matches = issuer_matches
+
+
 def _redirect_uri(state: AuthState, provider: OAuth2) -> tuple[str, str | None]:
     """``(redirect_uri, own callback URL if a proxy is used)``."""
     own = f"{state.base_url}/callback/{provider.id}"
     proxy = _proxy(state, provider)
-    if proxy is not None and _origin(proxy) != state.origin.lower():
+    if proxy is not None and origin_of(proxy) != state.origin.lower():
         return f"{proxy}/callback/{provider.id}", own
     return own, None
 
@@ -167,104 +144,6 @@ def _callback_params(source: Mapping[str, Any]) -> dict[str, str]:
             )
         params[key] = value
     return params
-
-
-def _proxy_hop(state: AuthState, provider: OAuth2, params: dict[str, str]) -> HttpResponse | None:
-    """On the redirect proxy: forward a callback that belongs to another deployment."""
-    proxy = _proxy(state, provider)
-    if proxy is None or _origin(proxy) != state.origin.lower() or "state" not in params:
-        return None
-    payload = decode_state(state.config, params["state"])
-    if payload is None:
-        raise InvalidCheck(
-            "The state parameter could not be decrypted by the redirect proxy", user_caused=True
-        )
-    origin = payload.get("origin")
-    if not isinstance(origin, str) or _origin(origin) == state.origin.lower():
-        return None
-    return redirect(f"{origin}?{urlencode(params)}")
-
-
-def issuer_matches(received: str, expected: str) -> bool:
-    """RFC 9207 ``iss`` check: exact, except that a multi-tenant issuer template
-    (``.../{tenantid}/v2.0``) matches any one tenant segment."""
-    if "{" not in expected:
-        return received == expected
-    pattern = re.escape(expected)
-    pattern = re.sub(r"\\\{[^}]*\\\}", "[^/]+", pattern)
-    return re.fullmatch(pattern, received) is not None
-
-
-_issuer_matches = issuer_matches  # its earlier name (tests/test_linked_accounts.py)
-
-
-def _check_state(state: AuthState, provider: OAuth2, params: Mapping[str, str]) -> None:
-    expected = read_check(state, provider, "state")
-    received = params.get("state", "")
-    if not received or not hmac.compare_digest(received.encode(), expected.encode()):
-        raise InvalidCheck(
-            "The state parameter does not match the state cookie: the callback does not "
-            "belong to the sign-in this browser started",
-            user_caused=True,
-        )
-
-
-def _exchange(
-    state: AuthState,
-    provider: OAuth2,
-    ep: Mapping[str, Any],
-    code: str,
-    redirect_uri: str,
-    code_verifier: str | None,
-) -> Any:
-    client = oauth_session(
-        state.config, provider, redirect_uri=redirect_uri, token_endpoint=ep["token_endpoint"]
-    )
-    kwargs: dict[str, Any] = {"code": code, "grant_type": "authorization_code"}
-    if code_verifier is not None:
-        kwargs["code_verifier"] = code_verifier
-    try:
-        token = client.fetch_token(ep["token_endpoint"], **kwargs)
-    except (AuthlibBaseError, OSError, ValueError) as exc:
-        # invalid_grant: the code was used already or expired (a callback opened
-        # twice, a double click); invalid_client and the rest are the site's set-up.
-        used_code = getattr(exc, "error", None) == "invalid_grant"
-        raise CallbackRouteError(
-            f"The token request to provider {provider.id!r} failed",
-            cause={"err": exc},
-            user_caused=used_code,
-        ) from exc
-    return client, normalize_tokens(provider.conform_token(dict(token)))
-
-
-def _profile(
-    state: AuthState,
-    provider: OAuth2,
-    ep: Mapping[str, Any],
-    client: Any,
-    tokens: dict[str, Any],
-    nonce: str | None,
-) -> dict[str, Any]:
-    if provider.id_token:
-        id_token = tokens.get("id_token")
-        if not isinstance(id_token, str):
-            raise CallbackRouteError(f"Provider {provider.id!r} returned no ID token")
-        return validate_id_token(
-            state.config,
-            provider,
-            id_token,
-            issuer=ep.get("issuer"),
-            jwks_uri=ep.get("jwks_uri"),
-            nonce=nonce,
-        )
-    try:
-        return provider.get_userinfo(client, tokens, ep.get("userinfo_endpoint"))
-    except AuthError:
-        raise
-    except Exception as exc:
-        raise CallbackRouteError(
-            f"Reading the profile from provider {provider.id!r} failed", cause={"err": exc}
-        ) from exc
 
 
 def _user_data(provider: OAuth2, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
@@ -338,45 +217,13 @@ def callback(
     """Validate the authorization response (*params*), get tokens and profile, sign in."""
     oauth = cast(OAuth2, provider)
     received = _callback_params(params)
-    forwarded = _proxy_hop(state, oauth, received)
-    if forwarded is not None:
-        return forwarded
-    # The state is checked first, so that only the browser that started the
-    # sign-in can even be shown the provider's error.
-    _check_state(state, oauth, received)
-    if "error" in received:
-        description = received.get("error_description", "")
-        raise OAuthCallbackError(
-            f"{received['error'][:100]}: {description[:300]}".rstrip(": "),
-            user_caused=received["error"] in PERSON_ERRORS,
-        )
-    ep = endpoints(state.config, oauth)
-    issuer = received.get("iss")
-    if issuer is not None and ep.get("issuer") and not issuer_matches(issuer, ep["issuer"]):
-        raise InvalidCheck(
-            f"The authorization response's issuer {issuer[:200]!r} is not the "
-            f"provider's ({ep['issuer']!r}): a mix-up attack or a misconfigured issuer"
-        )
-    code = received.get("code")
-    if not code:
-        raise OAuthCallbackError(
-            "The provider's callback carries no authorization code", user_caused=True
-        )
-    code_verifier = read_check(state, oauth, "pkce") if "pkce" in oauth.checks else None
-    nonce = read_check(state, oauth, "nonce") if "nonce" in oauth.checks else None
     redirect_uri, _own = _redirect_uri(state, oauth)
-
-    attempt = code_attempt(
-        state,
-        oauth,
-        ep,
-        code=code,
-        redirect_uri=redirect_uri,
-        code_verifier=code_verifier,
-        nonce=nonce,
-        params=received,
-        callback_url=callback_url,
+    answer = read_response(
+        state, oauth, received, proxy=_proxy(state, oauth), redirect_uri=redirect_uri
     )
+    if isinstance(answer, Forward):
+        return redirect(answer.url)
+    attempt = profile_attempt(state, oauth, answer.profile, answer.tokens, callback_url)
     response = finish(state, attempt)
     clear_checks(state, response)
     return response
@@ -400,10 +247,17 @@ def code_attempt(
     sign-in's code flow calls it with the app's redirect URI and PKCE verifier.
     *params* are the authorization response's (Apple's ``user``).
     """
-    client, tokens = _exchange(state, provider, ep, code, redirect_uri, code_verifier)
-    profile = _profile(state, provider, ep, client, tokens, nonce)
-    profile.update(provider.extra_callback_profile(params))
-    return profile_attempt(state, provider, profile, tokens, callback_url)
+    verified = exchange_code(
+        state,
+        provider,
+        ep,
+        code=code,
+        redirect_uri=redirect_uri,
+        code_verifier=code_verifier,
+        nonce=nonce,
+        params=params,
+    )
+    return profile_attempt(state, provider, verified.profile, verified.tokens, callback_url)
 
 
 def profile_attempt(
