@@ -20,7 +20,7 @@ import struct
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, NoReturn
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers import Cipher, CipherContext, algorithms, modes
@@ -46,7 +46,7 @@ _KEY_LENGTHS: Final = {_CBC_HS512: 64, _GCM: 32}
 # RFC 7638 thumbprint hash per key size: Auth.js uses ``sha${key.byteLength << 3}``.
 _THUMBPRINT_HASHES: Final = {32: "sha256", 48: "sha384", 64: "sha512"}
 
-_MISSING: Final[Any] = object()
+_MISSING: Final[object] = object()
 _MAX_CACHED_HEADER: Final = 512
 
 # Strict base64url decoding. ``base64.urlsafe_b64decode`` silently drops any byte
@@ -62,7 +62,7 @@ _B64_PADDING: Final = (b"", b"=", b"==", b"=")
 _PKCS7: Final = tuple(bytes((n,)) * n for n in range(17))
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     # Python's json accepts NaN and Infinity; JavaScript's JSON.parse does not. A
     # token that Auth.js would reject must not be accepted here.
     raise ValueError(f"invalid JSON constant {name}")
@@ -295,7 +295,7 @@ def _secrets(secret: str | Sequence[str]) -> tuple[str, ...]:
 
 def encode(
     *,
-    token: Mapping[str, Any],
+    token: Mapping[str, object],
     secret: str | Sequence[str],
     salt: str,
     max_age: int = DEFAULT_MAX_AGE,
@@ -356,7 +356,7 @@ class _Route(NamedTuple):
     cbc: _CBCKey | None  # A256CBC-HS512, done here
     gcm: jwcrypto_jwk.JWK | None  # A256GCM, done by jwcrypto
     al: bytes  # AL of the header segment as sent (it is the AAD)
-    replicated: tuple[tuple[str, Any], ...]  # iss/sub/aud copied into the header
+    replicated: tuple[tuple[str, object], ...]  # iss/sub/aud copied into the header
 
 
 @functools.lru_cache(maxsize=256)
@@ -444,13 +444,13 @@ def _decrypt_gcm(jwk: jwcrypto_jwk.JWK, token: str, parts: list[bytes]) -> bytes
     return payload
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     # JavaScript's typeof value === "number": JSON true/false are not numbers
     # (Python's bool is an int subclass, hence the exact type test).
     return type(value) is int or type(value) is float
 
 
-def _js_equal(left: Any, right: Any) -> bool:
+def _js_equal(left: object, right: object) -> bool:
     # JavaScript's === for JSON values: arrays and objects are never equal (they are
     # compared by identity), and booleans equal only booleans.
     if isinstance(left, list | dict) or isinstance(right, list | dict):
@@ -462,7 +462,7 @@ def _js_equal(left: Any, right: Any) -> bool:
 
 
 def _replicated_claims_match(
-    replicated: tuple[tuple[str, Any], ...], claims: dict[str, Any]
+    replicated: tuple[tuple[str, object], ...], claims: dict[str, object]
 ) -> bool:
     for name, value in replicated:
         claim = claims.get(name, _MISSING)

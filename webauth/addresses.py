@@ -76,7 +76,7 @@ _IN_CHUNK = 500
 class UserAddress:
     """A user's primary key and stored address, as the column holds it."""
 
-    pk: Any
+    pk: object
     stored: str
 
 
@@ -84,7 +84,7 @@ class UserAddress:
 class NonCanonicalAddress:
     """A user whose stored address is valid but not in its canonical form."""
 
-    pk: Any
+    pk: object
     stored: str
     canonical: str
 
@@ -111,12 +111,12 @@ class AccountAddress:
     rewriting this one would make two accounts of one address.
     """
 
-    pk: Any
-    user_pk: Any
+    pk: int
+    user_pk: object
     provider: str
     stored: str
     canonical: str | None
-    clashes_with: tuple[Any, ...] = ()
+    clashes_with: tuple[int, ...] = ()
 
     @property
     def fixable(self) -> bool:
@@ -146,7 +146,7 @@ class AddressAudit:
     accounts: tuple[AccountAddress, ...]
 
     @property
-    def colliding(self) -> frozenset[Any]:
+    def colliding(self) -> frozenset[object]:
         """The primary keys of the users in a collision."""
         return frozenset(user.pk for collision in self.collisions for user in collision.users)
 
@@ -218,7 +218,7 @@ def _keyset(rows: Any, columns: Sequence[str], batch_size: int) -> Iterator[list
     no batch rereads what came before and none holds more than *batch_size*
     rows.
     """
-    last: Any = None
+    last: object = None
     while True:
         page = rows if last is None else rows.filter(pk__gt=last)
         batch = list(page.order_by("pk").values_list(*columns)[:batch_size])
@@ -343,9 +343,9 @@ def _audit_accounts(alias: str, batch_size: int) -> tuple[tuple[AccountAddress, 
     """The email accounts whose id is not canonical, and the number read."""
     accounts = Account.objects.using(alias).filter(type="email")
     columns = ("pk", "user_id", "provider", "provider_account_id")
-    found: list[tuple[Any, Any, str, str, str | None]] = []
+    found: list[tuple[int, object, str, str, str | None]] = []
     # (provider, canonical id) -> primary keys of the accounts that have or want it.
-    claims: dict[tuple[str, str], list[Any]] = {}
+    claims: dict[tuple[str, str], list[int]] = {}
     checked = 0
     for batch in _keyset(accounts, columns, batch_size):
         wanted: dict[str, set[str]] = {}

@@ -58,7 +58,7 @@ class ExplainedChangeList(admin.ModelAdmin):
         return not self.get_queryset(request).exists()
 
     def changelist_view(
-        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+        self, request: HttpRequest, extra_context: dict[str, object] | None = None
     ) -> HttpResponse:
         try:
             config = get_config()
@@ -76,7 +76,7 @@ class _WaysInAdmin(ExplainedChangeList):
     list's action, which keeps the "never the last way to sign in" rule that a
     plain delete would bypass."""
 
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
 
     def report(self, request: HttpRequest, done: str, kept: str | None) -> None:
@@ -241,7 +241,7 @@ class _ReadOnlyInline(admin.TabularInline):
     can_delete = False
     show_change_link = True
 
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
 
 
@@ -282,7 +282,7 @@ class VerificationTokenAdmin(ExplainedChangeList):
     readonly_fields = ("identifier", "expires", "attempts")
     exclude = ("token_hash", "code_hash")
 
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
 
     @admin.display(boolean=True, description=_("expired"))
@@ -307,7 +307,7 @@ class UserAdminWithSignIns(DjangoUserAdmin):
 
     inlines = (AccountInline, PasskeyInline)
 
-    def get_inlines(self, request: HttpRequest, obj: Any = None) -> Any:
+    def get_inlines(self, request: HttpRequest, obj: object = None) -> Any:
         # A user being added has none (and the add form posts no formsets).
         return self.inlines if obj is not None else ()
 
@@ -371,7 +371,7 @@ if settings.AUTH_USER_MODEL == "webauth.User":
             (None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),
         )
 
-        def get_inlines(self, request: HttpRequest, obj: Any = None) -> Any:
+        def get_inlines(self, request: HttpRequest, obj: object = None) -> Any:
             # A user being added has no passkeys (and the add form posts no formset).
             return self.inlines if obj is not None else ()
 

@@ -63,7 +63,7 @@ def run_jwt(config: Config, **params: Any) -> Mapping[str, Any] | None:
     return call(fn, **params)
 
 
-def run_session(config: Config, **params: Any) -> Any:
+def run_session(config: Config, **params: object) -> Any:
     """The ``session`` callback: returns what the client sees (default: unchanged)."""
     fn = config.callbacks.session
     if fn is None:
@@ -71,7 +71,7 @@ def run_session(config: Config, **params: Any) -> Any:
     return call(fn, **params)
 
 
-def run_sign_in(config: Config, **params: Any) -> bool | str:
+def run_sign_in(config: Config, **params: object) -> bool | str:
     """The ``sign_in`` callback: ``True`` continues, ``False`` denies, a string redirects."""
     fn = config.callbacks.sign_in
     if fn is None:

@@ -46,7 +46,8 @@ id                 problem
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -63,13 +64,18 @@ from .flows import flow_for, providers_with
 from .sessions import strategy_of
 from .utils import did_you_mean
 
+if TYPE_CHECKING:
+    from django.apps import AppConfig
+
 MIDDLEWARE_PATH = "webauth.middleware.AuthMiddleware"
 DJANGO_AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
 MIN_SECRET_LENGTH = 32
 
 
 @register(Tags.security, Tags.compatibility)
-def check_config(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+def check_config(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[CheckMessage]:
     """Validate ``settings.WEBAUTH`` and the environment."""
     raw = getattr(settings, "WEBAUTH", None)
     try:
@@ -202,7 +208,7 @@ def _check_conditional_ui(config: Config) -> list[CheckMessage]:
     return messages
 
 
-def _check_url_path(raw: Any, config: Config) -> list[CheckMessage]:
+def _check_url_path(raw: object, config: Config) -> list[CheckMessage]:
     """Auth.js's ``env-url-basepath-redundant`` and ``-mismatch`` warnings."""
     explicit = isinstance(raw, dict) and raw.get("base_path") is not None
     if not config.url or not explicit:
@@ -299,7 +305,9 @@ def _check_base_path(base_path: str) -> list[CheckMessage]:
 
 
 @register(Tags.compatibility)
-def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+def check_middleware(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[CheckMessage]:
     """``AuthMiddleware`` is installed, after Django's ``AuthenticationMiddleware``."""
     middleware = list(getattr(settings, "MIDDLEWARE", None) or [])
     if MIDDLEWARE_PATH not in middleware:
@@ -327,7 +335,9 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
 
 
 @register(Tags.security)
-def check_rate_limit_actions(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+def check_rate_limit_actions(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[CheckMessage]:
     """``rate_limits`` keys that look like a misspelt built-in action.
 
     An action webauth does not use is a project's own (for
@@ -369,7 +379,9 @@ _NON_ATOMIC_CACHES = (
 
 
 @register(Tags.security, Tags.caches)
-def check_rate_limit_cache(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+def check_rate_limit_cache(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[CheckMessage]:
     """The rate limits' cache can count, and counts for every process.
 
     The same cache keeps the app sign-ins' single-use OAuth records (the code
@@ -470,7 +482,9 @@ _PAGES = ("sign_in", "sign_out", "error", "verify_request")
 
 
 @register(Tags.templates)
-def check_templates(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+def check_templates(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[CheckMessage]:
     """The ``request`` context processor, while webauth's pages are in use.
 
     The template tags (``{% webauth_signin_buttons %}``, ``{% webauth_csrf_token %}``,
@@ -516,7 +530,9 @@ _DEFAULT_BRAND, _DEFAULT_BUTTON_TEXT, _CARD = "#346df1", "#fff", (255, 255, 255)
 
 
 @register(Tags.templates)
-def check_theme_contrast(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+def check_theme_contrast(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[CheckMessage]:
     """The project's theme colours against WCAG 2.1 AA, where they can be judged.
 
     The built-in pages and the sign-in email draw button labels in

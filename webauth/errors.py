@@ -30,7 +30,7 @@ from the URL), and :func:`log_safe` escapes it so that it cannot forge log lines
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
 __all__ = [
     "CLIENT_SAFE_ERRORS",
@@ -155,7 +155,7 @@ class AuthError(Exception):
     type: ClassVar[str] = "AuthError"
     user_caused: bool = False
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         # Our own classes are named after Auth.js's types; a project's subclass
         # (say ``class WrongCode(CredentialsSignin)``) keeps its parent's type,
@@ -167,7 +167,7 @@ class AuthError(Exception):
         self,
         message: str = "",
         *,
-        cause: Mapping[str, Any] | None = None,
+        cause: Mapping[str, object] | None = None,
         user_caused: bool | None = None,
     ) -> None:
         if isinstance(message, BaseException):  # AuthError(err): keep the original as cause
@@ -175,7 +175,7 @@ class AuthError(Exception):
             message = str(message)
         super().__init__(message)
         self.message = message
-        self.cause: Mapping[str, Any] | None = cause
+        self.cause: Mapping[str, object] | None = cause
         if user_caused is not None:
             self.user_caused = user_caused
 
@@ -236,7 +236,7 @@ class CredentialsSignin(SignInError):
         message: str = "",
         *,
         code: str | None = None,
-        cause: Mapping[str, Any] | None = None,
+        cause: Mapping[str, object] | None = None,
         user_caused: bool | None = None,
     ) -> None:
         super().__init__(message, cause=cause, user_caused=user_caused)
@@ -429,7 +429,7 @@ class RateLimited(SignInError):
         message: str = "",
         *,
         retry_after: int = 0,
-        cause: Mapping[str, Any] | None = None,
+        cause: Mapping[str, object] | None = None,
         user_caused: bool | None = None,
     ) -> None:
         super().__init__(message, cause=cause, user_caused=user_caused)

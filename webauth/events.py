@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from .conf import Config
 from .errors import EventError
 from .signals import EVENT_SIGNALS
@@ -12,7 +10,7 @@ from .utils import call
 __all__ = ["emit"]
 
 
-def emit(config: Config, name: str, *, sender: str | None = None, **message: Any) -> None:
+def emit(config: Config, name: str, *, sender: str | None = None, **message: object) -> None:
     """Send event *name*; failures are logged as ``EventError`` and swallowed."""
     signal = EVENT_SIGNALS[name]
     if signal.receivers:

@@ -32,7 +32,6 @@ import json
 import logging
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from .errors import LOG_TEXT_LIMIT, AuthError, doc_link, log_safe
 
@@ -132,7 +131,7 @@ def get_logger(name: str) -> logging.Logger:
     return child
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:
     # JSON escapes control characters in strings (and ensure_ascii every
     # non-ASCII one): the block may span lines, none of them a client's.
     text = json.dumps(value, default=str, indent=2)
@@ -164,7 +163,7 @@ def _default_warn(code: str) -> None:
     logger.warning("[auth][warn][%s] Read more: %s", log_safe(code), doc_link(log_safe(code)))
 
 
-def _default_debug(message: str, metadata: Any = None) -> None:
+def _default_debug(message: str, metadata: object = None) -> None:
     if metadata is None:
         logger.debug("[auth][debug]: %s", log_safe(message))
     else:
@@ -180,9 +179,9 @@ class AuthLogger:
         self,
         *,
         debug_enabled: bool = False,
-        error: Callable[..., Any] | None = None,
-        warn: Callable[..., Any] | None = None,
-        debug: Callable[..., Any] | None = None,
+        error: Callable[..., object] | None = None,
+        warn: Callable[..., object] | None = None,
+        debug: Callable[..., object] | None = None,
     ) -> None:
         self._error = error or _default_error
         self._warn = warn or _default_warn
@@ -205,7 +204,7 @@ class AuthLogger:
         except Exception:
             logger.exception("webauth: the custom warn logger raised")
 
-    def debug(self, message: str, metadata: Any = None) -> None:
+    def debug(self, message: str, metadata: object = None) -> None:
         """Log a debug message when debugging is on."""
         if not self.debug_enabled:
             return

@@ -185,7 +185,7 @@ class Account(models.Model):
     class Meta:
         verbose_name = _("account")
         verbose_name_plural = _("accounts")
-        constraints: ClassVar[list[Any]] = [
+        constraints: ClassVar[list[models.BaseConstraint]] = [
             models.UniqueConstraint(
                 fields=["provider", "provider_account_id"],
                 name="webauth_account_provider_unique",
@@ -222,7 +222,7 @@ class Session(models.Model):
     class Meta:
         verbose_name = _("session")
         verbose_name_plural = _("sessions")
-        indexes: ClassVar[list[Any]] = [
+        indexes: ClassVar[list[models.Index]] = [
             models.Index(fields=["user", "expires"], name="webauth_session_user_exp"),
         ]
 
@@ -249,7 +249,7 @@ class VerificationToken(models.Model):
     class Meta:
         verbose_name = _("verification token")
         verbose_name_plural = _("verification tokens")
-        constraints: ClassVar[list[Any]] = [
+        constraints: ClassVar[list[models.BaseConstraint]] = [
             models.UniqueConstraint(
                 fields=["identifier", "token_hash"], name="webauth_vtoken_unique"
             )

@@ -9,10 +9,13 @@ spelling: :func:`as_user` and friends read both.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
 
 __all__ = [
     "ACCOUNT_TOKEN_FIELDS",
@@ -65,9 +68,9 @@ _PY_NAMES = {wire: py for py, wire in _WIRE_NAMES.items()}
 class _Record:
     """Shared conversions of the record dataclasses."""
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> dict[str, object]:
         """The record with Auth.js's field names (``extra`` keys merged in)."""
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             if f.name in ("extra", "instance") or not f.init:
                 continue
@@ -90,7 +93,7 @@ class AdapterUser(_Record):
     email_verified: datetime | None = None
     name: str | None = None
     image: str | None = None
-    instance: Any = field(default=None, repr=False, compare=False)
+    instance: AbstractBaseUser | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(slots=True)
@@ -112,7 +115,7 @@ class AdapterAccount(_Record):
     token_type: str | None = None
     expires_at: int | None = None
     session_state: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -212,7 +215,7 @@ class UserSession:
     revealing its token; ``current`` marks the session of the request that asked.
     """
 
-    id: Any
+    id: object
     created_at: datetime
     last_extended_at: datetime
     expires: datetime
@@ -229,7 +232,7 @@ class LinkedAccount:
     stored account.
     """
 
-    id: Any
+    id: object
     provider: str
     provider_account_id: str
     type: str
@@ -254,14 +257,14 @@ class UserSessionCheck:
 R = TypeVar("R")
 
 
-def _coerce(cls: type[R], value: Any) -> R | None:
+def _coerce(cls: type[R], value: object) -> R | None:
     if value is None or isinstance(value, cls):
         return value
     if not isinstance(value, Mapping):
         raise TypeError(f"expected {cls.__name__} or a mapping, got {type(value).__name__}")
     names = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
     kwargs: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
+    extra: dict[str, object] = {}
     for key, val in value.items():
         name = _PY_NAMES.get(key, key)
         if name in names:
@@ -276,42 +279,44 @@ def _coerce(cls: type[R], value: Any) -> R | None:
     return cls(**kwargs)
 
 
-def as_user(value: Any) -> AdapterUser | None:
+def as_user(value: object) -> AdapterUser | None:
     """An :class:`AdapterUser` from a record or mapping (``None`` passes through)."""
     return _coerce(AdapterUser, value)
 
 
-def as_account(value: Any) -> AdapterAccount | None:
+def as_account(value: object) -> AdapterAccount | None:
     """An :class:`AdapterAccount` from a record or mapping."""
     return _coerce(AdapterAccount, value)
 
 
-def as_session(value: Any) -> AdapterSession | None:
+def as_session(value: object) -> AdapterSession | None:
     """An :class:`AdapterSession` from a record or mapping."""
     return _coerce(AdapterSession, value)
 
 
-def as_verification_token(value: Any) -> VerificationToken | None:
+def as_verification_token(value: object) -> VerificationToken | None:
     """A :class:`VerificationToken` from a record or mapping."""
     return _coerce(VerificationToken, value)
 
 
-def as_authenticator(value: Any) -> AdapterAuthenticator | None:
+def as_authenticator(value: object) -> AdapterAuthenticator | None:
     """An :class:`AdapterAuthenticator` from a record or mapping."""
     return _coerce(AdapterAuthenticator, value)
 
 
-def as_webauthn_challenge(value: Any) -> WebAuthnChallenge | None:
+def as_webauthn_challenge(value: object) -> WebAuthnChallenge | None:
     """A :class:`WebAuthnChallenge` from a record or mapping."""
     return _coerce(WebAuthnChallenge, value)
 
 
-def as_user_session_check(value: Any) -> UserSessionCheck | None:
+def as_user_session_check(value: object) -> UserSessionCheck | None:
     """A :class:`UserSessionCheck` from a record or mapping."""
     return _coerce(UserSessionCheck, value)
 
 
-def as_session_and_user(value: Any) -> tuple[AdapterSession, AdapterUser] | None:
+def as_session_and_user(
+    value: Mapping[str, object] | Sequence[object] | None,
+) -> tuple[AdapterSession, AdapterUser] | None:
     """Read ``get_session_and_user``'s result: a pair or a ``{"session", "user"}`` mapping."""
     if value is None:
         return None

@@ -44,7 +44,7 @@ class CompiledLookup:
         self,
         alias: str,
         build: Callable[[str], models.QuerySet[Any]],
-        placeholder: Any = PLACEHOLDER,
+        placeholder: object = PLACEHOLDER,
     ) -> None:
         queryset = build(alias)
         compiler = queryset.query.get_compiler(using=alias)
@@ -80,7 +80,7 @@ class CompiledLookup:
             names = [expressions[i].target.attname for i in cols]
             self.related = (rel["field"], rel["model"], cols, names)
 
-    def row(self, value: Any) -> Any:
+    def row(self, value: int | str) -> Any:
         """The row the query finds for *value* (columns converted as Django does), or ``None``."""
         with connections[self.alias].cursor() as cursor:
             cursor.execute(self.sql, {_NAMED: value} if self._named else [value])
@@ -95,7 +95,7 @@ class CompiledLookup:
                 row[position] = value
         return row
 
-    def fetch(self, value: Any) -> Any:
+    def fetch(self, value: int | str) -> Any:
         """The object the query finds for *value*, or ``None``."""
         row = self.row(value)
         if row is None:
@@ -111,7 +111,7 @@ class CompiledLookup:
 _PK_PLACEHOLDER = -987_654_321
 
 
-def _plain_manager(model: Any) -> Any:
+def _plain_manager(model: type[models.Model]) -> Any:
     """The default manager, or ``None`` when lookups through it must go through the ORM.
 
     A default manager that overrides ``get_queryset`` may filter per request
@@ -150,7 +150,7 @@ def _int_pk(user_id: Any) -> int | None:
     return pk if -(2**63) <= pk < 2**63 else None
 
 
-def user_by_pk(user_id: Any, using: str | None = None) -> Any:
+def user_by_pk(user_id: object, using: str | None = None) -> Any:
     """The ``AUTH_USER_MODEL`` instance with this primary key, or ``None`` (any id accepted)."""
     model = user_model()
     alias = using or router.db_for_read(model)
@@ -164,7 +164,7 @@ def user_by_pk(user_id: Any, using: str | None = None) -> Any:
         return None
 
 
-def _concrete_field(model: Any, name: str) -> bool:
+def _concrete_field(model: type[models.Model], name: str) -> bool:
     try:
         field = model._meta.get_field(name)
     except FieldDoesNotExist:
@@ -213,7 +213,7 @@ def _check_lookup(alias: str, label: str) -> tuple[CompiledLookup, bool | None] 
     return lookup, active
 
 
-def user_check_by_pk(user_id: Any, using: str | None = None) -> UserCheck | None:
+def user_check_by_pk(user_id: object, using: str | None = None) -> UserCheck | None:
     """``(is_active, password hash)`` of the ``AUTH_USER_MODEL`` user with this key.
 
     ``None`` when there is none. One query of those columns, compiled once; no

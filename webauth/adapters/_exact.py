@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from django.db import connections, models, transaction
@@ -111,7 +111,7 @@ def _sqlite_write_transaction(alias: str) -> Iterator[None]:
         connection.transaction_mode = mode
 
 
-def grant_transaction(alias: str, identifier: str) -> Any:
+def grant_transaction(alias: str, identifier: str) -> AbstractContextManager[None]:
     """A transaction in which no other grant write of *identifier* runs (:func:`exclusive`).
 
     ``replace_verification_token`` and ``use_verification_code`` of one
@@ -120,7 +120,7 @@ def grant_transaction(alias: str, identifier: str) -> Any:
     return exclusive(alias, "webauth.verificationtoken", "vt", identifier)
 
 
-def address_transaction(alias: str, address: str) -> Any:
+def address_transaction(alias: str, address: str) -> AbstractContextManager[None]:
     """A transaction in which no other user is given *address* (:func:`exclusive`).
 
     ``create_user``, ``create_user_and_link_account`` and an ``update_user``

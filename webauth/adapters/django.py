@@ -166,7 +166,7 @@ def _new_claim() -> int:
     return -(deadline * _CLAIM_SCALE + secrets.randbelow(_CLAIM_SCALE))
 
 
-def _same(field: str, value: Any) -> dict[str, Any]:
+def _same(field: str, value: object) -> dict[str, object]:
     """A filter matching *value* in *field*, ``NULL`` included."""
     return {f"{field}__isnull": True} if value is None else {field: value}
 
@@ -232,7 +232,7 @@ class DjangoAdapter:
             instance=user,
         )
 
-    def _apply(self, obj: Any, data: AdapterUser | Mapping[str, Any], fields: set[str]) -> None:
+    def _apply(self, obj: Any, data: AdapterUser | Mapping[str, object], fields: set[str]) -> None:
         """Copy the given AdapterUser fields onto a model instance."""
         record = as_user({"id": "", **data}) if isinstance(data, Mapping) else data
         assert record is not None
@@ -316,7 +316,7 @@ class DjangoAdapter:
                 obj.pk, obj._state.adding = None, True
             raise
 
-    def create_user(self, user: AdapterUser | Mapping[str, Any]) -> AdapterUser:
+    def create_user(self, user: AdapterUser | Mapping[str, object]) -> AdapterUser:
         """Create a user from an ``AdapterUser``; its ``id`` is ignored (the database picks it).
 
         Raises :class:`~webauth.errors.EmailInUse` when another user has the
@@ -390,7 +390,7 @@ class DjangoAdapter:
         account = self._account(provider, provider_account_id, with_user=True)
         return self.to_record(account.user) if account is not None else None
 
-    def update_user(self, user: AdapterUser | Mapping[str, Any]) -> AdapterUser:
+    def update_user(self, user: AdapterUser | Mapping[str, object]) -> AdapterUser:
         """Apply the given fields (``id`` required); raises if the user does not exist."""
         if isinstance(user, Mapping):
             data = {k: v for k, v in user.items()}
@@ -431,7 +431,7 @@ class DjangoAdapter:
             record.expires_at = 0  # being refreshed: expired, as far as anyone reading knows
         return record
 
-    def link_account(self, account: AdapterAccount | Mapping[str, Any]) -> AdapterAccount:
+    def link_account(self, account: AdapterAccount | Mapping[str, object]) -> AdapterAccount:
         """Store a provider account; raises ``IntegrityError`` if it is already linked."""
         record = as_account(account)
         assert record is not None
@@ -446,7 +446,9 @@ class DjangoAdapter:
         obj.save(using=self.using, force_insert=True)
         return self._account_record(obj)
 
-    def update_account(self, account: AdapterAccount | Mapping[str, Any]) -> AdapterAccount | None:
+    def update_account(
+        self, account: AdapterAccount | Mapping[str, object]
+    ) -> AdapterAccount | None:
         """Replace the stored tokens of an account (webauth extension, used on re-sign-in)."""
         record = as_account(account)
         assert record is not None
@@ -474,7 +476,9 @@ class DjangoAdapter:
         return self._account_record(obj) if obj is not None else None
 
     def create_user_and_link_account(
-        self, user: AdapterUser | Mapping[str, Any], account: AdapterAccount | Mapping[str, Any]
+        self,
+        user: AdapterUser | Mapping[str, object],
+        account: AdapterAccount | Mapping[str, object],
     ) -> tuple[AdapterUser, AdapterAccount]:
         """Create a user and link its first account in one transaction: both or neither.
 
@@ -541,7 +545,11 @@ class DjangoAdapter:
             return self._refresh_with_claim(alias, rows, provider_account_id, refresh)
 
     def _refresh_with_claim(
-        self, alias: str, rows: Any, provider_account_id: str, refresh: TokenRefresher
+        self,
+        alias: str,
+        rows: models.QuerySet[Account],
+        provider_account_id: str,
+        refresh: TokenRefresher,
     ) -> AdapterAccount | None:
         """``refresh_account_tokens`` where the database has no row locks.
 
@@ -610,7 +618,7 @@ class DjangoAdapter:
         """Linked accounts, passkeys and a usable password, added up."""
         return self._count_sign_in_methods(user_id, self.using)
 
-    def _count_sign_in_methods(self, user_id: Any, alias: str | None) -> int:
+    def _count_sign_in_methods(self, user_id: str | int, alias: str | None) -> int:
         user = self._users().filter(pk=user_id).first()
         has_password = (
             user is not None
@@ -633,7 +641,7 @@ class DjangoAdapter:
         )
         return len(accounts) + lone + int(bool(has_password))
 
-    def _lock_ways_in(self, alias: str, user_id: Any) -> None:
+    def _lock_ways_in(self, alias: str, user_id: str | int) -> None:
         """Lock the user's accounts, then passkeys, until the transaction ends.
 
         ``unlink_user_account`` and ``delete_authenticator`` take these locks
@@ -656,9 +664,9 @@ class DjangoAdapter:
         self,
         model: type[Account | Authenticator],
         alias: str,
-        user_id: Any,
+        user_id: str | int,
         provider_account_id: str,
-    ) -> list[Any]:
+    ) -> list[int]:
         """Primary keys of the user's *model* rows with exactly this provider account id."""
         rows: Any = model._default_manager.using(alias).filter(
             user_id=user_id, provider_account_id=provider_account_id
@@ -724,7 +732,7 @@ class DjangoAdapter:
             auth_hash=obj.auth_hash or None,
         )
 
-    def create_session(self, session: AdapterSession | Mapping[str, Any]) -> AdapterSession:
+    def create_session(self, session: AdapterSession | Mapping[str, object]) -> AdapterSession:
         """Store a session under the hash of its token."""
         record = as_session(session)
         assert record is not None
@@ -773,7 +781,7 @@ class DjangoAdapter:
             raise ValueError("update_session needs session_token")
         rows = Session.objects.using(self.using).filter(token_hash=token_hash(token))
         if new_hash is not None:
-            changes: dict[str, Any] = {"auth_hash": str(new_hash)[:128]}
+            changes: dict[str, object] = {"auth_hash": str(new_hash)[:128]}
             if expires is not None:
                 changes.update(expires=aware(expires), updated_at=timezone.now())
             if not rows.update(**changes):
@@ -835,7 +843,9 @@ class DjangoAdapter:
         return deleted
 
     # -- verification tokens ------------------------------------------------------
-    def _new_grant(self, record: VerificationTokenRecord, attempts: int, using: str) -> Any:
+    def _new_grant(
+        self, record: VerificationTokenRecord, attempts: int, using: str
+    ) -> VerificationToken:
         obj = VerificationToken(
             identifier=record.identifier,
             token_hash=token_hash(record.token),
@@ -847,7 +857,7 @@ class DjangoAdapter:
         return obj
 
     def create_verification_token(
-        self, token: VerificationTokenRecord | Mapping[str, Any]
+        self, token: VerificationTokenRecord | Mapping[str, object]
     ) -> VerificationTokenRecord:
         """Store the token's hash (and the code's, when the record has one)."""
         record = as_verification_token(token)
@@ -856,7 +866,7 @@ class DjangoAdapter:
         return record
 
     def replace_verification_token(
-        self, token: VerificationTokenRecord | Mapping[str, Any]
+        self, token: VerificationTokenRecord | Mapping[str, object]
     ) -> VerificationTokenRecord:
         """Store a new grant and delete the identifier's earlier ones, in one transaction.
 
@@ -1009,7 +1019,7 @@ class DjangoAdapter:
         return obj if obj is not None and str(obj.user_id) == str(user_id) else None
 
     def create_authenticator(
-        self, authenticator: AdapterAuthenticator | Mapping[str, Any]
+        self, authenticator: AdapterAuthenticator | Mapping[str, object]
     ) -> AdapterAuthenticator:
         """Store a credential; raises ``IntegrityError`` for a duplicate credential id.
 
@@ -1117,7 +1127,7 @@ class DjangoAdapter:
 
     # -- WebAuthn challenges and user handles ---------------------------------------
     def create_webauthn_challenge(
-        self, challenge: WebAuthnChallengeRecord | Mapping[str, Any]
+        self, challenge: WebAuthnChallengeRecord | Mapping[str, object]
     ) -> WebAuthnChallengeRecord:
         """Store the challenge under its hash, with the hash of the browser binding."""
         record = as_webauthn_challenge(challenge)

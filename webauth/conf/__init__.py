@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from django.conf import settings
 
@@ -62,7 +61,7 @@ __all__ = [
 
 
 def build_config(
-    raw: Mapping[str, Any] | None, env: Callable[[str], str | None], *, warn: bool = True
+    raw: Mapping[str, object] | None, env: Callable[[str], str | None], *, warn: bool = True
 ) -> Config:
     """Validate a raw ``WEBAUTH`` dict (plus the environment) into a :class:`Config`.
 
@@ -136,7 +135,7 @@ def get_config() -> Config:
     return _config
 
 
-def reset_config(**kwargs: Any) -> None:
+def reset_config(**kwargs: object) -> None:
     """Forget the cached config (connected to ``setting_changed``)."""
     global _config
     if kwargs.get("setting") in (None, "WEBAUTH"):

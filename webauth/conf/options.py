@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from django.utils.functional import cached_property  # unlike functools' (3.11), no lock
@@ -82,17 +82,17 @@ class JWTOptions:
 
     max_age: int = DEFAULT_MAX_AGE
     encode: Callable[..., str] | None = None
-    decode: Callable[..., Any] | None = None
+    decode: Callable[..., object] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class CallbacksOptions:
     """User callbacks; ``None`` means the default behaviour."""
 
-    jwt: Callable[..., Any] | None = None
-    session: Callable[..., Any] | None = None
-    sign_in: Callable[..., Any] | None = None
-    redirect: Callable[..., Any] | None = None
+    jwt: Callable[..., object] | None = None
+    session: Callable[..., object] | None = None
+    sign_in: Callable[..., object] | None = None
+    redirect: Callable[..., object] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +121,7 @@ class CookieOverride:
     """A ``cookies`` entry: a different name and/or different attributes."""
 
     name: str | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, object] = field(default_factory=dict)
 
 
 # -- rate limits ----------------------------------------------------------------------
@@ -220,13 +220,13 @@ class Config:
     """The validated configuration. Get it with :func:`webauth.conf.get_config`."""
 
     providers: tuple[Provider, ...] = ()
-    adapter: Any = None
+    adapter: object = None
     base_path: str = "/auth"
     secret: tuple[str, ...] = ()
     session: SessionOptions = SessionOptions()
     jwt: JWTOptions = JWTOptions()
     callbacks: CallbacksOptions = CallbacksOptions()
-    events: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    events: Mapping[str, Callable[..., object]] = field(default_factory=dict)
     cookies: Mapping[str, CookieOverride] = field(default_factory=dict)
     pages: PagesOptions = PagesOptions()
     debug: bool = False
@@ -237,7 +237,7 @@ class Config:
     redirect_proxy_url: str | None = None
     skip_csrf_check: bool = False
     theme: Theme = Theme()
-    http_client: Callable[[], Any] | None = None
+    http_client: Callable[[], object] | None = None
     url: str | None = None
     protected_paths: tuple[str, ...] = ()
     rate_limits: RateLimitOptions = field(default_factory=RateLimitOptions)

@@ -142,7 +142,7 @@ def _provider_fix(p: Provider) -> str:
     )
 
 
-def providers(value: Any) -> tuple[Provider, ...]:
+def providers(value: object) -> tuple[Provider, ...]:
     """``providers``: a list of entries (see :func:`provider`)."""
     value = value or []
     if not isinstance(value, list | tuple):
@@ -166,7 +166,7 @@ def validate_providers(configured: tuple[Provider, ...]) -> None:
 
 
 # -- secret, adapter, paths --------------------------------------------------------------
-def secret(value: Any) -> tuple[str, ...]:
+def secret(value: object) -> tuple[str, ...]:
     """``secret``: one string or a list (newest first); empty entries are dropped."""
     if isinstance(value, str):
         return (value,) if value else ()
@@ -182,7 +182,7 @@ def secret(value: Any) -> tuple[str, ...]:
     )
 
 
-def adapter(value: Any) -> Any:
+def adapter(value: object) -> object:
     """``adapter``: an object, a class (instantiated) or a dotted path to either."""
     obj = value
     if isinstance(obj, str):
@@ -198,7 +198,7 @@ def adapter(value: Any) -> Any:
     return obj() if isinstance(obj, type) else obj
 
 
-def base_path(value: Any) -> str:
+def base_path(value: object) -> str:
     """``base_path``: starts with ``/``; the trailing slash is dropped (``/`` becomes ``""``)."""
     path = as_str("base_path", value) or "/auth"
     if not path.startswith("/"):
@@ -206,7 +206,7 @@ def base_path(value: Any) -> str:
     return path.rstrip("/") or ""
 
 
-def url(value: Any) -> str | None:
+def url(value: object) -> str | None:
     """``url`` (or ``AUTH_URL``): an absolute http(s) URL."""
     site = as_str("url", value)
     if site:
@@ -245,7 +245,7 @@ JWT_KEYS = frozenset({"max_age", "encode", "decode"})
 STRATEGY_NEEDS_ADAPTER: Mapping[str, bool] = {"jwt": False, "database": True}
 
 
-def session(value: Any, *, has_adapter: bool) -> SessionOptions:
+def session(value: object, *, has_adapter: bool) -> SessionOptions:
     """``session``: ``database`` by default when there is an adapter, which it then needs."""
     s = keys_of("session", value, SESSION_KEYS)
     strategy = s.get("strategy") or ("database" if has_adapter else "jwt")
@@ -275,7 +275,7 @@ def session(value: Any, *, has_adapter: bool) -> SessionOptions:
     )
 
 
-def absolute_max_age(value: Any) -> int | None:
+def absolute_max_age(value: object) -> int | None:
     """``session.absolute_max_age``: ``None`` (no limit) or a positive number of seconds."""
     if value is None:
         return None
@@ -290,7 +290,7 @@ def absolute_max_age(value: Any) -> int | None:
     return value
 
 
-def reauth_max_age(value: Any) -> int:
+def reauth_max_age(value: object) -> int:
     """``reauth_max_age``: seconds after a sign-in during which sensitive changes need no
     new proof (``webauth.decorators.reauth_required``); a positive whole number."""
     if value is None:
@@ -305,7 +305,7 @@ def reauth_max_age(value: Any) -> int:
     return value
 
 
-def jwt(value: Any, *, session_max_age: int) -> JWTOptions:
+def jwt(value: object, *, session_max_age: int) -> JWTOptions:
     """``jwt``: its ``max_age`` defaults to the session's."""
     j = keys_of("jwt", value, JWT_KEYS)
     return JWTOptions(
@@ -323,20 +323,20 @@ EVENT_KEYS = frozenset(
 LOGGER_KEYS = frozenset({"error", "warn", "debug"})
 
 
-def callbacks(value: Any) -> CallbacksOptions:
+def callbacks(value: object) -> CallbacksOptions:
     """``callbacks``: functions or dotted paths, sync or ``async def``."""
     c = keys_of("callbacks", value, CALLBACK_KEYS)
     return CallbacksOptions(**{k: as_callable(f"callbacks.{k}", v) for k, v in c.items()})
 
 
-def events(value: Any) -> Mapping[str, Callable[..., Any]]:
+def events(value: object) -> Mapping[str, Callable[..., object]]:
     """``events``: one handler per event name."""
     e = keys_of("events", value, EVENT_KEYS)
     handlers = {k: fn for k, v in e.items() if (fn := as_callable(f"events.{k}", v)) is not None}
     return MappingProxyType(handlers)
 
 
-def logger(value: Any, *, debug: bool) -> AuthLogger:
+def logger(value: object, *, debug: bool) -> AuthLogger:
     """``logger``: any of ``error``, ``warn``, ``debug`` replaced."""
     lg = keys_of("logger", value, LOGGER_KEYS)
     return AuthLogger(
@@ -356,7 +356,7 @@ THEME_KEYS = frozenset({"color_scheme", "logo", "brand_color", "button_text"})
 EXPERIMENTAL_KEYS = frozenset({"enable_webauthn"})
 
 
-def cookies(value: Any) -> Mapping[str, CookieOverride]:
+def cookies(value: object) -> Mapping[str, CookieOverride]:
     """``cookies``: per cookie key, a ``name`` and/or ``options``."""
     overrides = {}
     for key, entry_value in keys_of("cookies", value, COOKIE_KEYS).items():
@@ -376,13 +376,13 @@ def cookies(value: Any) -> Mapping[str, CookieOverride]:
     return MappingProxyType(overrides)
 
 
-def pages(value: Any) -> PagesOptions:
+def pages(value: object) -> PagesOptions:
     """``pages``: paths or URLs of the project's own pages."""
     pg = keys_of("pages", value, PAGE_KEYS)
     return PagesOptions(**{k: as_str(f"pages.{k}", v) for k, v in pg.items()})
 
 
-def theme(value: Any) -> Theme:
+def theme(value: object) -> Theme:
     """``theme``: how the built-in pages look."""
     th = keys_of("theme", value, THEME_KEYS)
     color_scheme = th.get("color_scheme", "auto")
@@ -400,7 +400,7 @@ def theme(value: Any) -> Theme:
     )
 
 
-def experimental(value: Any) -> Mapping[str, bool]:
+def experimental(value: object) -> Mapping[str, bool]:
     """``experimental``: feature switches, all off by default."""
     ex = keys_of("experimental", value, EXPERIMENTAL_KEYS)
     return MappingProxyType(
@@ -413,7 +413,7 @@ def experimental(value: Any) -> Mapping[str, bool]:
 
 
 # -- rate limits and the client's address ----------------------------------------------
-def rate_limits(value: Any, cache: Any = None) -> RateLimitOptions:
+def rate_limits(value: object, cache: object = None) -> RateLimitOptions:
     """``rate_limits`` (action -> rate or ``False``; ``False`` for all), ``rate_limit_cache``.
 
     A dict changes only the actions it names; the others keep their defaults. An
@@ -432,7 +432,7 @@ def rate_limits(value: Any, cache: Any = None) -> RateLimitOptions:
             "E.g. {'signin_failed': '10/m/ip,5/5m/key'}, or False to turn every limit off.",
         )
     given = dict(value or {})
-    rates: dict[str, Any] = {**DEFAULT_RATE_LIMITS, **given}
+    rates: dict[str, object] = {**DEFAULT_RATE_LIMITS, **given}
     rules: dict[str, tuple[RateRule, ...]] = {}
     for action, rate in rates.items():
         if not isinstance(action, str) or not action:
@@ -465,7 +465,7 @@ def rate_limits(value: Any, cache: Any = None) -> RateLimitOptions:
 TRUSTED_PROXY_KEYS = frozenset({"networks", "count"})
 
 
-def trusted_proxies(value: Any) -> TrustedProxies:
+def trusted_proxies(value: object) -> TrustedProxies:
     """``trusted_proxies``: a hop count, a list of CIDRs, or ``{"networks": [...], "count": n}``."""
     if value is None or value == 0 or value == [] or value == ():
         return TrustedProxies()
@@ -506,7 +506,7 @@ def trusted_proxies(value: Any) -> TrustedProxies:
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
-def app_redirect_uris(value: Any) -> tuple[str, ...]:
+def app_redirect_uris(value: object) -> tuple[str, ...]:
     """``app_redirect_uris``: the exact redirect URIs native apps and SPAs may use.
 
     Each is an absolute URI without a fragment or a wildcard: a custom scheme
@@ -528,7 +528,7 @@ def app_redirect_uris(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _app_redirect_uri_problem(uri: Any) -> str | None:
+def _app_redirect_uri_problem(uri: object) -> str | None:
     if not isinstance(uri, str) or not uri:
         return "is not a string"
     if "*" in uri or any(c.isspace() for c in uri) or not uri.isprintable():

@@ -69,7 +69,7 @@ def closest_key(key: str, allowed: Iterable[str]) -> str | None:
     return did_you_mean(snake.replace("-", "_"), choices)
 
 
-def keys_of(name: str, value: Any, allowed: frozenset[str]) -> dict[str, Any]:
+def keys_of(name: str, value: object, allowed: frozenset[str]) -> dict[str, Any]:
     """*value* as a new dict, refusing keys outside *allowed* (hinting at camelCase slips)."""
     if value is None:
         return {}
@@ -106,7 +106,7 @@ def keys_of(name: str, value: Any, allowed: frozenset[str]) -> dict[str, Any]:
     return dict(value)
 
 
-def as_callable(name: str, value: Any) -> Callable[..., Any] | None:
+def as_callable(name: str, value: object) -> Callable[..., Any] | None:
     """A callable, or a dotted path imported now; ``None`` stays ``None``."""
     if value is None:
         return None
@@ -129,7 +129,7 @@ def as_callable(name: str, value: Any) -> Callable[..., Any] | None:
     return checked
 
 
-def as_seconds(name: str, value: Any, default: int) -> int:
+def as_seconds(name: str, value: object, default: int) -> int:
     """A non-negative whole number of seconds."""
     if value is None:
         return default
@@ -142,7 +142,7 @@ def as_seconds(name: str, value: Any, default: int) -> int:
     return value
 
 
-def as_bool(name: str, value: Any, default: bool | None) -> bool | None:
+def as_bool(name: str, value: object, default: bool | None) -> bool | None:
     """``True`` or ``False`` (no truthy strings)."""
     if value is None:
         return default
@@ -155,7 +155,7 @@ def as_bool(name: str, value: Any, default: bool | None) -> bool | None:
     return value
 
 
-def as_str(name: str, value: Any) -> str | None:
+def as_str(name: str, value: object) -> str | None:
     """A string, or ``None``."""
     if value is None:
         return None

@@ -25,8 +25,8 @@ fields (as with Django's ``auth.User``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
 import pytest
 
@@ -60,7 +60,7 @@ class AdapterCoreSuite(AdapterHelpers):
     stores_email_verified: bool = True
 
     # -- users ------------------------------------------------------------------
-    def test_create_user_returns_the_stored_user(self, adapter: Any) -> None:
+    def test_create_user_returns_the_stored_user(self, adapter: object) -> None:
         verified = now()
         user = self.new_user(
             adapter,
@@ -76,23 +76,23 @@ class AdapterCoreSuite(AdapterHelpers):
         if self.stores_email_verified:
             assert user.email_verified is not None and _close(user.email_verified, verified)
 
-    def test_get_user(self, adapter: Any) -> None:
+    def test_get_user(self, adapter: object) -> None:
         user = self.new_user(adapter, name="Grace")
         found = as_user(self.run(adapter, "get_user", user.id))
         assert found is not None and found.id == user.id and found.email == user.email
 
-    def test_get_user_unknown_is_none(self, adapter: Any) -> None:
+    def test_get_user_unknown_is_none(self, adapter: object) -> None:
         assert self.run(adapter, "get_user", "999999999") is None
 
-    def test_get_user_by_email(self, adapter: Any) -> None:
+    def test_get_user_by_email(self, adapter: object) -> None:
         user = self.new_user(adapter)
         found = as_user(self.run(adapter, "get_user_by_email", user.email))
         assert found is not None and found.id == user.id
 
-    def test_get_user_by_email_unknown_is_none(self, adapter: Any) -> None:
+    def test_get_user_by_email_unknown_is_none(self, adapter: object) -> None:
         assert self.run(adapter, "get_user_by_email", "nobody@example.com") is None
 
-    def test_get_user_by_email_compares_exactly(self, adapter: Any) -> None:
+    def test_get_user_by_email_compares_exactly(self, adapter: object) -> None:
         """Look-alike addresses are other people: no case- or accent-insensitive match.
 
         webauth passes canonical addresses (:mod:`webauth.identity`); on MySQL's
@@ -108,7 +108,7 @@ class AdapterCoreSuite(AdapterHelpers):
         for other in ("jóhn@example.com", "alice@example.com", "john@exämple.com"):
             assert self.run(adapter, "get_user_by_email", other) is None
 
-    def test_create_user_refuses_an_address_another_user_has(self, adapter: Any) -> None:
+    def test_create_user_refuses_an_address_another_user_has(self, adapter: object) -> None:
         """webauth's stricter rule: ``EmailInUse`` rather than a second user with the address."""
         first = self.new_user(adapter, email="taken@example.com")
         with pytest.raises(EmailInUse):
@@ -116,7 +116,7 @@ class AdapterCoreSuite(AdapterHelpers):
         found = as_user(self.run(adapter, "get_user_by_email", "taken@example.com"))
         assert found is not None and found.id == first.id
 
-    def test_update_user(self, adapter: Any) -> None:
+    def test_update_user(self, adapter: object) -> None:
         user = self.new_user(adapter, name="Old Name")
         verified = now()
         updated = as_user(
@@ -132,7 +132,7 @@ class AdapterCoreSuite(AdapterHelpers):
         if self.stores_email_verified:
             assert again.email_verified is not None and _close(again.email_verified, verified)
 
-    def test_delete_user_removes_its_sessions_and_accounts(self, adapter: Any) -> None:
+    def test_delete_user_removes_its_sessions_and_accounts(self, adapter: object) -> None:
         user = self.new_user(adapter)
         session = self.new_session(adapter, user)
         self.run(adapter, "link_account", self._account(user))
@@ -155,13 +155,13 @@ class AdapterCoreSuite(AdapterHelpers):
             expires_at=2_000_000_000,
         )
 
-    def test_link_account_and_get_user_by_account(self, adapter: Any) -> None:
+    def test_link_account_and_get_user_by_account(self, adapter: object) -> None:
         user = self.new_user(adapter)
         self.run(adapter, "link_account", self._account(user))
         found = as_user(self.run(adapter, "get_user_by_account", "example", f"acct-{user.id}"))
         assert found is not None and found.id == user.id
 
-    def test_get_account(self, adapter: Any) -> None:
+    def test_get_account(self, adapter: object) -> None:
         user = self.new_user(adapter)
         self.run(adapter, "link_account", self._account(user))
         account = as_account(self.run(adapter, "get_account", f"acct-{user.id}", "example"))
@@ -170,13 +170,13 @@ class AdapterCoreSuite(AdapterHelpers):
         assert account.access_token == "at" and account.refresh_token == "rt"
         assert account.expires_at == 2_000_000_000 and account.token_type == "bearer"
 
-    def test_get_account_unknown_is_none(self, adapter: Any) -> None:
+    def test_get_account_unknown_is_none(self, adapter: object) -> None:
         assert self.run(adapter, "get_account", "nope", "example") is None
 
-    def test_get_user_by_account_unknown_is_none(self, adapter: Any) -> None:
+    def test_get_user_by_account_unknown_is_none(self, adapter: object) -> None:
         assert self.run(adapter, "get_user_by_account", "example", "nope") is None
 
-    def test_unlink_account(self, adapter: Any) -> None:
+    def test_unlink_account(self, adapter: object) -> None:
         user = self.new_user(adapter)
         self.run(adapter, "link_account", self._account(user))
         self.run(adapter, "unlink_account", "example", f"acct-{user.id}")
@@ -184,7 +184,7 @@ class AdapterCoreSuite(AdapterHelpers):
         assert self.run(adapter, "get_user_by_account", "example", f"acct-{user.id}") is None
 
     # -- sessions ---------------------------------------------------------------
-    def test_create_and_get_session_and_user(self, adapter: Any) -> None:
+    def test_create_and_get_session_and_user(self, adapter: object) -> None:
         user = self.new_user(adapter)
         session = self.new_session(adapter, user)
         result = self.run(adapter, "get_session_and_user", session.session_token)
@@ -194,10 +194,10 @@ class AdapterCoreSuite(AdapterHelpers):
         assert got_session.user_id == user.id and _close(got_session.expires, session.expires)
         assert got_user.id == user.id and got_user.email == user.email
 
-    def test_get_session_and_user_unknown_is_none(self, adapter: Any) -> None:
+    def test_get_session_and_user_unknown_is_none(self, adapter: object) -> None:
         assert self.run(adapter, "get_session_and_user", "no-such-token") is None
 
-    def test_update_session_expiry(self, adapter: Any) -> None:
+    def test_update_session_expiry(self, adapter: object) -> None:
         user = self.new_user(adapter)
         session = self.new_session(adapter, user)
         later = now() + timedelta(days=30)
@@ -207,7 +207,7 @@ class AdapterCoreSuite(AdapterHelpers):
         got_session, _ = _pair(self.run(adapter, "get_session_and_user", session.session_token))
         assert _close(got_session.expires, later)
 
-    def test_delete_session(self, adapter: Any) -> None:
+    def test_delete_session(self, adapter: object) -> None:
         user = self.new_user(adapter)
         session = self.new_session(adapter, user)
         deleted = as_session(self.run(adapter, "delete_session", session.session_token))
@@ -216,7 +216,7 @@ class AdapterCoreSuite(AdapterHelpers):
         assert self.run(adapter, "get_session_and_user", session.session_token) is None
 
     # -- verification tokens ------------------------------------------------------
-    def test_verification_token_is_single_use(self, adapter: Any) -> None:
+    def test_verification_token_is_single_use(self, adapter: object) -> None:
         expires = now() + timedelta(hours=1)
         record = VerificationToken(identifier="v@example.com", token="hashed-1", expires=expires)
         self.run(adapter, "create_verification_token", record)
@@ -227,7 +227,7 @@ class AdapterCoreSuite(AdapterHelpers):
         assert used.token == "hashed-1" and _close(used.expires, expires)
         assert self.run(adapter, "use_verification_token", "v@example.com", "hashed-1") is None
 
-    def test_verification_token_needs_identifier_and_token(self, adapter: Any) -> None:
+    def test_verification_token_needs_identifier_and_token(self, adapter: object) -> None:
         record = VerificationToken(identifier="w@example.com", token="hashed-2", expires=now())
         self.run(adapter, "create_verification_token", record)
         assert self.run(adapter, "use_verification_token", "x@example.com", "hashed-2") is None
@@ -235,7 +235,7 @@ class AdapterCoreSuite(AdapterHelpers):
         assert self.run(adapter, "use_verification_token", "w@example.com", "hashed-2")
 
     # -- authenticators -----------------------------------------------------------
-    def test_create_and_get_authenticator(self, adapter: Any) -> None:
+    def test_create_and_get_authenticator(self, adapter: object) -> None:
         user = self.new_user(adapter)
         created = self.new_authenticator(adapter, user)
         found = as_authenticator(self.run(adapter, "get_authenticator", created.credential_id))
@@ -245,16 +245,16 @@ class AdapterCoreSuite(AdapterHelpers):
         assert found.credential_device_type == "singleDevice"
         assert found.transports == "internal,hybrid" and found.credential_backed_up is False
 
-    def test_get_authenticator_unknown_is_none(self, adapter: Any) -> None:
+    def test_get_authenticator_unknown_is_none(self, adapter: object) -> None:
         assert self.run(adapter, "get_authenticator", "no-such-credential") is None
 
-    def test_create_authenticator_duplicate_raises(self, adapter: Any) -> None:
+    def test_create_authenticator_duplicate_raises(self, adapter: object) -> None:
         user = self.new_user(adapter)
         created = self.new_authenticator(adapter, user)
         with pytest.raises(Exception):  # noqa: B017 - the contract only says "throws"
             self.run(adapter, "create_authenticator", created)
 
-    def test_list_authenticators_by_user_id(self, adapter: Any) -> None:
+    def test_list_authenticators_by_user_id(self, adapter: object) -> None:
         user = self.new_user(adapter)
         first = self.new_authenticator(adapter, user)
         second = self.new_authenticator(adapter, user)
@@ -267,10 +267,10 @@ class AdapterCoreSuite(AdapterHelpers):
             second.credential_id,
         }
 
-    def test_list_authenticators_unknown_user_is_empty(self, adapter: Any) -> None:
+    def test_list_authenticators_unknown_user_is_empty(self, adapter: object) -> None:
         assert list(self.run(adapter, "list_authenticators_by_user_id", "999999999")) == []
 
-    def test_update_authenticator_counter(self, adapter: Any) -> None:
+    def test_update_authenticator_counter(self, adapter: object) -> None:
         user = self.new_user(adapter)
         created = self.new_authenticator(adapter, user)
         updated = as_authenticator(
@@ -280,12 +280,14 @@ class AdapterCoreSuite(AdapterHelpers):
         found = as_authenticator(self.run(adapter, "get_authenticator", created.credential_id))
         assert found is not None and found.counter == 7
 
-    def test_update_authenticator_counter_unknown_raises(self, adapter: Any) -> None:
+    def test_update_authenticator_counter_unknown_raises(self, adapter: object) -> None:
         with pytest.raises(Exception):  # noqa: B017 - the contract only says "throws"
             self.run(adapter, "update_authenticator_counter", "no-such-credential", 1)
 
 
-def _pair(result: Any) -> tuple[AdapterSession, AdapterUser]:
+def _pair(
+    result: Mapping[str, object] | Sequence[object] | None,
+) -> tuple[AdapterSession, AdapterUser]:
     pair = as_session_and_user(result)
     assert pair is not None, "get_session_and_user returned nothing"
     return pair

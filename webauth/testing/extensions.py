@@ -40,10 +40,11 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connections
 
 from ..errors import LastSignInMethod
@@ -65,18 +66,20 @@ from .helpers import AdapterHelpers, now
 
 __all__ = ["AdapterExtensionsSuite"]
 
+T = TypeVar("T")
 
-def race(calls: Sequence[Callable[[], Any]]) -> list[Any]:
+
+def race(calls: Sequence[Callable[[], T]]) -> list[T | None]:
     """Run *calls* in threads released at once; their results, in order.
 
     Each thread closes its database connections when done. An exception in any
     call fails the test (after all threads have finished).
     """
     barrier = threading.Barrier(len(calls))
-    results: list[Any] = [None] * len(calls)
+    results: list[T | None] = [None] * len(calls)
     errors: list[BaseException] = []
 
-    def run(index: int, fn: Callable[[], Any]) -> None:
+    def run(index: int, fn: Callable[[], T]) -> None:
         try:
             barrier.wait(30)
             results[index] = fn()
@@ -113,14 +116,14 @@ class AdapterExtensionsSuite(AdapterHelpers):
             expires_at=tokens.get("expires_at", 2_000_000_000),
         )
 
-    def link(self, adapter: Any, user: AdapterUser, provider: str = "example") -> AdapterAccount:
+    def link(self, adapter: object, user: AdapterUser, provider: str = "example") -> AdapterAccount:
         """Store a new account of *user* at *provider*."""
         account = self.make_account(user, provider)
         self.run(adapter, "link_account", account)
         return account
 
     # -- create_user_and_link_account, update_account ---------------------------------------
-    def test_create_user_and_link_account(self, adapter: Any) -> None:
+    def test_create_user_and_link_account(self, adapter: object) -> None:
         user = AdapterUser(id="", email=f"n{secrets.token_hex(6)}@example.com", name="New")
         account = AdapterAccount(
             user_id="", type="oauth", provider="example", provider_account_id="first-1"
@@ -132,7 +135,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         found = as_user(self.run(adapter, "get_user_by_account", "example", "first-1"))
         assert found is not None and found.id == created.id
 
-    def test_update_account_replaces_the_tokens(self, adapter: Any) -> None:
+    def test_update_account_replaces_the_tokens(self, adapter: object) -> None:
         user = self.new_user(adapter)
         account = self.link(adapter, user)
         account.access_token, account.refresh_token = "at-2", "rt-2"
@@ -144,12 +147,12 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert stored is not None
         assert (stored.access_token, stored.refresh_token) == ("at-2", "rt-2")
 
-    def test_update_account_of_unknown_account_is_none(self, adapter: Any) -> None:
+    def test_update_account_of_unknown_account_is_none(self, adapter: object) -> None:
         user = self.new_user(adapter)
         assert self.run(adapter, "update_account", self.make_account(user)) is None
 
     # -- access tokens -------------------------------------------------------------------------
-    def test_get_account_by_user_id(self, adapter: Any) -> None:
+    def test_get_account_by_user_id(self, adapter: object) -> None:
         user = self.new_user(adapter)
         account = self.link(adapter, user, "github")
         found = as_account(self.run(adapter, "get_account_by_user_id", user.id, "github"))
@@ -158,13 +161,13 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert found.access_token == "at-1" and found.refresh_token == "rt-1"
         assert self.run(adapter, "get_account_by_user_id", user.id, "gitlab") is None
 
-    def test_refresh_account_tokens_stores_what_refresh_returns(self, adapter: Any) -> None:
+    def test_refresh_account_tokens_stores_what_refresh_returns(self, adapter: object) -> None:
         user = self.new_user(adapter)
         account = self.link(adapter, user)
         seen: list[AdapterAccount] = []
         later = int(time.time()) + 3600
 
-        def refresh(current: AdapterAccount) -> dict[str, Any]:
+        def refresh(current: AdapterAccount) -> dict[str, object]:
             seen.append(as_account(current))  # type: ignore[arg-type]
             return {"access_token": "at-new", "refresh_token": "rt-new", "expires_at": later}
 
@@ -184,7 +187,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
             later,
         )
 
-    def test_refresh_account_tokens_may_store_nothing(self, adapter: Any) -> None:
+    def test_refresh_account_tokens_may_store_nothing(self, adapter: object) -> None:
         user = self.new_user(adapter)
         account = self.link(adapter, user)
         result = as_account(
@@ -205,7 +208,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
             account.expires_at,
         )
 
-    def test_refresh_account_tokens_keeps_what_refresh_leaves_out(self, adapter: Any) -> None:
+    def test_refresh_account_tokens_keeps_what_refresh_leaves_out(self, adapter: object) -> None:
         user = self.new_user(adapter)
         account = self.link(adapter, user)
         self.run(
@@ -223,13 +226,13 @@ class AdapterExtensionsSuite(AdapterHelpers):
             account.expires_at,
         )
 
-    def test_refresh_account_tokens_that_fails_changes_nothing(self, adapter: Any) -> None:
+    def test_refresh_account_tokens_that_fails_changes_nothing(self, adapter: object) -> None:
         # The provider refused or could not be reached: the exception reaches the
         # caller, the account is as it was, and the next caller may try again.
         user = self.new_user(adapter)
         account = self.link(adapter, user)
 
-        def refused(current: AdapterAccount) -> dict[str, Any]:
+        def refused(current: AdapterAccount) -> dict[str, object]:
             raise ConnectionError("provider unreachable")
 
         with pytest.raises(ConnectionError):
@@ -255,7 +258,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
 
     # Other threads need committed rows (and their own database connections).
     @pytest.mark.django_db(transaction=True)
-    def test_refresh_account_tokens_callers_wait_for_each_other(self, adapter: Any) -> None:
+    def test_refresh_account_tokens_callers_wait_for_each_other(self, adapter: object) -> None:
         # While one caller's refresh runs, another caller for the same account
         # waits, then refreshes from what the first one stored: providers that
         # rotate refresh tokens refuse the old one a second time.
@@ -266,7 +269,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         results: list[Any] = []
         later = int(time.time()) + 3600
 
-        def slow(current: AdapterAccount) -> dict[str, Any]:
+        def slow(current: AdapterAccount) -> dict[str, object]:
             seen.append(current.refresh_token)
             inside.set()
             release.wait(10)
@@ -275,7 +278,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         def second(current: AdapterAccount) -> None:
             seen.append(current.refresh_token)
 
-        def run(refresh: Any) -> None:
+        def run(refresh: Callable[[AdapterAccount], object]) -> None:
             try:
                 results.append(
                     as_account(
@@ -307,13 +310,13 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert seen == ["rt-1", "rt-2"]
         assert [r.access_token for r in results] == ["at-2", "at-2"]
 
-    def test_refresh_account_tokens_of_unknown_account_is_none(self, adapter: Any) -> None:
-        calls: list[Any] = []
+    def test_refresh_account_tokens_of_unknown_account_is_none(self, adapter: object) -> None:
+        calls: list[AdapterAccount] = []
         assert self.run(adapter, "refresh_account_tokens", "example", "nope", calls.append) is None
         assert calls == []
 
     # -- linked accounts -----------------------------------------------------------------------
-    def test_list_accounts_by_user_id(self, adapter: Any) -> None:
+    def test_list_accounts_by_user_id(self, adapter: object) -> None:
         user = self.new_user(adapter)
         first = self.link(adapter, user, "github")
         second = self.link(adapter, user, "google")
@@ -326,7 +329,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert all(a.type == "oauth" and a.id is not None for a in listed)
         assert not any(hasattr(a, "access_token") for a in listed)
 
-    def test_count_sign_in_methods(self, adapter: Any) -> None:
+    def test_count_sign_in_methods(self, adapter: object) -> None:
         user = self.new_user(adapter)  # made without a password
         assert self.run(adapter, "count_sign_in_methods", user.id) == 0
         self.link(adapter, user, "github")
@@ -334,7 +337,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         self.new_authenticator(adapter, user)
         assert self.run(adapter, "count_sign_in_methods", user.id) == 3
 
-    def test_unlink_user_account_when_another_way_remains(self, adapter: Any) -> None:
+    def test_unlink_user_account_when_another_way_remains(self, adapter: object) -> None:
         user = self.new_user(adapter)
         github = self.link(adapter, user, "github")
         self.link(adapter, user, "google")
@@ -343,14 +346,14 @@ class AdapterExtensionsSuite(AdapterHelpers):
         listed = self.run(adapter, "list_accounts_by_user_id", user.id)
         assert [a.provider for a in listed] == ["google"]
 
-    def test_unlink_user_account_never_the_last_way_in(self, adapter: Any) -> None:
+    def test_unlink_user_account_never_the_last_way_in(self, adapter: object) -> None:
         user = self.new_user(adapter)
         self.link(adapter, user, "github")
         with pytest.raises(LastSignInMethod):
             self.run(adapter, "unlink_user_account", user.id, "github", None)
         assert len(list(self.run(adapter, "list_accounts_by_user_id", user.id))) == 1
 
-    def test_unlink_user_account_by_account_id_and_unknown(self, adapter: Any) -> None:
+    def test_unlink_user_account_by_account_id_and_unknown(self, adapter: object) -> None:
         user = self.new_user(adapter)
         self.link(adapter, user, "github")
         second = self.link(adapter, user, "github")
@@ -363,7 +366,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.run(adapter, "unlink_user_account", other.id, "github", None) is None
 
     # -- session management ----------------------------------------------------------------------
-    def test_list_sessions_by_user_id(self, adapter: Any) -> None:
+    def test_list_sessions_by_user_id(self, adapter: object) -> None:
         user = self.new_user(adapter)
         older = self.new_session(adapter, user, user_agent="Phone")
         time.sleep(0.01)  # distinct creation times
@@ -376,7 +379,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         none_current = self.run(adapter, "list_sessions_by_user_id", user.id, None)
         assert not any(s.current for s in none_current)
 
-    def test_delete_session_by_id(self, adapter: Any) -> None:
+    def test_delete_session_by_id(self, adapter: object) -> None:
         user = self.new_user(adapter)
         session = self.new_session(adapter, user)
         [listed] = self.run(adapter, "list_sessions_by_user_id", user.id, None)
@@ -386,7 +389,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.run(adapter, "get_session_and_user", session.session_token) is None
         assert self.run(adapter, "delete_session_by_id", user.id, listed.id) is False
 
-    def test_delete_sessions_by_user_id_keeps_one(self, adapter: Any) -> None:
+    def test_delete_sessions_by_user_id_keeps_one(self, adapter: object) -> None:
         user = self.new_user(adapter)
         keep = self.new_session(adapter, user)
         gone = [self.new_session(adapter, user) for _ in range(2)]
@@ -401,7 +404,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
     # -- email sign-in: grants with a link token and a code ------------------------------------
     def grant(
         self,
-        adapter: Any,
+        adapter: object,
         identifier: str,
         token: str = "link-hash",
         code: str | None = "code-hash",
@@ -421,19 +424,21 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert stored is not None, "replace_verification_token must return the stored record"
         return stored
 
-    def code(self, adapter: Any, identifier: str, code: str, max_attempts: int = 5) -> Any:
+    def code(
+        self, adapter: object, identifier: str, code: str, max_attempts: int = 5
+    ) -> VerificationToken | None:
         """``use_verification_code`` as the email flow calls it."""
         return as_verification_token(
             self.run(adapter, "use_verification_code", identifier, code, max_attempts)
         )
 
-    def test_replace_verification_token_returns_the_record(self, adapter: Any) -> None:
+    def test_replace_verification_token_returns_the_record(self, adapter: object) -> None:
         expires = now() + timedelta(minutes=15)
         stored = self.grant(adapter, "r@example.com", "t-1", "c-1", expires=expires)
         assert (stored.identifier, stored.code, stored.attempts) == ("r@example.com", "c-1", 0)
         assert abs((stored.expires - expires).total_seconds()) < 1
 
-    def test_link_redeems_the_grant_once_and_the_code_with_it(self, adapter: Any) -> None:
+    def test_link_redeems_the_grant_once_and_the_code_with_it(self, adapter: object) -> None:
         self.grant(adapter, "l@example.com", "t-1", "c-1")
         used = as_verification_token(
             self.run(adapter, "use_verification_token", "l@example.com", "t-1")
@@ -442,7 +447,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.run(adapter, "use_verification_token", "l@example.com", "t-1") is None
         assert self.code(adapter, "l@example.com", "c-1") is None
 
-    def test_code_redeems_the_grant_once_and_the_link_with_it(self, adapter: Any) -> None:
+    def test_code_redeems_the_grant_once_and_the_link_with_it(self, adapter: object) -> None:
         expires = now() + timedelta(minutes=10)
         self.grant(adapter, "c@example.com", "t-1", "c-1", expires=expires)
         used = self.code(adapter, "c@example.com", "c-1")
@@ -451,20 +456,20 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.code(adapter, "c@example.com", "c-1") is None
         assert self.run(adapter, "use_verification_token", "c@example.com", "t-1") is None
 
-    def test_a_wrong_code_counts(self, adapter: Any) -> None:
+    def test_a_wrong_code_counts(self, adapter: object) -> None:
         self.grant(adapter, "w@example.com", "t-1", "c-1")
         assert self.code(adapter, "w@example.com", "wrong-1", max_attempts=3) is None
         assert self.code(adapter, "w@example.com", "wrong-2", max_attempts=3) is None
         # Two counted: a resend carries them.
         assert self.grant(adapter, "w@example.com", "t-2", "c-2").attempts == 2
 
-    def test_a_right_code_within_the_limit_redeems(self, adapter: Any) -> None:
+    def test_a_right_code_within_the_limit_redeems(self, adapter: object) -> None:
         self.grant(adapter, "k@example.com", "t-1", "c-1")
         for n in range(2):
             assert self.code(adapter, "k@example.com", f"wrong-{n}", max_attempts=3) is None
         assert self.code(adapter, "k@example.com", "c-1", max_attempts=3) is not None
 
-    def test_the_grant_dies_at_max_attempts(self, adapter: Any) -> None:
+    def test_the_grant_dies_at_max_attempts(self, adapter: object) -> None:
         self.grant(adapter, "d@example.com", "t-1", "c-1")
         for n in range(3):
             assert self.code(adapter, "d@example.com", f"wrong-{n}", max_attempts=3) is None
@@ -472,20 +477,20 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.run(adapter, "use_verification_token", "d@example.com", "t-1") is None
         assert self.grant(adapter, "d@example.com", "t-2", "c-2").attempts == 0
 
-    def test_a_right_code_after_max_wrong_ones_is_refused(self, adapter: Any) -> None:
+    def test_a_right_code_after_max_wrong_ones_is_refused(self, adapter: object) -> None:
         self.grant(adapter, "m@example.com", "t-1", "c-1")
         for n in range(5):
             assert self.code(adapter, "m@example.com", f"wrong-{n}") is None
         assert self.code(adapter, "m@example.com", "c-1") is None
 
-    def test_replace_voids_earlier_grants(self, adapter: Any) -> None:
+    def test_replace_voids_earlier_grants(self, adapter: object) -> None:
         self.grant(adapter, "v@example.com", "t-1", "c-1")
         self.grant(adapter, "v@example.com", "t-2", "c-2")
         assert self.run(adapter, "use_verification_token", "v@example.com", "t-1") is None
         assert self.code(adapter, "v@example.com", "c-1") is None  # a wrong code now
         assert self.code(adapter, "v@example.com", "c-2") is not None
 
-    def test_replace_carries_the_attempts(self, adapter: Any) -> None:
+    def test_replace_carries_the_attempts(self, adapter: object) -> None:
         self.grant(adapter, "a@example.com", "t-1", "c-1")
         for n in range(2):
             assert self.code(adapter, "a@example.com", f"wrong-{n}", max_attempts=3) is None
@@ -495,25 +500,27 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.code(adapter, "a@example.com", "c-2", max_attempts=3) is None
         assert self.run(adapter, "use_verification_token", "a@example.com", "t-2") is None
 
-    def test_replace_keeps_the_higher_count_and_ignores_expired_grants(self, adapter: Any) -> None:
+    def test_replace_keeps_the_higher_count_and_ignores_expired_grants(
+        self, adapter: object
+    ) -> None:
         past = now() - timedelta(minutes=1)
         self.grant(adapter, "e@example.com", "t-1", "c-1", expires=past, attempts=4)
         assert self.grant(adapter, "e@example.com", "t-2", "c-2").attempts == 0
         assert self.grant(adapter, "e@example.com", "t-3", "c-3", attempts=1).attempts == 1
         assert self.grant(adapter, "e@example.com", "t-4", "c-4").attempts == 1
 
-    def test_an_expired_grant_is_not_redeemed_by_code(self, adapter: Any) -> None:
+    def test_an_expired_grant_is_not_redeemed_by_code(self, adapter: object) -> None:
         past = now() - timedelta(seconds=1)
         self.grant(adapter, "x@example.com", "t-1", "c-1", expires=past)
         assert self.code(adapter, "x@example.com", "c-1") is None
 
-    def test_a_link_only_grant_has_no_code(self, adapter: Any) -> None:
+    def test_a_link_only_grant_has_no_code(self, adapter: object) -> None:
         self.grant(adapter, "o@example.com", "t-1", None)
         assert self.code(adapter, "o@example.com", "") is None
         assert self.code(adapter, "o@example.com", "anything") is None
         assert self.run(adapter, "use_verification_token", "o@example.com", "t-1") is not None
 
-    def test_identifiers_do_not_cross(self, adapter: Any) -> None:
+    def test_identifiers_do_not_cross(self, adapter: object) -> None:
         self.grant(adapter, "one@example.com", "t-1", "c-1")
         self.grant(adapter, "two@example.com", "t-2", "c-2")  # voids nothing of one@
         assert self.code(adapter, "two@example.com", "c-1", max_attempts=1) is None
@@ -524,7 +531,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.run(adapter, "use_verification_token", "two@example.com", "t-2") is None
 
     @pytest.mark.django_db(transaction=True)
-    def test_concurrent_redemptions_by_link_and_code_have_one_winner(self, adapter: Any) -> None:
+    def test_concurrent_redemptions_by_link_and_code_have_one_winner(self, adapter: object) -> None:
         for round_no in range(3):
             identifier = f"race-{round_no}@example.com"
             self.grant(adapter, identifier, f"t-{round_no}", f"c-{round_no}")
@@ -538,7 +545,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
             assert self.run(adapter, "use_verification_token", identifier, token) is None
 
     @pytest.mark.django_db(transaction=True)
-    def test_concurrent_wrong_codes_are_all_counted(self, adapter: Any) -> None:
+    def test_concurrent_wrong_codes_are_all_counted(self, adapter: object) -> None:
         # 50 at once under a limit of 60: every one counted, none lost.
         self.grant(adapter, "count@example.com", "t-1", "c-1")
         results = race(
@@ -548,7 +555,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.grant(adapter, "count@example.com", "t-2", "c-2").attempts == 50
 
     @pytest.mark.django_db(transaction=True)
-    def test_concurrent_wrong_codes_void_the_grant_at_the_limit(self, adapter: Any) -> None:
+    def test_concurrent_wrong_codes_void_the_grant_at_the_limit(self, adapter: object) -> None:
         self.grant(adapter, "limit@example.com", "t-1", "c-1")
         results = race(
             [partial(self.code, adapter, "limit@example.com", f"w-{n}") for n in range(50)]
@@ -560,7 +567,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
     # -- passkeys: single-use challenges ---------------------------------------------------------
     def new_challenge(
         self,
-        adapter: Any,
+        adapter: object,
         ceremony: str = "authenticate",
         *,
         binding: str = "binding-1",
@@ -580,14 +587,14 @@ class AdapterExtensionsSuite(AdapterHelpers):
         return record
 
     def use_challenge(
-        self, adapter: Any, challenge: str, ceremony: str, binding: str
+        self, adapter: object, challenge: str, ceremony: str, binding: str
     ) -> WebAuthnChallenge | None:
         """``use_webauthn_challenge`` as the passkey flow calls it."""
         return as_webauthn_challenge(
             self.run(adapter, "use_webauthn_challenge", challenge, ceremony, binding)
         )
 
-    def test_a_challenge_is_used_once(self, adapter: Any) -> None:
+    def test_a_challenge_is_used_once(self, adapter: object) -> None:
         data = {"email": "new@example.com", "name": "New Person"}
         made = self.new_challenge(adapter, "register", user_data=data)
         used = self.use_challenge(adapter, made.challenge, "register", "binding-1")
@@ -601,12 +608,12 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert abs((used.expires - made.expires).total_seconds()) < 1
         assert self.use_challenge(adapter, made.challenge, "register", "binding-1") is None
 
-    def test_an_authentication_challenge_carries_no_user_data(self, adapter: Any) -> None:
+    def test_an_authentication_challenge_carries_no_user_data(self, adapter: object) -> None:
         made = self.new_challenge(adapter)
         used = self.use_challenge(adapter, made.challenge, "authenticate", "binding-1")
         assert used is not None and not used.user_data
 
-    def test_a_mismatching_challenge_use_spends_nothing(self, adapter: Any) -> None:
+    def test_a_mismatching_challenge_use_spends_nothing(self, adapter: object) -> None:
         made = self.new_challenge(adapter, "register")
         assert self.use_challenge(adapter, made.challenge, "authenticate", "binding-1") is None
         assert self.use_challenge(adapter, made.challenge, "register", "binding-2") is None
@@ -614,11 +621,11 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.use_challenge(adapter, made.challenge, "register", "BINDING-1") is None
         assert self.use_challenge(adapter, made.challenge, "register", "binding-1") is not None
 
-    def test_an_expired_challenge_is_refused(self, adapter: Any) -> None:
+    def test_an_expired_challenge_is_refused(self, adapter: object) -> None:
         made = self.new_challenge(adapter, expires=now() - timedelta(seconds=1))
         assert self.use_challenge(adapter, made.challenge, "authenticate", "binding-1") is None
 
-    def test_challenges_of_two_browsers_do_not_cross(self, adapter: Any) -> None:
+    def test_challenges_of_two_browsers_do_not_cross(self, adapter: object) -> None:
         mine = self.new_challenge(adapter, binding="browser-a")
         theirs = self.new_challenge(adapter, binding="browser-b")
         assert self.use_challenge(adapter, mine.challenge, "authenticate", "browser-b") is None
@@ -628,7 +635,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.use_challenge(adapter, theirs.challenge, "authenticate", "browser-b")
 
     @pytest.mark.django_db(transaction=True)
-    def test_concurrent_uses_of_a_challenge_have_one_winner(self, adapter: Any) -> None:
+    def test_concurrent_uses_of_a_challenge_have_one_winner(self, adapter: object) -> None:
         for round_no in range(3):
             made = self.new_challenge(adapter, binding=f"b-{round_no}")
             use = partial(self.use_challenge, adapter, made.challenge, "authenticate", made.binding)
@@ -637,7 +644,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
             assert use() is None
 
     # -- passkeys: user handles -------------------------------------------------------------------
-    def test_a_user_handle_is_made_once_and_kept(self, adapter: Any) -> None:
+    def test_a_user_handle_is_made_once_and_kept(self, adapter: object) -> None:
         user = self.new_user(adapter)
         assert self.run(adapter, "get_user_handle", user.id, False) is None
         handle = self.run(adapter, "get_user_handle", user.id, True)
@@ -647,17 +654,17 @@ class AdapterExtensionsSuite(AdapterHelpers):
         other = self.run(adapter, "get_user_handle", self.new_user(adapter).id, True)
         assert other != handle and user.id not in (handle, other)
 
-    def test_a_given_handle_is_stored_for_a_user_without_one(self, adapter: Any) -> None:
+    def test_a_given_handle_is_stored_for_a_user_without_one(self, adapter: object) -> None:
         user = self.new_user(adapter)
         given = secrets.token_urlsafe(64)
         assert self.run(adapter, "get_user_handle", user.id, True, given) == given
         later = secrets.token_urlsafe(64)
         assert self.run(adapter, "get_user_handle", user.id, True, later) == given
 
-    def test_an_unknown_user_has_no_handle(self, adapter: Any) -> None:
+    def test_an_unknown_user_has_no_handle(self, adapter: object) -> None:
         assert self.run(adapter, "get_user_handle", "999999999", True) is None
 
-    def test_get_user_by_handle(self, adapter: Any) -> None:
+    def test_get_user_by_handle(self, adapter: object) -> None:
         user = self.new_user(adapter)
         handle = self.run(adapter, "get_user_handle", user.id, True)
         found = as_user(self.run(adapter, "get_user_by_handle", handle))
@@ -669,14 +676,14 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.run(adapter, "get_user_by_handle", handle) is None
 
     @pytest.mark.django_db(transaction=True)
-    def test_concurrent_first_handles_agree(self, adapter: Any) -> None:
+    def test_concurrent_first_handles_agree(self, adapter: object) -> None:
         user = self.new_user(adapter)
         handles = race([partial(self.run, adapter, "get_user_handle", user.id, True)] * 50)
         assert len(set(handles)) == 1 and handles[0] is not None
         assert self.run(adapter, "get_user_handle", user.id, False) == handles[0]
 
     # -- passkeys: what is stored, the counter ----------------------------------------------------
-    def test_authenticator_keeps_name_aaguid_and_backup_state(self, adapter: Any) -> None:
+    def test_authenticator_keeps_name_aaguid_and_backup_state(self, adapter: object) -> None:
         user = self.new_user(adapter)
         created = self.new_authenticator(
             adapter,
@@ -698,13 +705,15 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert found is not None and not found.name and not found.aaguid
         assert found.backup_eligible is False
 
-    def counter(self, adapter: Any, credential_id: str, value: int) -> AdapterAuthenticator | None:
+    def counter(
+        self, adapter: object, credential_id: str, value: int
+    ) -> AdapterAuthenticator | None:
         """``update_authenticator_counter``: the updated record, or ``None`` if refused."""
         return as_authenticator(
             self.run(adapter, "update_authenticator_counter", credential_id, value)
         )
 
-    def test_the_counter_only_goes_up(self, adapter: Any) -> None:
+    def test_the_counter_only_goes_up(self, adapter: object) -> None:
         user = self.new_user(adapter)
         passkey = self.new_authenticator(adapter, user)
         updated = self.counter(adapter, passkey.credential_id, 5)
@@ -718,7 +727,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert abs((found.last_used_at - used_at).total_seconds()) < 1  # refusals left it
         assert self.counter(adapter, passkey.credential_id, 6) is not None
 
-    def test_a_counter_of_zero_may_stay_zero(self, adapter: Any) -> None:
+    def test_a_counter_of_zero_may_stay_zero(self, adapter: object) -> None:
         # Synced passkeys keep no counter: they always send 0.
         user = self.new_user(adapter)
         passkey = self.new_authenticator(adapter, user)
@@ -728,7 +737,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
             assert updated.last_used_at is not None
 
     @pytest.mark.django_db(transaction=True)
-    def test_concurrent_equal_counters_have_one_winner(self, adapter: Any) -> None:
+    def test_concurrent_equal_counters_have_one_winner(self, adapter: object) -> None:
         user = self.new_user(adapter)
         passkey = self.new_authenticator(adapter, user)
         for round_no, value in enumerate((7, 8, 20)):
@@ -739,14 +748,14 @@ class AdapterExtensionsSuite(AdapterHelpers):
             assert found is not None and found.counter == value
 
     @pytest.mark.django_db(transaction=True)
-    def test_concurrent_zero_counters_all_pass(self, adapter: Any) -> None:
+    def test_concurrent_zero_counters_all_pass(self, adapter: object) -> None:
         user = self.new_user(adapter)
         passkey = self.new_authenticator(adapter, user)
         results = race([partial(self.counter, adapter, passkey.credential_id, 0)] * 50)
         assert all(r is not None and r.counter == 0 for r in results)
 
     # -- passkeys: rename and remove --------------------------------------------------------------
-    def pair(self, adapter: Any, user: AdapterUser, **fields: Any) -> AdapterAuthenticator:
+    def pair(self, adapter: object, user: AdapterUser, **fields: Any) -> AdapterAuthenticator:
         """A passkey of *user* and the ``webauthn`` account registered with it."""
         passkey = self.new_authenticator(adapter, user, **fields)
         account = AdapterAccount(
@@ -758,7 +767,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         self.run(adapter, "link_account", account)
         return passkey
 
-    def test_rename_authenticator(self, adapter: Any) -> None:
+    def test_rename_authenticator(self, adapter: object) -> None:
         user, other = self.new_user(adapter), self.new_user(adapter)
         passkey = self.new_authenticator(adapter, user, name="Old")
         renamed = as_authenticator(
@@ -773,7 +782,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         found = as_authenticator(self.run(adapter, "get_authenticator", passkey.credential_id))
         assert found is not None and found.name == "Phone"
 
-    def test_a_passkey_and_its_account_are_one_way_in(self, adapter: Any) -> None:
+    def test_a_passkey_and_its_account_are_one_way_in(self, adapter: object) -> None:
         user = self.new_user(adapter)
         self.pair(adapter, user)
         assert self.run(adapter, "count_sign_in_methods", user.id) == 1
@@ -781,7 +790,9 @@ class AdapterExtensionsSuite(AdapterHelpers):
         self.new_authenticator(adapter, user)  # a passkey without an account
         assert self.run(adapter, "count_sign_in_methods", user.id) == 3
 
-    def test_delete_authenticator_removes_the_passkey_and_its_account(self, adapter: Any) -> None:
+    def test_delete_authenticator_removes_the_passkey_and_its_account(
+        self, adapter: object
+    ) -> None:
         user = self.new_user(adapter)
         self.link(adapter, user, "github")
         passkey = self.pair(adapter, user)
@@ -796,7 +807,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.run(adapter, "count_sign_in_methods", user.id) == 1
         assert self.run(adapter, "delete_authenticator", user.id, passkey.credential_id) is None
 
-    def test_delete_authenticator_of_another_user_is_none(self, adapter: Any) -> None:
+    def test_delete_authenticator_of_another_user_is_none(self, adapter: object) -> None:
         owner, other = self.new_user(adapter), self.new_user(adapter)
         passkey = self.new_authenticator(adapter, owner)
         self.new_authenticator(adapter, owner)
@@ -805,7 +816,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.run(adapter, "delete_authenticator", owner.id, "no-such-credential") is None
         assert self.run(adapter, "get_authenticator", passkey.credential_id) is not None
 
-    def test_delete_authenticator_never_the_last_way_in(self, adapter: Any) -> None:
+    def test_delete_authenticator_never_the_last_way_in(self, adapter: object) -> None:
         user = self.new_user(adapter)
         first = self.pair(adapter, user)
         with pytest.raises(LastSignInMethod):
@@ -818,7 +829,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
             self.run(adapter, "delete_authenticator", user.id, second.credential_id)
         assert self.run(adapter, "get_authenticator", second.credential_id) is not None
 
-    def test_unlinking_with_a_nul_finds_nothing(self, adapter: Any) -> None:
+    def test_unlinking_with_a_nul_finds_nothing(self, adapter: object) -> None:
         # What a hostile form sends: no account has it, and no database error follows.
         user = self.new_user(adapter)
         account = self.link(adapter, user, "github")
@@ -835,7 +846,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         )
         assert self.run(adapter, "get_account", account.provider_account_id, "github") is not None
 
-    def test_unlinking_a_webauthn_account_removes_its_passkey(self, adapter: Any) -> None:
+    def test_unlinking_a_webauthn_account_removes_its_passkey(self, adapter: object) -> None:
         user = self.new_user(adapter)
         passkey = self.pair(adapter, user)
         with pytest.raises(LastSignInMethod):
@@ -850,7 +861,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.run(adapter, "count_sign_in_methods", user.id) == 1
 
     @pytest.mark.django_db(transaction=True)
-    def test_concurrent_removals_leave_a_way_in(self, adapter: Any) -> None:
+    def test_concurrent_removals_leave_a_way_in(self, adapter: object) -> None:
         # A user with two passkeys and nothing else: 50 removals of either at
         # once remove exactly one; the other passkey is the last way in.
         def remove(user_id: str, credential_id: str) -> str:
@@ -873,7 +884,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
             assert len(left) == 1
             assert self.run(adapter, "count_sign_in_methods", user.id) == 1
 
-    def test_update_authenticator_backup_state(self, adapter: Any) -> None:
+    def test_update_authenticator_backup_state(self, adapter: object) -> None:
         user = self.new_user(adapter)
         passkey = self.new_authenticator(adapter, user, backup_eligible=True)
         other = self.new_authenticator(adapter, user, backup_eligible=True)
@@ -889,7 +900,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         self.run(adapter, "update_authenticator_backup_state", "no-such-credential", True)
 
     # -- addresses nobody has proven: mark_email_unproven, prove_email ---------------------------
-    def test_proving_an_unmarked_user_changes_nothing(self, adapter: Any) -> None:
+    def test_proving_an_unmarked_user_changes_nothing(self, adapter: object) -> None:
         user = self.new_user(adapter)
         passkey = self.pair(adapter, user)
         account = self.link(adapter, user, "github")
@@ -899,7 +910,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.run(adapter, "get_account", account.provider_account_id, "github") is not None
         assert self.run(adapter, "get_session_and_user", session.session_token) is not None
 
-    def test_proving_a_marked_user_removes_every_earlier_way_in(self, adapter: Any) -> None:
+    def test_proving_a_marked_user_removes_every_earlier_way_in(self, adapter: object) -> None:
         user, other = self.new_user(adapter), self.new_user(adapter)
         self.run(adapter, "mark_email_unproven", user.id)
         self.run(adapter, "mark_email_unproven", user.id)  # twice is once
@@ -923,7 +934,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.run(adapter, "get_session_and_user", bystander[1].session_token) is not None
 
     @pytest.mark.django_db(transaction=True)
-    def test_concurrent_proofs_have_one_winner(self, adapter: Any) -> None:
+    def test_concurrent_proofs_have_one_winner(self, adapter: object) -> None:
         user = self.new_user(adapter)
         self.run(adapter, "mark_email_unproven", user.id)
         self.pair(adapter, user)
@@ -931,7 +942,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         results = race([prove] * 20)
         assert results.count(True) == 1 and results.count(False) == 19
 
-    def test_forgetting_the_mark_keeps_every_way_in(self, adapter: Any) -> None:
+    def test_forgetting_the_mark_keeps_every_way_in(self, adapter: object) -> None:
         user = self.new_user(adapter)
         assert self.run(adapter, "forget_unproven_email", user.id) is False
         self.run(adapter, "mark_email_unproven", user.id)
@@ -948,20 +959,20 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.run(adapter, "get_authenticator", passkey.credential_id) is not None
 
     # -- checking a session's user ------------------------------------------------------------
-    def session_check(self, adapter: Any, user_id: str) -> UserSessionCheck | None:
+    def session_check(self, adapter: object, user_id: str) -> UserSessionCheck | None:
         """``get_user_session_check(user_id)`` as webauth reads it."""
         return as_user_session_check(self.run(adapter, "get_user_session_check", user_id))
 
-    def test_get_user_session_check_of_unknown_user_is_none(self, adapter: Any) -> None:
+    def test_get_user_session_check_of_unknown_user_is_none(self, adapter: object) -> None:
         assert self.session_check(adapter, "999999999") is None
 
-    def test_get_user_session_check_of_deleted_user_is_none(self, adapter: Any) -> None:
+    def test_get_user_session_check_of_deleted_user_is_none(self, adapter: object) -> None:
         user = self.new_user(adapter)
         assert self.run(adapter, "get_user", user.id) is not None
         self.run(adapter, "delete_user", user.id)
         assert self.session_check(adapter, user.id) is None
 
-    def instance_behind(self, adapter: Any, user: AdapterUser) -> Any:
+    def instance_behind(self, adapter: object, user: AdapterUser) -> AbstractBaseUser | None:
         """The ``AUTH_USER_MODEL`` instance behind *user*: the one its record carries, else
         the one of the same key (where webauth finds ``request.user``), else ``None``."""
         stored = as_user(self.run(adapter, "get_user", user.id))
@@ -970,7 +981,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
             return stored.instance
         return get_user_model()._default_manager.filter(pk=user.id).first()
 
-    def test_get_user_session_check_agrees_with_get_user(self, adapter: Any) -> None:
+    def test_get_user_session_check_agrees_with_get_user(self, adapter: object) -> None:
         user = self.new_user(adapter)
         instance = self.instance_behind(adapter, user)
         check = self.session_check(adapter, user.id)
@@ -982,7 +993,7 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert check.password_hash == instance.password
 
     def test_get_user_session_check_follows_deactivation_and_password_changes(
-        self, adapter: Any
+        self, adapter: object
     ) -> None:
         # The changes a project makes to its users, through the model instance.
         user = self.new_user(adapter)

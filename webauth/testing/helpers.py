@@ -27,13 +27,13 @@ def now() -> datetime:
 class AdapterHelpers:
     """Helpers for tests of an adapter: available to the tests a project adds too."""
 
-    def run(self, adapter: Any, method: str, *args: Any) -> Any:
+    def run(self, adapter: object, method: str, *args: object) -> Any:
         """Call an adapter method as webauth does (sync or async)."""
         fn = getattr(adapter, method, None)
         assert callable(fn), f"the adapter has no {method}()"
         return call(fn, *args)
 
-    def new_user(self, adapter: Any, **fields: Any) -> AdapterUser:
+    def new_user(self, adapter: object, **fields: Any) -> AdapterUser:
         """Create a user with a unique email."""
         email = fields.pop("email", None) or f"u{secrets.token_hex(6)}@example.com"
         record = AdapterUser(id="", email=email, **fields)
@@ -41,7 +41,7 @@ class AdapterHelpers:
         assert user is not None and user.id, "create_user must return the user with its id"
         return user
 
-    def new_session(self, adapter: Any, user: AdapterUser, **fields: Any) -> AdapterSession:
+    def new_session(self, adapter: object, user: AdapterUser, **fields: Any) -> AdapterSession:
         """Create a session for *user* expiring in a day (``expires``, ``user_agent`` to change)."""
         record = AdapterSession(
             session_token=secrets.token_urlsafe(32),
@@ -54,7 +54,7 @@ class AdapterHelpers:
         return session
 
     def new_authenticator(
-        self, adapter: Any, user: AdapterUser, **fields: Any
+        self, adapter: object, user: AdapterUser, **fields: Any
     ) -> AdapterAuthenticator:
         """Register a credential for *user* (any ``AdapterAuthenticator`` field to change)."""
         values: dict[str, Any] = {

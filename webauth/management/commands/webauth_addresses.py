@@ -53,7 +53,7 @@ class Command(BaseCommand):
         )
         add_batch_options(parser, batch_size=1000, rows="Rows read per query", database="to check")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Any) -> None:
         batch_size, using = batch_options(options)
         self.verbosity: int = options["verbosity"]
         try:

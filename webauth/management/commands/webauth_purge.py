@@ -32,7 +32,7 @@ class Command(BaseCommand):
             database="to purge",
         )
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Any) -> None:
         batch_size, using = batch_options(options)
         verbosity: int = options["verbosity"]
         now = timezone.now()
