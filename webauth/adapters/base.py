@@ -25,17 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..types import (
-        AdapterAccount,
-        AdapterAuthenticator,
-        AdapterSession,
-        AdapterUser,
-        LinkedAccount,
-        UserSession,
-        UserSessionCheck,
-        VerificationToken,
-        WebAuthnChallenge,
-    )
+    from .. import types as records
 
 __all__ = [
     "ADAPTER_METHODS",
@@ -127,7 +117,7 @@ FLOW_METHODS: dict[str, tuple[str, ...]] = {
 
 #: What :meth:`Adapter.refresh_account_tokens` calls with the locked account:
 #: the token fields to store, or ``None`` to store nothing.
-TokenRefresher = Callable[["AdapterAccount"], Mapping[str, Any] | None]
+TokenRefresher = Callable[["records.AdapterAccount"], Mapping[str, Any] | None]
 
 
 class Adapter(Protocol):
@@ -137,63 +127,77 @@ class Adapter(Protocol):
     either Python or Auth.js field names.
     """
 
-    def create_user(self, user: AdapterUser) -> AdapterUser:
+    def create_user(self, user: records.AdapterUser) -> records.AdapterUser:
         """Store a new user and return it with its real ``id``."""
 
-    def get_user(self, id: str) -> AdapterUser | None:
+    def get_user(self, id: str) -> records.AdapterUser | None:
         """The user with this id, or ``None``."""
 
-    def get_user_by_email(self, email: str) -> AdapterUser | None:
+    def get_user_by_email(self, email: str) -> records.AdapterUser | None:
         """The user with this email address, or ``None``."""
 
-    def get_user_by_account(self, provider: str, provider_account_id: str) -> AdapterUser | None:
+    def get_user_by_account(
+        self, provider: str, provider_account_id: str
+    ) -> records.AdapterUser | None:
         """The user linked to this provider account, or ``None``."""
 
-    def update_user(self, user: Mapping[str, object]) -> AdapterUser:
+    def update_user(self, user: Mapping[str, object]) -> records.AdapterUser:
         """Apply a partial update (``id`` required) and return the user."""
 
-    def delete_user(self, user_id: str) -> AdapterUser | None:
+    def delete_user(self, user_id: str) -> records.AdapterUser | None:
         """Delete the user with its accounts, sessions and authenticators."""
 
-    def link_account(self, account: AdapterAccount) -> AdapterAccount | None:
+    def link_account(self, account: records.AdapterAccount) -> records.AdapterAccount | None:
         """Store a provider account for a user."""
 
-    def unlink_account(self, provider: str, provider_account_id: str) -> AdapterAccount | None:
+    def unlink_account(
+        self, provider: str, provider_account_id: str
+    ) -> records.AdapterAccount | None:
         """Remove a provider account."""
 
-    def get_account(self, provider_account_id: str, provider: str) -> AdapterAccount | None:
+    def get_account(self, provider_account_id: str, provider: str) -> records.AdapterAccount | None:
         """The account, or ``None`` when it does not exist."""
 
-    def create_session(self, session: AdapterSession) -> AdapterSession:
+    def create_session(self, session: records.AdapterSession) -> records.AdapterSession:
         """Store a new database session."""
 
-    def get_session_and_user(self, session_token: str) -> tuple[AdapterSession, AdapterUser] | None:
+    def get_session_and_user(
+        self, session_token: str
+    ) -> tuple[records.AdapterSession, records.AdapterUser] | None:
         """The session and its user in one lookup, or ``None``."""
 
-    def update_session(self, session: Mapping[str, object]) -> AdapterSession | None:
+    def update_session(self, session: Mapping[str, object]) -> records.AdapterSession | None:
         """Apply a partial update (``session_token`` required)."""
 
-    def delete_session(self, session_token: str) -> AdapterSession | None:
+    def delete_session(self, session_token: str) -> records.AdapterSession | None:
         """Delete the session; return it when it existed."""
 
-    def create_verification_token(self, token: VerificationToken) -> VerificationToken | None:
+    def create_verification_token(
+        self, token: records.VerificationToken
+    ) -> records.VerificationToken | None:
         """Store a verification token."""
 
-    def use_verification_token(self, identifier: str, token: str) -> VerificationToken | None:
+    def use_verification_token(
+        self, identifier: str, token: str
+    ) -> records.VerificationToken | None:
         """Return the token and delete it, atomically: only one caller ever gets it."""
 
-    def create_authenticator(self, authenticator: AdapterAuthenticator) -> AdapterAuthenticator:
+    def create_authenticator(
+        self, authenticator: records.AdapterAuthenticator
+    ) -> records.AdapterAuthenticator:
         """Store a WebAuthn credential; raise on failure."""
 
-    def get_authenticator(self, credential_id: str) -> AdapterAuthenticator | None:
+    def get_authenticator(self, credential_id: str) -> records.AdapterAuthenticator | None:
         """The credential, or ``None`` when it does not exist."""
 
-    def list_authenticators_by_user_id(self, user_id: str) -> Sequence[AdapterAuthenticator]:
+    def list_authenticators_by_user_id(
+        self, user_id: str
+    ) -> Sequence[records.AdapterAuthenticator]:
         """The user's credentials (empty when the user is unknown); raise on failure."""
 
     def update_authenticator_counter(
         self, credential_id: str, new_counter: int
-    ) -> AdapterAuthenticator | None:
+    ) -> records.AdapterAuthenticator | None:
         """Set the signature counter and ``last_used_at``; raise for an unknown id.
 
         webauth's stricter form of Auth.js's method: store *new_counter* only if
@@ -208,26 +212,26 @@ class Adapter(Protocol):
 
     # -- webauth's extensions ------------------------------------------------------
     def create_user_and_link_account(
-        self, user: AdapterUser, account: AdapterAccount
-    ) -> tuple[AdapterUser, AdapterAccount]:
+        self, user: records.AdapterUser, account: records.AdapterAccount
+    ) -> tuple[records.AdapterUser, records.AdapterAccount]:
         """Store a new user and its first account atomically: both or neither.
 
         Without it, webauth calls ``create_user`` then ``link_account`` and, if
         linking fails, ``delete_user`` on the user it just made.
         """
 
-    def update_account(self, account: AdapterAccount) -> AdapterAccount | None:
+    def update_account(self, account: records.AdapterAccount) -> records.AdapterAccount | None:
         """Replace the stored tokens of a known account (on each new sign-in with it).
 
         Without it the tokens stay as first stored, as in Auth.js.
         """
 
-    def get_account_by_user_id(self, user_id: str, provider: str) -> AdapterAccount | None:
+    def get_account_by_user_id(self, user_id: str, provider: str) -> records.AdapterAccount | None:
         """The user's account at *provider*, with its tokens, or ``None``."""
 
     def refresh_account_tokens(
         self, provider: str, provider_account_id: str, refresh: TokenRefresher
-    ) -> AdapterAccount | None:
+    ) -> records.AdapterAccount | None:
         """Call ``refresh(account)`` with the account locked, and store what it returns.
 
         *refresh* gets the account as stored at that moment and returns the token
@@ -243,7 +247,7 @@ class Adapter(Protocol):
         ``None`` when it does not exist.
         """
 
-    def list_accounts_by_user_id(self, user_id: str) -> Sequence[LinkedAccount]:
+    def list_accounts_by_user_id(self, user_id: str) -> Sequence[records.LinkedAccount]:
         """The user's provider accounts, oldest first, without tokens."""
 
     def count_sign_in_methods(self, user_id: str) -> int:
@@ -255,7 +259,7 @@ class Adapter(Protocol):
 
     def unlink_user_account(
         self, user_id: str, provider: str, provider_account_id: str | None
-    ) -> LinkedAccount | None:
+    ) -> records.LinkedAccount | None:
         """Remove the user's account at *provider* (``None`` when there is none).
 
         Raise :class:`~webauth.errors.LastSignInMethod` instead when it is the
@@ -265,7 +269,7 @@ class Adapter(Protocol):
 
     def list_sessions_by_user_id(
         self, user_id: str, current_session_token: str | None
-    ) -> Sequence[UserSession]:
+    ) -> Sequence[records.UserSession]:
         """The user's unexpired sessions, newest first; mark the one whose token is
         *current_session_token* as ``current``."""
 
@@ -275,7 +279,9 @@ class Adapter(Protocol):
     def delete_sessions_by_user_id(self, user_id: str, keep_session_token: str | None) -> int:
         """Delete the user's sessions except the one with *keep_session_token*; the count."""
 
-    def replace_verification_token(self, token: VerificationToken) -> VerificationToken:
+    def replace_verification_token(
+        self, token: records.VerificationToken
+    ) -> records.VerificationToken:
         """Store *token* and void (delete) every earlier token of its identifier.
 
         The email flow's store: one sign-in request is one grant, and a new
@@ -291,7 +297,7 @@ class Adapter(Protocol):
 
     def use_verification_code(
         self, identifier: str, code: str, max_attempts: int
-    ) -> VerificationToken | None:
+    ) -> records.VerificationToken | None:
         """Redeem the identifier's grant by its code, or count a wrong code.
 
         If the identifier's unexpired grant has this ``code`` (hashed by the flow,
@@ -304,7 +310,9 @@ class Adapter(Protocol):
         counted against one grant. An expired grant is never redeemed by code.
         """
 
-    def create_webauthn_challenge(self, challenge: WebAuthnChallenge) -> WebAuthnChallenge:
+    def create_webauthn_challenge(
+        self, challenge: records.WebAuthnChallenge
+    ) -> records.WebAuthnChallenge:
         """Store a challenge the options route has just sent to a browser; return it.
 
         ``challenge`` and ``binding`` are raw values (32 random bytes, base64url,
@@ -314,7 +322,7 @@ class Adapter(Protocol):
 
     def use_webauthn_challenge(
         self, challenge: str, ceremony: str, binding: str
-    ) -> WebAuthnChallenge | None:
+    ) -> records.WebAuthnChallenge | None:
         """Delete and return the challenge, if it is unexpired and matches.
 
         It matches when it was stored for this *ceremony* (``"register"`` or
@@ -336,7 +344,7 @@ class Adapter(Protocol):
         callers all get the one that was stored.
         """
 
-    def get_user_by_handle(self, handle: str) -> AdapterUser | None:
+    def get_user_by_handle(self, handle: str) -> records.AdapterUser | None:
         """The user with this WebAuthn user handle (compared exactly), or ``None``."""
 
     def update_authenticator_backup_state(self, credential_id: str, backed_up: bool) -> None:
@@ -372,10 +380,12 @@ class Adapter(Protocol):
 
     def rename_authenticator(
         self, user_id: str, credential_id: str, name: str
-    ) -> AdapterAuthenticator | None:
+    ) -> records.AdapterAuthenticator | None:
         """Set the name of the user's passkey; ``None`` when the user has no such passkey."""
 
-    def delete_authenticator(self, user_id: str, credential_id: str) -> AdapterAuthenticator | None:
+    def delete_authenticator(
+        self, user_id: str, credential_id: str
+    ) -> records.AdapterAuthenticator | None:
         """Remove the user's passkey (and its ``webauthn`` account); ``None`` if none.
 
         Raise :class:`~webauth.errors.LastSignInMethod` instead when it is the
@@ -384,7 +394,7 @@ class Adapter(Protocol):
         with no way in.
         """
 
-    def get_user_session_check(self, user_id: str) -> UserSessionCheck | None:
+    def get_user_session_check(self, user_id: str) -> records.UserSessionCheck | None:
         """What checking a JWT session against its user needs: ``None`` when there is no
         such user, else whether it is active and its stored password hash.
 

@@ -31,18 +31,8 @@ from ..utils import call, is_async, is_awaitable
 from .base import missing_methods
 
 if TYPE_CHECKING:
+    from .. import types as records
     from ..logger import AuthLogger
-    from ..types import (
-        AdapterAccount,
-        AdapterAuthenticator,
-        AdapterSession,
-        AdapterUser,
-        LinkedAccount,
-        UserSession,
-        UserSessionCheck,
-        VerificationToken,
-        WebAuthnChallenge,
-    )
     from .base import TokenRefresher
 
 __all__ = ["Storage"]
@@ -164,84 +154,94 @@ class Storage:
             raise self._failed(name, exc) from exc
 
     # -- Auth.js's 19 methods -----------------------------------------------------------------
-    def create_user(self, user: AdapterUser) -> AdapterUser | None:
+    def create_user(self, user: records.AdapterUser) -> records.AdapterUser | None:
         """Store a new user; the stored user with its real ``id``."""
         return as_user(self._call("create_user", user))
 
-    def get_user(self, id: str) -> AdapterUser | None:
+    def get_user(self, id: str) -> records.AdapterUser | None:
         """The user with this id, or ``None``."""
         return as_user(self._call("get_user", id))
 
-    def get_user_by_email(self, email: str) -> AdapterUser | None:
+    def get_user_by_email(self, email: str) -> records.AdapterUser | None:
         """The user with this (canonical) email address, or ``None``."""
         return as_user(self._call("get_user_by_email", email))
 
-    def get_user_by_account(self, provider: str, provider_account_id: str) -> AdapterUser | None:
+    def get_user_by_account(
+        self, provider: str, provider_account_id: str
+    ) -> records.AdapterUser | None:
         """The user linked to this provider account, or ``None``."""
         return as_user(self._call("get_user_by_account", provider, provider_account_id))
 
-    def update_user(self, user: Mapping[str, object]) -> AdapterUser | None:
+    def update_user(self, user: Mapping[str, object]) -> records.AdapterUser | None:
         """Apply a partial update (``id`` required); the updated user."""
         return as_user(self._call("update_user", user))
 
-    def delete_user(self, user_id: str) -> AdapterUser | None:
+    def delete_user(self, user_id: str) -> records.AdapterUser | None:
         """Delete the user with its accounts, sessions and authenticators."""
         return as_user(self._call("delete_user", user_id))
 
-    def link_account(self, account: AdapterAccount) -> AdapterAccount | None:
+    def link_account(self, account: records.AdapterAccount) -> records.AdapterAccount | None:
         """Store a provider account for a user; the stored account, if the adapter returns it."""
         return as_account(self._call("link_account", account))
 
-    def unlink_account(self, provider: str, provider_account_id: str) -> AdapterAccount | None:
+    def unlink_account(
+        self, provider: str, provider_account_id: str
+    ) -> records.AdapterAccount | None:
         """Remove a provider account; the removed account, if the adapter returns it."""
         return as_account(self._call("unlink_account", provider, provider_account_id))
 
-    def get_account(self, provider_account_id: str, provider: str) -> AdapterAccount | None:
+    def get_account(self, provider_account_id: str, provider: str) -> records.AdapterAccount | None:
         """The account, or ``None`` when it does not exist."""
         return as_account(self._call("get_account", provider_account_id, provider))
 
-    def create_session(self, session: AdapterSession) -> AdapterSession | None:
+    def create_session(self, session: records.AdapterSession) -> records.AdapterSession | None:
         """Store a new database session."""
         return as_session(self._call("create_session", session))
 
-    def get_session_and_user(self, session_token: str) -> tuple[AdapterSession, AdapterUser] | None:
+    def get_session_and_user(
+        self, session_token: str
+    ) -> tuple[records.AdapterSession, records.AdapterUser] | None:
         """The session and its user in one lookup, or ``None``."""
         return as_session_and_user(self._call("get_session_and_user", session_token))
 
-    def update_session(self, session: Mapping[str, object]) -> AdapterSession | None:
+    def update_session(self, session: Mapping[str, object]) -> records.AdapterSession | None:
         """Apply a partial update (``session_token`` required)."""
         return as_session(self._call("update_session", session))
 
-    def delete_session(self, session_token: str) -> AdapterSession | None:
+    def delete_session(self, session_token: str) -> records.AdapterSession | None:
         """Delete the session; the deleted session, when it existed."""
         return as_session(self._call("delete_session", session_token))
 
-    def create_verification_token(self, token: VerificationToken) -> VerificationToken | None:
+    def create_verification_token(
+        self, token: records.VerificationToken
+    ) -> records.VerificationToken | None:
         """Store a verification token."""
         return as_verification_token(self._call("create_verification_token", token))
 
-    def use_verification_token(self, identifier: str, token: str) -> VerificationToken | None:
+    def use_verification_token(
+        self, identifier: str, token: str
+    ) -> records.VerificationToken | None:
         """The token, deleted atomically (only one caller ever gets it), or ``None``."""
         return as_verification_token(self._call("use_verification_token", identifier, token))
 
     def create_authenticator(
-        self, authenticator: AdapterAuthenticator
-    ) -> AdapterAuthenticator | None:
+        self, authenticator: records.AdapterAuthenticator
+    ) -> records.AdapterAuthenticator | None:
         """Store a WebAuthn credential (the adapter raises on failure)."""
         return as_authenticator(self._call("create_authenticator", authenticator))
 
-    def get_authenticator(self, credential_id: str) -> AdapterAuthenticator | None:
+    def get_authenticator(self, credential_id: str) -> records.AdapterAuthenticator | None:
         """The credential, or ``None`` when it does not exist."""
         return as_authenticator(self._call("get_authenticator", credential_id))
 
-    def list_authenticators_by_user_id(self, user_id: str) -> list[AdapterAuthenticator]:
+    def list_authenticators_by_user_id(self, user_id: str) -> list[records.AdapterAuthenticator]:
         """The user's credentials (empty when the user is unknown)."""
         records = self._call("list_authenticators_by_user_id", user_id) or ()
         return [r for r in map(as_authenticator, records) if r is not None]
 
     def update_authenticator_counter(
         self, credential_id: str, new_counter: int
-    ) -> AdapterAuthenticator | None:
+    ) -> records.AdapterAuthenticator | None:
         """Store a signature counter that went up (or stayed 0/0); ``None`` when it did not."""
         return as_authenticator(
             self._call("update_authenticator_counter", credential_id, new_counter)
@@ -249,29 +249,29 @@ class Storage:
 
     # -- webauth's extensions --------------------------------------------------------------
     def create_user_and_link_account(
-        self, user: AdapterUser, account: AdapterAccount
-    ) -> tuple[AdapterUser | None, AdapterAccount | None]:
+        self, user: records.AdapterUser, account: records.AdapterAccount
+    ) -> tuple[records.AdapterUser | None, records.AdapterAccount | None]:
         """Store a new user and its first account atomically: both or neither."""
         created, linked = self._call("create_user_and_link_account", user, account)
         return as_user(created), as_account(linked)
 
-    def update_account(self, account: AdapterAccount) -> AdapterAccount | None:
+    def update_account(self, account: records.AdapterAccount) -> records.AdapterAccount | None:
         """Replace the stored tokens of a known account; ``None`` when it is unknown."""
         return as_account(self._call("update_account", account))
 
-    def get_account_by_user_id(self, user_id: str, provider: str) -> AdapterAccount | None:
+    def get_account_by_user_id(self, user_id: str, provider: str) -> records.AdapterAccount | None:
         """The user's account at *provider*, with its tokens, or ``None``."""
         return as_account(self._call("get_account_by_user_id", user_id, provider))
 
     def refresh_account_tokens(
         self, provider: str, provider_account_id: str, refresh: TokenRefresher
-    ) -> AdapterAccount | None:
+    ) -> records.AdapterAccount | None:
         """Call ``refresh(account)`` with the account locked and store what it returns."""
         return as_account(
             self._call("refresh_account_tokens", provider, provider_account_id, refresh)
         )
 
-    def list_accounts_by_user_id(self, user_id: str) -> list[LinkedAccount]:
+    def list_accounts_by_user_id(self, user_id: str) -> list[records.LinkedAccount]:
         """The user's provider accounts, oldest first, without tokens."""
         return list(self._call("list_accounts_by_user_id", user_id))
 
@@ -281,20 +281,20 @@ class Storage:
 
     def unlink_user_account(
         self, user_id: str, provider: str, provider_account_id: str | None
-    ) -> LinkedAccount | None:
+    ) -> records.LinkedAccount | None:
         """Remove the user's account at *provider*; ``None`` when there is none.
 
         The adapter raises :class:`~webauth.errors.LastSignInMethod` when it is
         the user's last way in.
         """
-        removed: LinkedAccount | None = self._call(
+        removed: records.LinkedAccount | None = self._call(
             "unlink_user_account", user_id, provider, provider_account_id
         )
         return removed
 
     def list_sessions_by_user_id(
         self, user_id: str, current_session_token: str | None
-    ) -> list[UserSession]:
+    ) -> list[records.UserSession]:
         """The user's unexpired sessions, newest first, ``current`` marking the token's."""
         return list(self._call("list_sessions_by_user_id", user_id, current_session_token))
 
@@ -306,25 +306,29 @@ class Storage:
         """Delete the user's sessions except the one with *keep_session_token*; the count."""
         return int(self._call("delete_sessions_by_user_id", user_id, keep_session_token) or 0)
 
-    def replace_verification_token(self, token: VerificationToken) -> VerificationToken | None:
+    def replace_verification_token(
+        self, token: records.VerificationToken
+    ) -> records.VerificationToken | None:
         """Store *token* and void every earlier token of its identifier."""
         return as_verification_token(self._call("replace_verification_token", token))
 
     def use_verification_code(
         self, identifier: str, code: str, max_attempts: int
-    ) -> VerificationToken | None:
+    ) -> records.VerificationToken | None:
         """Redeem the identifier's grant by its (hashed) code, or count a wrong code."""
         return as_verification_token(
             self._call("use_verification_code", identifier, code, max_attempts)
         )
 
-    def create_webauthn_challenge(self, challenge: WebAuthnChallenge) -> WebAuthnChallenge | None:
+    def create_webauthn_challenge(
+        self, challenge: records.WebAuthnChallenge
+    ) -> records.WebAuthnChallenge | None:
         """Store a challenge the options route has just sent to a browser."""
         return as_webauthn_challenge(self._call("create_webauthn_challenge", challenge))
 
     def use_webauthn_challenge(
         self, challenge: str, ceremony: str, binding: str
-    ) -> WebAuthnChallenge | None:
+    ) -> records.WebAuthnChallenge | None:
         """Delete and return the challenge, if it is unexpired and matches."""
         return as_webauthn_challenge(
             self._call("use_webauthn_challenge", challenge, ceremony, binding)
@@ -337,7 +341,7 @@ class Storage:
         found = self._call("get_user_handle", user_id, create, handle)
         return found if isinstance(found, str) and found else None
 
-    def get_user_by_handle(self, handle: str) -> AdapterUser | None:
+    def get_user_by_handle(self, handle: str) -> records.AdapterUser | None:
         """The user with this WebAuthn user handle, or ``None``."""
         return as_user(self._call("get_user_by_handle", handle))
 
@@ -355,11 +359,13 @@ class Storage:
 
     def rename_authenticator(
         self, user_id: str, credential_id: str, name: str
-    ) -> AdapterAuthenticator | None:
+    ) -> records.AdapterAuthenticator | None:
         """Set the name of the user's passkey; ``None`` when the user has no such passkey."""
         return as_authenticator(self._call("rename_authenticator", user_id, credential_id, name))
 
-    def delete_authenticator(self, user_id: str, credential_id: str) -> AdapterAuthenticator | None:
+    def delete_authenticator(
+        self, user_id: str, credential_id: str
+    ) -> records.AdapterAuthenticator | None:
         """Remove the user's passkey; ``None`` if none, ``LastSignInMethod`` if the last way in."""
         return as_authenticator(self._call("delete_authenticator", user_id, credential_id))
 
@@ -367,6 +373,6 @@ class Storage:
         """Store whether the passkey is backed up now."""
         self._call("update_authenticator_backup_state", credential_id, backed_up)
 
-    def get_user_session_check(self, user_id: str) -> UserSessionCheck | None:
+    def get_user_session_check(self, user_id: str) -> records.UserSessionCheck | None:
         """Whether the user exists, is active, and its password hash, or ``None``."""
         return as_user_session_check(self._call("get_user_session_check", user_id))

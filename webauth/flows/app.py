@@ -68,6 +68,7 @@ from ..identity import MAX_EMAIL_LENGTH
 from ..oauth.client import oauth_session
 from ..oauth.discovery import endpoints
 from ..oauth.idtoken import CLOCK_TOLERANCE, validate_id_token
+from ..oauth.response import exchange_code
 from ..providers.credentials import Credentials
 from ..providers.email import Email
 from ..providers.oauth import DEFAULT_SCOPE, OAuth2
@@ -431,7 +432,7 @@ def token(state: AuthState, provider: OAuth2, body: Mapping[str, Any]) -> dict[s
     ep = endpoints(config, provider)
     if issuer is not None and ep.get("issuer") and not oauth.issuer_matches(issuer, ep["issuer"]):
         raise InvalidCheck("The authorization response's issuer is not the provider's")
-    attempt = oauth.code_attempt(
+    verified = exchange_code(
         state,
         provider,
         ep,
@@ -440,7 +441,9 @@ def token(state: AuthState, provider: OAuth2, body: Mapping[str, Any]) -> dict[s
         code_verifier=verifier,
         nonce=record.get("nonce"),
         params={},
-        callback_url=_landing(state),
+    )
+    attempt = oauth.profile_attempt(
+        state, provider, verified.profile, verified.tokens, _landing(state)
     )
     return issue_app_session(state, attempt)
 

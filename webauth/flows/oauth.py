@@ -29,7 +29,7 @@ from ..identity import canonical_email_or_none
 from ..oauth.checks import clear_checks, new_checks
 from ..oauth.client import oauth_session
 from ..oauth.discovery import endpoints
-from ..oauth.response import Forward, exchange_code, issuer_matches, origin_of, read_response
+from ..oauth.response import Forward, issuer_matches, origin_of, read_response
 from ..providers.oauth import DEFAULT_SCOPE, OAuth2
 from ..responses import redirect
 from ..types import ACCOUNT_TOKEN_FIELDS, AdapterAccount, AdapterUser
@@ -46,7 +46,6 @@ __all__ = [
     "MAX_PARAM_LENGTH",
     "OAuthAttempt",
     "callback",
-    "code_attempt",
     "issuer_matches",
     "profile_attempt",
     "start",
@@ -227,37 +226,6 @@ def callback(
     response = finish(state, attempt)
     clear_checks(state, response)
     return response
-
-
-def code_attempt(
-    state: AuthState,
-    provider: OAuth2,
-    ep: Mapping[str, Any],
-    *,
-    code: str,
-    redirect_uri: str,
-    code_verifier: str | None,
-    nonce: str | None,
-    params: Mapping[str, str],
-    callback_url: str,
-) -> OAuthAttempt:
-    """Exchange *code* for tokens, read the profile (ID token or userinfo), make the attempt.
-
-    The second half of :func:`callback`, once its checks have passed; the app
-    sign-in's code flow calls it with the app's redirect URI and PKCE verifier.
-    *params* are the authorization response's (Apple's ``user``).
-    """
-    verified = exchange_code(
-        state,
-        provider,
-        ep,
-        code=code,
-        redirect_uri=redirect_uri,
-        code_verifier=code_verifier,
-        nonce=nonce,
-        params=params,
-    )
-    return profile_attempt(state, provider, verified.profile, verified.tokens, callback_url)
 
 
 def profile_attempt(

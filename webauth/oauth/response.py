@@ -182,20 +182,6 @@ def exchange_code(
 
     *params* are the authorization response's (Apple's ``user`` joins the profile).
     """
-    client, tokens = _exchange(state, provider, ep, code, redirect_uri, code_verifier)
-    profile = _profile(state, provider, ep, client, tokens, nonce)
-    profile.update(provider.extra_callback_profile(params))
-    return Verified(tokens=tokens, profile=profile)
-
-
-def _exchange(
-    state: AuthState,
-    provider: OAuth2,
-    ep: Mapping[str, Any],
-    code: str,
-    redirect_uri: str,
-    code_verifier: str | None,
-) -> Any:
     client = oauth_session(
         state.config, provider, redirect_uri=redirect_uri, token_endpoint=ep["token_endpoint"]
     )
@@ -213,7 +199,10 @@ def _exchange(
             cause={"err": exc},
             user_caused=used_code,
         ) from exc
-    return client, normalize_tokens(provider.conform_token(dict(token)))
+    tokens = normalize_tokens(provider.conform_token(dict(token)))
+    profile = _profile(state, provider, ep, client, tokens, nonce)
+    profile.update(provider.extra_callback_profile(params))
+    return Verified(tokens=tokens, profile=profile)
 
 
 def _profile(
