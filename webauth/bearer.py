@@ -129,7 +129,7 @@ def session_required() -> HttpResponse:
     return response
 
 
-def token_answer(session: Any, token: str, expires: datetime) -> dict[str, Any]:
+def token_answer(session: Any, token: str, expires: datetime) -> dict[str, object]:
     """What an app receives with a session token: the session, the token and its expiry.
 
     ``{**session, "sessionToken", "tokenType": "Bearer", "expires"}``: the

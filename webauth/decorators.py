@@ -68,7 +68,7 @@ def session_passes_test(
         if iscoroutinefunction(view):
 
             @wraps(view)
-            async def _async_view(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+            async def _async_view(request: HttpRequest, *args: object, **kwargs: object) -> Any:
                 session = await sync_to_async(get_session)(request)
                 if test(session):
                     return private_no_store(await view(request, *args, **kwargs))
@@ -77,7 +77,7 @@ def session_passes_test(
             return _async_view  # type: ignore[return-value]
 
         @wraps(view)
-        def _view(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        def _view(request: HttpRequest, *args: object, **kwargs: object) -> Any:
             if test(get_session(request)):
                 return private_no_store(view(request, *args, **kwargs))
             return session_required_response(request, redirect_to)
@@ -103,7 +103,7 @@ class AuthRequiredMixin:
 
     redirect_to: str | None = None
 
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+    def dispatch(self, request: HttpRequest, *args: object, **kwargs: object) -> Any:
         if getattr(self, "view_is_async", False):
             # An async view's dispatch must return an awaitable, denial included.
             return self._async_dispatch(request, *args, **kwargs)
@@ -111,7 +111,7 @@ class AuthRequiredMixin:
             return session_required_response(request, self.redirect_to)
         return private_no_store(super().dispatch(request, *args, **kwargs))  # type: ignore[misc]
 
-    async def _async_dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+    async def _async_dispatch(self, request: HttpRequest, *args: object, **kwargs: object) -> Any:
         if not has_user(await sync_to_async(get_session)(request)):
             return session_required_response(request, self.redirect_to)
         return private_no_store(await super().dispatch(request, *args, **kwargs))  # type: ignore[misc]
@@ -139,7 +139,7 @@ def reauth_required(
         if iscoroutinefunction(view):
 
             @wraps(view)
-            async def _async_view(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+            async def _async_view(request: HttpRequest, *args: object, **kwargs: object) -> Any:
                 refused = await sync_to_async(require_fresh)(
                     request, max_age=max_age, redirect_to=redirect_to
                 )
@@ -150,7 +150,7 @@ def reauth_required(
             return _async_view  # type: ignore[return-value]
 
         @wraps(view)
-        def _view(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        def _view(request: HttpRequest, *args: object, **kwargs: object) -> Any:
             refused = require_fresh(request, max_age=max_age, redirect_to=redirect_to)
             if refused is not None:
                 return refused
@@ -173,7 +173,7 @@ class ReauthRequiredMixin:
     reauth_max_age: int | None = None
     reauth_redirect_to: str | None = None
 
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+    def dispatch(self, request: HttpRequest, *args: object, **kwargs: object) -> Any:
         if getattr(self, "view_is_async", False):
             # An async view's dispatch must return an awaitable, refusal included.
             return self._async_dispatch(request, *args, **kwargs)
@@ -184,7 +184,7 @@ class ReauthRequiredMixin:
             return refused
         return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
 
-    async def _async_dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+    async def _async_dispatch(self, request: HttpRequest, *args: object, **kwargs: object) -> Any:
         refused = await sync_to_async(require_fresh)(
             request, max_age=self.reauth_max_age, redirect_to=self.reauth_redirect_to
         )

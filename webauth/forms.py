@@ -47,7 +47,7 @@ class _MappingField(forms.Field):
 
     default_error_messages = {"invalid": _("Enter a mapping of names to values.")}
 
-    def to_python(self, value: Any) -> dict[str, Any]:
+    def to_python(self, value: Any) -> dict[str, object]:
         if value in (None, ""):
             return {}
         if not isinstance(value, Mapping):

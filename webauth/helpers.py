@@ -97,7 +97,7 @@ def sign_in(
     request: HttpRequest,
     provider_id: str,
     redirect_to: str | None = None,
-    options: Mapping[str, Any] | None = None,
+    options: Mapping[str, object] | None = None,
     authorization_params: str | Mapping[str, str] | None = None,
     *,
     email: str | None = None,

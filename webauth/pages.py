@@ -48,7 +48,7 @@ __all__ = [
 _TRY_ANOTHER = _("Try signing in with a different account.")
 
 #: Messages shown on the sign-in page for ``?error=`` (Auth.js keeps the v4 codes).
-SIGNIN_ERRORS: dict[str, Any] = {
+SIGNIN_ERRORS: dict[str, object] = {
     "Signin": _TRY_ANOTHER,
     "OAuthSignin": _TRY_ANOTHER,
     "OAuthCallbackError": _TRY_ANOTHER,
@@ -72,7 +72,7 @@ SIGNIN_ERRORS: dict[str, Any] = {
 
 #: Messages shown on the sign-out page for ``?error=`` (a webauth addition: Auth.js
 #: sends a sign-out without its CSRF token to the sign-in page).
-SIGNOUT_ERRORS: dict[str, Any] = {
+SIGNOUT_ERRORS: dict[str, object] = {
     "MissingCSRF": _("Your sign-out form expired. Please try again."),
 }
 
@@ -122,7 +122,7 @@ ERROR_PAGES: dict[str, tuple[int, Any, Any, Any]] = {
 #: The built-in providers' default names that are words, not brands, as the pages
 #: show them in "Sign in with %(name)s" (``GET /auth/providers`` keeps the English
 #: name, as Auth.js's does). Any other name is shown as given.
-_WORD_NAMES: dict[str, Any] = {
+_WORD_NAMES: dict[str, object] = {
     "Password": pgettext_lazy("provider name in: Sign in with ...", "Password"),
     "Email": pgettext_lazy("provider name in: Sign in with ...", "Email"),
     "Credentials": pgettext_lazy("provider name in: Sign in with ...", "Credentials"),
@@ -134,7 +134,7 @@ def display_name(provider: Provider) -> Any:
     return _WORD_NAMES.get(provider.name, provider.name)
 
 
-def theme_context(config: Config) -> dict[str, Any]:
+def theme_context(config: Config) -> dict[str, object]:
     """The ``theme`` of ``webauth/base.html``, from ``WEBAUTH["theme"]``."""
     theme = config.theme
     return {
@@ -171,7 +171,7 @@ def signed_in_context(state: AuthState) -> dict[str, str] | None:
 def render_page(
     state: AuthState | None,
     template: str,
-    context: dict[str, Any],
+    context: dict[str, object],
     *,
     config: Config,
     status: int = 200,
@@ -184,7 +184,7 @@ def render_page(
     return response
 
 
-def _button_style(provider: Provider) -> dict[str, Any]:
+def _button_style(provider: Provider) -> dict[str, object]:
     """The logo URL and colours of an OAuth provider's button (local static files only)."""
     style = getattr(provider, "style", None) or {}
     logo = style.get("logo")
@@ -196,10 +196,10 @@ def _button_style(provider: Provider) -> dict[str, Any]:
 
 
 def _fields(
-    declared: Mapping[str, Mapping[str, Any]],
+    declared: Mapping[str, Mapping[str, object]],
     errors: Mapping[str, str],
     values: Mapping[str, str],
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     fields = []
     for name, attrs in declared.items():
         extra = {
@@ -242,7 +242,7 @@ def passkey_context(provider: Provider, base_url: str, *, autofill: bool) -> dic
     ``data-`` attributes: the provider, the routes' base URL, autofill on or off.
     """
     field_name = getattr(provider, "conditional_ui_field", None)
-    declared: Mapping[str, Mapping[str, Any]] = getattr(provider, "form_fields", {}) or {}
+    declared: Mapping[str, Mapping[str, object]] = getattr(provider, "form_fields", {}) or {}
     if field_name is None and declared:
         field_name = next(iter(declared))
     field = None
@@ -265,7 +265,7 @@ def provider_forms(
     *,
     field_errors: Mapping[str, Mapping[str, str]] | None = None,
     values: Mapping[str, Mapping[str, str]] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """What a template needs to render one sign-in form per provider.
 
     *field_errors* and *values* (provider id -> field -> text) put a field's
@@ -273,7 +273,7 @@ def provider_forms(
     A WebAuthn provider gets ``passkey`` (:func:`passkey_context`) instead of a
     form: the first one on the page has autofill, and offers to create an account.
     """
-    forms = []
+    forms: list[dict[str, object]] = []
     passkeys = 0
     for p in providers:
         flow = flow_for(p)
@@ -283,7 +283,7 @@ def provider_forms(
             passkeys += 1
             forms.append({"id": p.id, "name": p.name, "type": p.type, "passkey": passkey})
             continue
-        entry: dict[str, Any] = {
+        entry: dict[str, object] = {
             "id": p.id,
             "name": display_name(p),
             "type": p.type,

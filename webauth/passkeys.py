@@ -174,7 +174,7 @@ async def aremove_passkey(request: HttpRequest, credential_id: str) -> bool:
 def passkeys_view(
     request: HttpRequest,
     template_name: str = "webauth/passkeys.html",
-    extra_context: Mapping[str, Any] | None = None,
+    extra_context: Mapping[str, object] | None = None,
 ) -> HttpResponseBase:
     """A page listing the signed-in user's passkeys, with rename, remove and add.
 

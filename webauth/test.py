@@ -27,7 +27,7 @@ __all__ = ["force_sign_in", "force_sign_out", "session_cookie_for"]
 
 
 def session_cookie_for(
-    user: Any, *, secure: bool = False, claims: Mapping[str, Any] | None = None
+    user: Any, *, secure: bool = False, claims: Mapping[str, object] | None = None
 ) -> tuple[str, str]:
     """``(cookie name, value)`` of a session for *user*.
 
@@ -41,7 +41,7 @@ def session_cookie_for(
 
 
 def force_sign_in(
-    client: Client, user: Any, *, secure: bool = False, claims: Mapping[str, Any] | None = None
+    client: Client, user: Any, *, secure: bool = False, claims: Mapping[str, object] | None = None
 ) -> str:
     """Sign *user* (a model instance or a mapping with ``id``) in on *client*.
 

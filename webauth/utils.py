@@ -38,7 +38,7 @@ __all__ = [
 R = TypeVar("R")
 
 # An attribute the user object does not have (not the same as one that is None).
-_ABSENT: Any = object()
+_ABSENT: object = object()
 
 
 def remember_short(
@@ -56,7 +56,7 @@ def remember_short(
         cached = functools.lru_cache(maxsize=maxsize)(fn)
 
         @functools.wraps(fn)
-        def remembered(value: str, *args: Any) -> R:
+        def remembered(value: str, *args: object) -> R:
             return cached(value, *args) if len(value) <= max_length else fn(value, *args)
 
         return remembered
@@ -122,7 +122,7 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
 
 
 @functools.lru_cache(maxsize=512)
-def is_async(fn: Callable[..., Any]) -> bool:
+def is_async(fn: Callable[..., object]) -> bool:
     """``inspect.iscoroutinefunction``, remembered: adapter methods are asked on every request.
 
     A bound method hashes and compares as its object and function, so each new
@@ -137,7 +137,7 @@ def is_async(fn: Callable[..., Any]) -> bool:
 _never_awaitable: set[type] = set()
 
 
-def is_awaitable(value: Any) -> bool:
+def is_awaitable(value: object) -> bool:
     """``inspect.isawaitable`` without the ABC machinery for the usual non-awaitable result.
 
     An awaitable's type has ``__await__`` (coroutines, futures, tasks, anything
@@ -173,14 +173,14 @@ def user_model() -> Any:
     return model
 
 
-def forget_user_model(*, setting: str | None = None, **kwargs: Any) -> None:
+def forget_user_model(*, setting: str | None = None, **kwargs: object) -> None:
     """``setting_changed`` receiver: ``AUTH_USER_MODEL`` or the apps changed."""
     global _user_model
     if setting in (None, "AUTH_USER_MODEL", "INSTALLED_APPS"):
         _user_model = None
 
 
-def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+def call(fn: Callable[..., Any], *args: object, **kwargs: object) -> Any:
     """Call a user callback, event handler or adapter method from sync code.
 
     ``async def`` functions (and plain functions returning an awaitable) are run
@@ -212,7 +212,7 @@ def _in_event_loop() -> bool:
     return True
 
 
-def _require_sync_context(fn: Callable[..., Any]) -> None:
+def _require_sync_context(fn: Callable[..., object]) -> None:
     # async_to_sync cannot run inside an event loop; say what to do instead, with the
     # exception Django raises for the same mistake (callers must not mistake it for an
     # invalid session and delete the cookie).
@@ -227,7 +227,7 @@ def _require_sync_context(fn: Callable[..., Any]) -> None:
         )
 
 
-def user_id(user: Any) -> str:
+def user_id(user: object) -> str:
     """The id of a user of any shape (``pk``, ``id`` or a mapping's ``"id"``) as a string.
 
     Raises ``ValueError`` for something without one.
@@ -240,7 +240,7 @@ def user_id(user: Any) -> str:
     return str(value)
 
 
-def user_to_dict(user: Any) -> dict[str, Any]:
+def user_to_dict(user: Any) -> dict[str, object]:
     """Read ``id``, ``name``, ``email`` and ``image`` from a user of any shape.
 
     Accepts a mapping, a Django model instance (``pk``, ``get_full_name()``) or

@@ -48,6 +48,7 @@ from ..types import (
     AdapterUser,
     VerificationToken,
 )
+from ..typing_aliases import SignalSender
 from ..utils import user_id
 
 __all__ = [
@@ -235,7 +236,7 @@ def change_email(request: HttpRequest, typed_address: Any, typed_code: Any) -> A
             _("Your email address could not be changed. Please try again.")
         ) from exc
     updated = updated or user
-    signal: dict[str, Any] = {"sender": provider.id, "request": request}
+    signal: SignalSender = {"sender": provider.id, "request": request}
     emit(config, "update_user", **signal, user=updated)
     _move_email_account(config, provider, updated, previous, address, signal)
     if storage.has("forget_unproven_email"):
@@ -250,7 +251,7 @@ def _move_email_account(
     user: AdapterUser,
     previous: str | None,
     address: str,
-    signal: dict[str, Any],
+    signal: SignalSender,
 ) -> None:
     """Give the user's ``email`` account (if they have one) the new address."""
     storage = config.storage

@@ -103,7 +103,7 @@ def _has(config: Config, feature: str) -> bool:
     return all(storage.has(m) for m in FLOW_METHODS[feature])
 
 
-def sessions_context(request: HttpRequest) -> dict[str, Any]:
+def sessions_context(request: HttpRequest) -> dict[str, object]:
     """The signed-in user's sessions (database strategy) or what JWT sessions are."""
     state = get_state(request)
     config = state.config
@@ -139,7 +139,7 @@ def _ways_in(config: Config, request: HttpRequest) -> int:
     return sign_in_methods(request.user)
 
 
-def connections_context(request: HttpRequest) -> dict[str, Any]:
+def connections_context(request: HttpRequest) -> dict[str, object]:
     """Each provider that links accounts (OAuth): the user's accounts there.
 
     And whether one may be disconnected (never the user's last way in).
@@ -179,7 +179,7 @@ def connections_context(request: HttpRequest) -> dict[str, Any]:
     }
 
 
-def passkeys_context(request: HttpRequest) -> dict[str, Any]:
+def passkeys_context(request: HttpRequest) -> dict[str, object]:
     """The user's passkeys, whether passkeys are on, and whether one may be removed."""
     config = get_config()
     manageable = _has(config, "passkeys")
@@ -192,7 +192,7 @@ def passkeys_context(request: HttpRequest) -> dict[str, Any]:
     }
 
 
-def email_context(request: HttpRequest) -> dict[str, Any]:
+def email_context(request: HttpRequest) -> dict[str, object]:
     """The user's address, when it was verified, and whether it can be changed here."""
     config = get_config()
     record = config.storage.get_user(user_id(request.user))

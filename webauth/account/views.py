@@ -18,7 +18,7 @@ page is shown again with the outcome (status 400 for a refusal).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.contrib import messages
@@ -60,7 +60,7 @@ _MENU = (
 )
 
 
-def _nav(current: str) -> list[dict[str, Any]]:
+def _nav(current: str) -> list[dict[str, object]]:
     return [
         {
             "name": name,
@@ -73,7 +73,7 @@ def _nav(current: str) -> list[dict[str, Any]]:
 
 
 def _render(
-    request: HttpRequest, page: str, context: dict[str, Any], *, status: int = 200
+    request: HttpRequest, page: str, context: dict[str, object], *, status: int = 200
 ) -> HttpResponse:
     state = get_state(request)
     response = render_page(
@@ -96,7 +96,7 @@ def _outcome(
     back: str,
     ok: bool,
     text: str,
-    again: Callable[[dict[str, Any], int], HttpResponse],
+    again: Callable[[Mapping[str, object], int], HttpResponse],
 ) -> HttpResponseBase:
     """Announce the outcome: a message and a redirect to *back*, or the page again."""
     if hasattr(request, "_messages"):
@@ -146,7 +146,7 @@ def sessions(request: HttpRequest) -> HttpResponseBase:
     if not _signed_in(request):
         return session_required_response(request)
 
-    def again(extra: dict[str, Any], status: int) -> HttpResponse:
+    def again(extra: Mapping[str, object], status: int) -> HttpResponse:
         return _render(
             request, "sessions", {**sections.sessions_context(request), **extra}, status=status
         )
@@ -189,7 +189,7 @@ def connections(request: HttpRequest) -> HttpResponseBase:
     if not _signed_in(request):
         return session_required_response(request)
 
-    def again(extra: dict[str, Any], status: int) -> HttpResponse:
+    def again(extra: Mapping[str, object], status: int) -> HttpResponse:
         context = {**sections.connections_context(request), **extra}
         return _render(request, "connections", context, status=status)
 
@@ -226,7 +226,7 @@ def _connect(
     request: HttpRequest,
     back: str,
     provider_id: str,
-    again: Callable[[dict[str, Any], int], HttpResponse],
+    again: Callable[[Mapping[str, object], int], HttpResponse],
 ) -> HttpResponseBase:
     """Start the provider's sign-in while signed in: its account is linked to this user."""
     config = get_state(request).config
@@ -267,7 +267,7 @@ def email(request: HttpRequest) -> HttpResponseBase:
     if not _signed_in(request):
         return session_required_response(request)
 
-    def again(extra: dict[str, Any], status: int) -> HttpResponse:
+    def again(extra: Mapping[str, object], status: int) -> HttpResponse:
         return _render(
             request, "email", {**sections.email_context(request), **extra}, status=status
         )
@@ -340,7 +340,7 @@ def _user_label(request: HttpRequest) -> str:
     return str(getattr(user, "email", "") or user.get_username())
 
 
-def _ways_in(request: HttpRequest) -> dict[str, Any]:
+def _ways_in(request: HttpRequest) -> dict[str, object]:
     """The sign-in forms of the ways the user has: providers, and a passkey section."""
     state = get_state(request)
     config = state.config

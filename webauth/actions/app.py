@@ -117,7 +117,7 @@ app_view.login_required = False  # type: ignore[attr-defined]
 own_transactions(app_view)
 
 
-def _json_body(request: HttpRequest) -> dict[str, Any]:
+def _json_body(request: HttpRequest) -> dict[str, object]:
     """The body as a JSON object; :class:`~webauth.flows.app.InvalidRequest` otherwise."""
     content_type = request.content_type or ""
     if content_type != "application/json" and not content_type.endswith("+json"):
@@ -149,7 +149,7 @@ def _error_response(config: Config, exc: BaseException) -> HttpResponse:
     if isinstance(error, RateLimited):
         return ratelimit.limited_response(max(1, error.retry_after))
     status = _STATUS.get(error.type)
-    body: dict[str, Any] = {"error": error.type}
+    body: dict[str, object] = {"error": error.type}
     if isinstance(error, InvalidEmail):
         status = 400
         body["code"] = error.code

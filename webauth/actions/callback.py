@@ -13,7 +13,6 @@ from ..responses import redirect
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
 
     from django.http import HttpResponse
 
@@ -59,7 +58,7 @@ def callback(state: AuthState, provider_id: str | None) -> HttpResponse:
 
 
 def refused_credentials(
-    state: AuthState, provider: Provider, params: Mapping[str, Any], exc: CredentialsSignin
+    state: AuthState, provider: Provider, params: Mapping[str, object], exc: CredentialsSignin
 ) -> HttpResponse:
     """A refused credentials form of the built-in sign-in page.
 

@@ -48,10 +48,10 @@ __all__ = [
     "providers_with",
 ]
 
-FlowFunction = Callable[["AuthState", "Provider", Mapping[str, Any], str], "HttpResponse"]
+FlowFunction = Callable[["AuthState", "Provider", Mapping[str, object], str], "HttpResponse"]
 
 #: An app sign-in flow (:mod:`webauth.flows.app`): ``(state, provider, body) -> answer``.
-AppFlowFunction = Callable[["AuthState", Any, Mapping[str, Any]], dict[str, Any]]
+AppFlowFunction = Callable[["AuthState", Any, Mapping[str, object]], dict[str, object]]
 
 #: One app route that serves a kind: ``(method, action, flow)``, for
 #: ``<method> /auth/app/<action>/<id>`` (:mod:`webauth.actions.app`).

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AuthError, EmailInUse, OAuthAccountNotLinked
 from ..events import emit
 from ..types import AdapterAccount, AdapterUser
+from ..typing_aliases import SignalSender
 
 if TYPE_CHECKING:
     from ..adapters.storage import Storage
@@ -97,7 +98,7 @@ def login_or_register(
     config = state.config
     storage = config.storage.require(*LINKING_METHODS)
     # As documented in webauth.signals: sender = the provider id, and the request.
-    signal: dict[str, Any] = {"sender": account.provider, "request": state.request}
+    signal: SignalSender = {"sender": account.provider, "request": state.request}
     signed_in = current_user(state)
     if known is not None:
         if signed_in is not None and signed_in.id != known.id:

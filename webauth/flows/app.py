@@ -126,7 +126,7 @@ class InvalidRequest(AuthError):
 
 
 def _text(
-    body: Mapping[str, Any],
+    body: Mapping[str, object],
     name: str,
     *,
     max_length: int = MAX_FIELD_LENGTH,
@@ -143,7 +143,7 @@ def _text(
     return value
 
 
-def _scalars(body: Mapping[str, Any]) -> dict[str, Any]:
+def _scalars(body: Mapping[str, object]) -> dict[str, object]:
     """*body* for ``authorize``: strings, numbers, booleans and nulls, as a form would send.
 
     A nested object or list, or a string longer than :data:`MAX_FIELD_LENGTH`,
@@ -168,7 +168,7 @@ def _landing(state: AuthState) -> str:
 # -- the shared end -------------------------------------------------------------------------------
 
 
-def issue_app_session(state: AuthState, attempt: Attempt) -> dict[str, Any]:
+def issue_app_session(state: AuthState, attempt: Attempt) -> dict[str, object]:
     """Sign *attempt* in and answer the new session's bearer token.
 
     The sign-in is :func:`~webauth.flows.signin.complete`, the same as a
@@ -183,8 +183,8 @@ def issue_app_session(state: AuthState, attempt: Attempt) -> dict[str, Any]:
 
 
 def credentials_sign_in(
-    state: AuthState, provider: Credentials, body: Mapping[str, Any]
-) -> dict[str, Any]:
+    state: AuthState, provider: Credentials, body: Mapping[str, object]
+) -> dict[str, object]:
     """``POST /auth/app/signin/<credentials id>``: the fields ``authorize`` reads, as JSON.
 
     The same limits as the browser's form (``signin``, ``signin_failed``).
@@ -196,12 +196,14 @@ def credentials_sign_in(
 # -- email codes ----------------------------------------------------------------------------------
 
 
-def _email_address(body: Mapping[str, Any]) -> str:
+def _email_address(body: Mapping[str, object]) -> str:
     # normalize() bounds the address too; this keeps a huge value from reaching it.
     return _text(body, "email", max_length=4 * MAX_EMAIL_LENGTH)
 
 
-def email_request(state: AuthState, provider: Email, body: Mapping[str, Any]) -> dict[str, Any]:
+def email_request(
+    state: AuthState, provider: Email, body: Mapping[str, object]
+) -> dict[str, object]:
     """``POST /auth/app/signin/<email id>`` ``{"email"}``: mail a code, answer its binding.
 
     The answer is ``{"sent": true, "binding": "..."}``.
@@ -221,7 +223,9 @@ def email_request(state: AuthState, provider: Email, body: Mapping[str, Any]) ->
     return {"sent": True, "binding": sent.binding}
 
 
-def email_redeem(state: AuthState, provider: Email, body: Mapping[str, Any]) -> dict[str, Any]:
+def email_redeem(
+    state: AuthState, provider: Email, body: Mapping[str, object]
+) -> dict[str, object]:
     """``POST /auth/app/callback/<email id>`` ``{"email", "code", "binding"}``: the code signs in.
 
     ``binding`` is what the app's request answered. A wrong or expired code,
@@ -259,8 +263,8 @@ _UNDECIDED = {
 
 
 def passkey_options(
-    state: AuthState, provider: WebAuthn, query: Mapping[str, Any]
-) -> dict[str, Any]:
+    state: AuthState, provider: WebAuthn, query: Mapping[str, object]
+) -> dict[str, object]:
     """``GET /auth/app/webauthn-options/<id>``: ``{"action", "options", "binding"}``.
 
     The browser's route with the binding in the answer instead of a cookie:
@@ -273,7 +277,9 @@ def passkey_options(
     return {"action": prepared.action, "options": prepared.options, "binding": prepared.binding}
 
 
-def passkey_verify(state: AuthState, provider: WebAuthn, body: Mapping[str, Any]) -> dict[str, Any]:
+def passkey_verify(
+    state: AuthState, provider: WebAuthn, body: Mapping[str, object]
+) -> dict[str, object]:
     """``POST /auth/app/callback/<webauthn id>`` ``{"action", "data", "binding"}``.
 
     As the browser's callback, with the binding from the body: the challenge is
@@ -355,7 +361,7 @@ def redirect_uri_allowed(allowed: tuple[str, ...], uri: str) -> bool:
     return portless in allowed
 
 
-def authorize(state: AuthState, provider: OAuth2, body: Mapping[str, Any]) -> dict[str, Any]:
+def authorize(state: AuthState, provider: OAuth2, body: Mapping[str, object]) -> dict[str, object]:
     """``POST /auth/app/authorize/<id>``: the URL the app opens, and its ``state``.
 
     *body*: ``redirect_uri`` (one of ``app_redirect_uris``), ``code_challenge``
@@ -384,7 +390,7 @@ def authorize(state: AuthState, provider: OAuth2, body: Mapping[str, Any]) -> di
     }
     if not _cache(config).add(_cache_key("state", app_state), record, CHECK_MAX_AGE):
         raise AuthError("The app's OAuth state could not be stored")
-    extra: dict[str, Any] = dict(provider.authorization_params)
+    extra: dict[str, object] = dict(provider.authorization_params)
     scope = extra.pop("scope", DEFAULT_SCOPE if provider.scope is None else provider.scope)
     if provider.response_mode:
         extra.setdefault("response_mode", provider.response_mode)
@@ -401,7 +407,7 @@ def authorize(state: AuthState, provider: OAuth2, body: Mapping[str, Any]) -> di
     return {"url": url, "state": app_state}
 
 
-def token(state: AuthState, provider: OAuth2, body: Mapping[str, Any]) -> dict[str, Any]:
+def token(state: AuthState, provider: OAuth2, body: Mapping[str, object]) -> dict[str, object]:
     """``POST /auth/app/token/<id>``: the code the app's redirect URI got, exchanged by webauth.
 
     *body*: ``code``, ``state``, ``code_verifier``, ``redirect_uri`` and
@@ -451,7 +457,7 @@ def token(state: AuthState, provider: OAuth2, body: Mapping[str, Any]) -> dict[s
 # -- OAuth: an ID token from the platform's SDK ---------------------------------------------------
 
 
-def _apple_user(body: Mapping[str, Any]) -> dict[str, str]:
+def _apple_user(body: Mapping[str, object]) -> dict[str, str]:
     # Apple tells an app the person's name once, outside the ID token, as it
     # tells a web client in the callback's "user" parameter: the app may pass
     # it along, as that JSON string or as the object itself.
@@ -464,7 +470,9 @@ def _apple_user(body: Mapping[str, Any]) -> dict[str, str]:
     return {"user": user} if isinstance(user, str) else {}
 
 
-def id_token_sign_in(state: AuthState, provider: OAuth2, body: Mapping[str, Any]) -> dict[str, Any]:
+def id_token_sign_in(
+    state: AuthState, provider: OAuth2, body: Mapping[str, object]
+) -> dict[str, object]:
     """``POST /auth/app/idtoken/<id>`` ``{"id_token", "nonce"}``: sign in with the SDK's token.
 
     The token is validated by :func:`~webauth.oauth.idtoken.validate_id_token`,

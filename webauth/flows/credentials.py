@@ -36,7 +36,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from django.contrib.auth import get_user_model
 
@@ -85,12 +85,12 @@ class CredentialsAttempt(Attempt):
 
     provider_id: str
     callback_url: str
-    user: Any
-    user_dict: dict[str, Any]
-    credentials: Mapping[str, Any]
+    user: object
+    user_dict: dict[str, object]
+    credentials: Mapping[str, object]
 
     @property
-    def account(self) -> dict[str, Any]:
+    def account(self) -> dict[str, object]:
         """Auth.js's account of a credentials sign-in: the user's id at this provider."""
         return {
             "providerAccountId": self.user_dict["id"],
@@ -98,7 +98,7 @@ class CredentialsAttempt(Attempt):
             "provider": self.provider_id,
         }
 
-    def sign_in_params(self) -> dict[str, Any]:
+    def sign_in_params(self) -> dict[str, object]:
         return {"user": self.user, "account": self.account, "credentials": self.credentials}
 
     def store(self, state: AuthState) -> SignedIn:
@@ -107,8 +107,8 @@ class CredentialsAttempt(Attempt):
 
 
 def authorize(
-    state: AuthState, provider: Credentials, credentials: Mapping[str, Any]
-) -> tuple[Any, dict[str, Any]]:
+    state: AuthState, provider: Credentials, credentials: Mapping[str, object]
+) -> tuple[object, dict[str, object]]:
     """Run the provider's ``authorize``: ``(what it returned, its id/name/email/image)``."""
     fn = provider.authorize_function
     if fn is None:
@@ -131,7 +131,7 @@ def authorize(
 _IDENTIFIER_FIELDS = ("username", "email", "login", "identifier", "phone")
 
 
-def identifier(provider: Credentials, params: Mapping[str, Any]) -> str | None:
+def identifier(provider: Credentials, params: Mapping[str, object]) -> str | None:
     """What the per-identifier limits count a sign-in attempt under, or ``None``.
 
     The first field, in this order, that the form filled in with a non-blank
@@ -170,7 +170,7 @@ def _kept_fields(provider: Credentials) -> list[str]:
 
 
 def remember_form(
-    state: AuthState, response: HttpResponseBase, provider: Provider, params: Mapping[str, Any]
+    state: AuthState, response: HttpResponseBase, provider: Provider, params: Mapping[str, object]
 ) -> None:
     """Keep what a refused form had in its fields other than passwords, for the page to show.
 
@@ -230,7 +230,7 @@ def forget_form(state: AuthState, response: HttpResponseBase) -> None:
 
 
 def callback(
-    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+    state: AuthState, provider: Provider, params: Mapping[str, object], callback_url: str
 ) -> HttpResponse:
     """Check the submitted fields (*params*: the whole form, as Auth.js passes it) and sign in.
 
@@ -240,7 +240,7 @@ def callback(
 
 
 def attempt_for(
-    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+    state: AuthState, provider: Provider, params: Mapping[str, object], callback_url: str
 ) -> CredentialsAttempt:
     """The rate limits and ``authorize``: the sign-in *params* prove, before it is finished.
 

@@ -65,6 +65,7 @@ from ..events import emit
 from ..providers.email import Email
 from ..responses import private_no_store, redirect
 from ..types import AdapterAccount, AdapterUser, VerificationToken
+from ..typing_aliases import SignalSender
 from ..utils import aware, call
 from .accounts import create_and_link, prove_address
 from .signin import Attempt, SignedIn, finish, sign_in_redirect
@@ -210,7 +211,7 @@ def _clear_pending(state: AuthState, response: HttpResponseBase) -> None:
 # -- shared pieces -------------------------------------------------------------------------
 
 
-def _account(provider_id: str, identifier: str, user_id: str) -> dict[str, Any]:
+def _account(provider_id: str, identifier: str, user_id: str) -> dict[str, object]:
     # Auth.js's account of an email sign-in (never stored).
     return {
         "providerAccountId": identifier,
@@ -221,7 +222,7 @@ def _account(provider_id: str, identifier: str, user_id: str) -> dict[str, Any]:
 
 
 def _render(
-    state: AuthState, template: str, context: Mapping[str, Any], status: int
+    state: AuthState, template: str, context: Mapping[str, object], status: int
 ) -> HttpResponse:
     """One of the flow's own pages, themed as the built-in pages are."""
     html = render_to_string(
@@ -239,7 +240,7 @@ def _render(
 
 
 def start(
-    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+    state: AuthState, provider: Provider, params: Mapping[str, object], callback_url: str
 ) -> HttpResponse:
     """Mail a link and a code for ``params["email"]``; redirect to ``verify-request``.
 
@@ -373,7 +374,7 @@ def send(state: AuthState, email: Email, typed: Any, callback_url: str) -> Sent 
 
 
 def callback(
-    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+    state: AuthState, provider: Provider, params: Mapping[str, object], callback_url: str
 ) -> HttpResponse:
     """``GET``: the link (a page, or with ``confirm_link=False`` the sign-in); ``POST``: redeem."""
     email = cast(Email, provider)
@@ -400,7 +401,7 @@ def _open_link(
     state: AuthState,
     storage: Storage,
     email: Email,
-    params: Mapping[str, Any],
+    params: Mapping[str, object],
     callback_url: str,
 ) -> HttpResponse:
     token, identifier = params.get("token"), params.get("email")
@@ -578,7 +579,7 @@ def attempt_for(storage: Storage, email: Email, identifier: str, callback_url: s
 # -- the verify-request page -----------------------------------------------------------------
 
 
-def verify_request_context(state: AuthState, pending: Pending | None = None) -> dict[str, Any]:
+def verify_request_context(state: AuthState, pending: Pending | None = None) -> dict[str, object]:
     """What the ``verify-request`` page shows besides Auth.js's text.
 
     With a pending cookie of an email provider: the address the message went
@@ -592,7 +593,7 @@ def verify_request_context(state: AuthState, pending: Pending | None = None) -> 
     provider = state.config.get_provider(pending.provider)
     if not isinstance(provider, Email):
         return {}
-    context: dict[str, Any] = {
+    context: dict[str, object] = {
         "identifier": pending.identifier,
         "signin_url": state.page_url("signin", raw=True),
         "provider": {"id": provider.id, "name": provider.name},
@@ -626,7 +627,7 @@ class EmailAttempt(Attempt):
         if self.existing is None:
             self.stand_in = AdapterUser(id=str(uuid.uuid4()), email=self.identifier)
 
-    def sign_in_params(self) -> dict[str, Any]:
+    def sign_in_params(self) -> dict[str, object]:
         user = self.existing or self.stand_in
         assert user is not None
         return {"user": user, "account": _account(self.provider_id, self.identifier, user.id)}
@@ -644,7 +645,7 @@ class EmailAttempt(Attempt):
         config = state.config
         # Made by a flow that required a configured adapter; never the fallback.
         storage = config.storage.require()
-        signal: dict[str, Any] = {"sender": self.provider_id, "request": state.request}
+        signal: SignalSender = {"sender": self.provider_id, "request": state.request}
         now = datetime.now(UTC)
         if self.existing is None:
             account = AdapterAccount(

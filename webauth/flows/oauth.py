@@ -90,7 +90,7 @@ def _redirect_uri(state: AuthState, provider: OAuth2) -> tuple[str, str | None]:
 
 
 def start(
-    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+    state: AuthState, provider: Provider, params: Mapping[str, object], callback_url: str
 ) -> HttpResponse:
     """Redirect the browser to the provider's authorization endpoint.
 
@@ -106,7 +106,7 @@ def start(
         raise OAuthSignInError(str(exc.message), cause={"err": exc}) from exc
     redirect_uri, own_callback = _redirect_uri(state, oauth)
     checks = new_checks(state, oauth, proxy_origin=own_callback)
-    extra: dict[str, Any] = dict(oauth.authorization_params)
+    extra: dict[str, object] = dict(oauth.authorization_params)
     extra.update({k: v for k, v in params.items() if k not in _RESERVED})
     scope = extra.pop("scope", DEFAULT_SCOPE if oauth.scope is None else oauth.scope)
     if oauth.response_mode:
@@ -132,7 +132,7 @@ def start(
     return response
 
 
-def _callback_params(source: Mapping[str, Any]) -> dict[str, str]:
+def _callback_params(source: Mapping[str, object]) -> dict[str, str]:
     params = {}
     for key, value in source.items():
         if not isinstance(value, str):
@@ -145,7 +145,9 @@ def _callback_params(source: Mapping[str, Any]) -> dict[str, str]:
     return params
 
 
-def _user_data(provider: OAuth2, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+def _user_data(
+    provider: OAuth2, profile: dict[str, object], tokens: dict[str, object]
+) -> dict[str, Any]:
     try:
         mapped = dict(provider.profile(profile, tokens))
         ident = mapped.get("id")
@@ -174,13 +176,13 @@ class OAuthAttempt(Attempt):
     provider: OAuth2
     user_data: dict[str, Any]
     account: AdapterAccount
-    profile: dict[str, Any]
+    profile: dict[str, object]
     #: With an adapter: the user it already links to this account, if any.
     known: AdapterUser | None = None
     #: Without an adapter: the provider's user under a fresh id (as Auth.js).
-    unstored: dict[str, Any] | None = None
+    unstored: dict[str, object] | None = None
 
-    def sign_in_params(self) -> dict[str, Any]:
+    def sign_in_params(self) -> dict[str, object]:
         user = self.unstored if self.unstored is not None else (self.known or self.user_data)
         return {"user": user, "account": self.account.to_wire(), "profile": self.profile}
 
@@ -211,7 +213,7 @@ class OAuthAttempt(Attempt):
 
 
 def callback(
-    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+    state: AuthState, provider: Provider, params: Mapping[str, object], callback_url: str
 ) -> HttpResponse:
     """Validate the authorization response (*params*), get tokens and profile, sign in."""
     oauth = cast(OAuth2, provider)
@@ -231,7 +233,7 @@ def callback(
 def profile_attempt(
     state: AuthState,
     provider: OAuth2,
-    profile: dict[str, Any],
+    profile: dict[str, object],
     tokens: dict[str, Any],
     callback_url: str,
 ) -> OAuthAttempt:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from django.http import HttpResponse
@@ -45,10 +45,10 @@ class SignedIn:
     Auth.js's field names.
     """
 
-    user: Any
-    user_dict: Mapping[str, Any]
-    account: Mapping[str, Any] | None
-    profile: Any = None
+    user: object
+    user_dict: Mapping[str, object]
+    account: Mapping[str, object] | None
+    profile: object = None
     is_new_user: bool = False
     #: Whether the sign-in only linked a new way in to the user the request was
     #: signed in as (the new session keeps that session's sign-in time).
@@ -64,7 +64,7 @@ class Attempt(ABC):
     callback_url: str
 
     @abstractmethod
-    def sign_in_params(self) -> dict[str, Any]:
+    def sign_in_params(self) -> dict[str, object]:
         """The ``sign_in`` callback's arguments: ``user``, ``account``, and ``profile``,
         ``credentials`` or ``email`` as the provider has them."""
 
@@ -127,6 +127,6 @@ class Step(Protocol):
         """A browser's answer: usually a redirect to the step's page."""
         ...
 
-    def app_answer(self, state: AuthState, pending: NeedsStep) -> dict[str, Any]:
+    def app_answer(self, state: AuthState, pending: NeedsStep) -> dict[str, object]:
         """An app's JSON answer (``POST /auth/app/...``): what it must do next."""
         ...

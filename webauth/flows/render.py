@@ -12,7 +12,7 @@ for apps).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from ..bearer import token_answer
@@ -56,7 +56,7 @@ def for_browser(state: AuthState, outcome: Outcome, callback_url: str) -> HttpRe
     return response
 
 
-def for_app(state: AuthState, outcome: Outcome) -> dict[str, Any]:
+def for_app(state: AuthState, outcome: Outcome) -> dict[str, object]:
     """An app's answer: :func:`~webauth.bearer.token_answer`'s, as JSON::
 
         {"user": {...}, "sessionToken": "<the session cookie's value>",
@@ -75,7 +75,7 @@ def for_app(state: AuthState, outcome: Outcome) -> dict[str, Any]:
     return _session_answer(state, outcome)
 
 
-def _session_answer(state: AuthState, done: Completed) -> dict[str, Any]:
+def _session_answer(state: AuthState, done: Completed) -> dict[str, object]:
     result = done.session
     token = result.cookie
     if not token or result.valid_until is None:

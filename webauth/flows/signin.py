@@ -71,7 +71,7 @@ __all__ = [
 ]
 
 
-def sign_in_redirect(state: AuthState, **params: Any) -> str | None:
+def sign_in_redirect(state: AuthState, **params: object) -> str | None:
     """Run the ``sign_in`` callback: ``None`` to continue, or the URL it asked to go to.
 
     ``False`` or an exception refuses with ``AccessDenied``.
@@ -89,7 +89,7 @@ def sign_in_redirect(state: AuthState, **params: Any) -> str | None:
     return None
 
 
-def check_sign_in(state: AuthState, **params: Any) -> HttpResponse | None:
+def check_sign_in(state: AuthState, **params: object) -> HttpResponse | None:
     """Run the ``sign_in`` callback: ``None`` to continue, or the redirect it asked for."""
     url = sign_in_redirect(state, **params)
     return redirect(url) if url is not None else None
@@ -133,7 +133,7 @@ def conclude(
         _rotate_django_csrf(state)
     _django_logged_in(state, signed_in.user)
     result = _new_session(state, signed_in)
-    message: dict[str, Any] = {
+    message: dict[str, object] = {
         "user": signed_in.user,
         "account": signed_in.account,
         "request": state.request,
@@ -151,13 +151,13 @@ def finish(state: AuthState, attempt: Attempt) -> HttpResponse:
     return for_browser(state, outcome, attempt.callback_url)
 
 
-def _django_user(user: Any) -> Any:
+def _django_user(user: object) -> Any:
     """The ``AUTH_USER_MODEL`` instance behind *user*, else ``None``."""
     instance = user.instance if isinstance(user, AdapterUser) else user
     return instance if isinstance(instance, get_user_model()) else None
 
 
-def refuse_inactive(user: Any) -> None:
+def refuse_inactive(user: object) -> None:
     """Raise ``AccessDenied`` for a Django user whose ``is_active`` is false.
 
     As ``django.contrib.auth`` refuses them; users that are not Django users
@@ -168,7 +168,7 @@ def refuse_inactive(user: Any) -> None:
         raise AccessDenied("The user is inactive", user_caused=True)
 
 
-def _cycle_django_session(state: AuthState, user: Any) -> None:
+def _cycle_django_session(state: AuthState, user: object) -> None:
     # Session fixation: a django.contrib.sessions session that existed before the
     # sign-in (one an attacker planted, say) gets a new key, as login() does;
     # one of another contrib.auth user is emptied. Nothing is created for a
@@ -198,7 +198,7 @@ def _rotate_django_csrf(state: AuthState) -> None:
         rotate_token(request)
 
 
-def _django_logged_in(state: AuthState, user: Any) -> None:
+def _django_logged_in(state: AuthState, user: object) -> None:
     # A Django user signing in through webauth should look like a contrib.auth login
     # to the rest of the project: this updates last_login and reaches user_logged_in
     # receivers.

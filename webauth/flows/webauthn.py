@@ -103,6 +103,7 @@ from ..types import (
     AdapterUser,
     WebAuthnChallenge,
 )
+from ..typing_aliases import SignalSender
 from ..utils import aware
 from .accounts import create_and_link, current_user
 from .signin import Attempt, SignedIn, finish
@@ -209,7 +210,7 @@ def _unb64(value: str) -> bytes:
     return base64.b64decode(value.encode("ascii"), validate=True)
 
 
-def _account(provider_id: str, credential_id: str, user_id: str) -> dict[str, Any]:
+def _account(provider_id: str, credential_id: str, user_id: str) -> dict[str, object]:
     return {
         "providerAccountId": credential_id,
         "userId": user_id,
@@ -265,7 +266,7 @@ class _UserInfo:
 
 
 def _user_info(
-    storage: Storage, signed_in: AdapterUser | None, params: Mapping[str, Any]
+    storage: Storage, signed_in: AdapterUser | None, params: Mapping[str, object]
 ) -> _UserInfo | None:
     if signed_in is not None:
         return _UserInfo(signed_in, exists=True)
@@ -316,7 +317,7 @@ def _descriptors(storage: Storage, user_id: str) -> list[PublicKeyCredentialDesc
 
 
 def options(
-    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+    state: AuthState, provider: Provider, params: Mapping[str, object], callback_url: str
 ) -> HttpResponse:
     """Answer Auth.js's ``{"action", "options"}`` and store the challenge it carries.
 
@@ -346,12 +347,12 @@ class Prepared:
     """A ceremony's options, its challenge stored under *binding*."""
 
     action: str
-    options: dict[str, Any]
+    options: dict[str, object]
     binding: str
 
 
 def prepare(
-    state: AuthState, wa: WebAuthn, params: Mapping[str, Any], binding: str | None
+    state: AuthState, wa: WebAuthn, params: Mapping[str, object], binding: str | None
 ) -> Prepared | str:
     """The work of :func:`options` without its cookie, shared with the app sign-in.
 
@@ -377,7 +378,7 @@ def prepare(
 
     rp = wa.relying_party_for(state.origin)
     challenge = secrets.token_bytes(_CHALLENGE_BYTES)
-    user_data: dict[str, Any] | None = None
+    user_data: dict[str, object] | None = None
     if ceremony == "authenticate":
         known = info.user if info is not None and info.exists else None
         generated: Any = generate_authentication_options(
@@ -441,7 +442,7 @@ def prepare(
 
 
 def callback(
-    state: AuthState, provider: Provider, params: Mapping[str, Any], callback_url: str
+    state: AuthState, provider: Provider, params: Mapping[str, object], callback_url: str
 ) -> HttpResponse:
     """Verify the browser's credential and sign in (or register and sign in).
 
@@ -463,7 +464,7 @@ def callback(
 def verify(
     state: AuthState,
     wa: WebAuthn,
-    params: Mapping[str, Any],
+    params: Mapping[str, object],
     binding: str | None,
     callback_url: str,
 ) -> tuple[WebAuthnAttempt, ratelimit.Decision]:
@@ -494,7 +495,7 @@ def _refused(state: AuthState, exc: WebAuthnVerificationError) -> HttpResponse:
     url = state.page_url("error", {"error": "WebAuthnVerificationError"})
     response: HttpResponse
     if reads_json(state.request):
-        body: dict[str, Any] = {"error": "WebAuthnVerificationError", "url": url}
+        body: dict[str, object] = {"error": "WebAuthnVerificationError", "url": url}
         if isinstance(exc, UnknownCredential):
             body["unknownCredential"] = {"rpId": exc.rp_id, "credentialId": exc.credential_id}
         response = json_response(body, status=400, no_cache=True)
@@ -515,7 +516,7 @@ def _setup_mismatch(exc: BaseException) -> bool:
     return text.startswith(("Unexpected client data origin", "Unexpected RP ID hash"))
 
 
-def _read_credential(action: str, data: Any) -> tuple[dict[str, Any], Any, Any]:
+def _read_credential(action: str, data: Any) -> tuple[dict[str, object], Any, Any]:
     """The credential's JSON, py_webauthn's reading of it, and its client data.
 
     ``data`` is a JSON string, as Auth.js's client sends it; a JSON body may
@@ -647,7 +648,7 @@ def _register(
     storage: Storage,
     wa: WebAuthn,
     rp: RelyingParty,
-    raw: Mapping[str, Any],
+    raw: Mapping[str, object],
     credential: Any,
     record: WebAuthnChallenge,
     expected_challenge: bytes,
@@ -720,7 +721,7 @@ def _register(
     )
 
 
-def _says_not_discoverable(raw: Mapping[str, Any]) -> bool:
+def _says_not_discoverable(raw: Mapping[str, object]) -> bool:
     # The browser's credProps answer (clientExtensionResults.credProps.rk): False
     # means the authenticator stored no discoverable credential. Absent means the
     # browser did not say; the options' residentKey "required" already asked.
@@ -756,7 +757,7 @@ class WebAuthnAttempt(Attempt):
         if self.user is None:
             self.stand_in = AdapterUser(id=str(uuid.uuid4()), email=self.email)
 
-    def sign_in_params(self) -> dict[str, Any]:
+    def sign_in_params(self) -> dict[str, object]:
         user = self.user or self.stand_in
         assert user is not None
         return {
@@ -775,7 +776,7 @@ class WebAuthnAttempt(Attempt):
         A failure to store the authenticator takes back what was created.
         """
         config = state.config
-        signal: dict[str, Any] = {"sender": self.provider_id, "request": state.request}
+        signal: SignalSender = {"sender": self.provider_id, "request": state.request}
         signed_in = current_user(state)
         if self.authenticator is None:
             user = self.user

@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import cookies as ck
 from .. import jwt as jose
@@ -90,7 +90,7 @@ def new_checks(state: AuthState, provider: OAuth2, *, proxy_origin: str | None =
                 _wrap(state, "pkce_code_verifier", checks.code_verifier, provider.id),
             )
         )
-    payload: dict[str, Any] = {"random": secrets.token_urlsafe(32)}
+    payload: dict[str, object] = {"random": secrets.token_urlsafe(32)}
     if proxy_origin:
         payload["origin"] = proxy_origin
     checks.state = jose.encode(
@@ -134,7 +134,7 @@ def read_check(state: AuthState, provider: OAuth2, check: str) -> str:
     return str(payload["value"])
 
 
-def decode_state(config: Config, value: str) -> dict[str, Any] | None:
+def decode_state(config: Config, value: str) -> dict[str, object] | None:
     """The payload inside a ``state`` parameter, or ``None`` if it is not ours."""
     return jose.decode(token=value, secret=config.secret, salt=STATE_SALT)
 

@@ -8,7 +8,7 @@ subclass, so it takes over the configured session's transport and settings.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import requests
 from authlib.integrations.requests_client import OAuth2Session
@@ -39,7 +39,7 @@ def oauth_session(
     *,
     redirect_uri: str | None = None,
     token_endpoint: str | None = None,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> OAuth2Session:
     """An Authlib client for *provider* that uses the configured HTTP session's transport."""
     base = http_session(config)

@@ -28,7 +28,7 @@ def _key(kind: str, url: str) -> str:
     return f"webauth:{kind}:{hashlib.sha256(url.encode()).hexdigest()}"
 
 
-def fetch_json(config: Config, url: str) -> dict[str, Any]:
+def fetch_json(config: Config, url: str) -> dict[str, object]:
     """GET *url* and return its JSON object (raises on HTTP errors or non-objects)."""
     response = http_session(config).get(url, timeout=TIMEOUT)
     response.raise_for_status()
@@ -38,7 +38,7 @@ def fetch_json(config: Config, url: str) -> dict[str, Any]:
     return data
 
 
-def metadata(config: Config, provider: OAuth2) -> dict[str, Any]:
+def metadata(config: Config, provider: OAuth2) -> dict[str, object]:
     """The provider's discovery document, or ``{}`` when it has none to fetch."""
     if not provider.uses_discovery:
         return {}
@@ -79,7 +79,7 @@ def endpoints(config: Config, provider: OAuth2) -> dict[str, Any]:
     return result
 
 
-def jwks(config: Config, uri: str, *, refresh: bool = False) -> dict[str, Any]:
+def jwks(config: Config, uri: str, *, refresh: bool = False) -> dict[str, object]:
     """The JWKS at *uri* (from the cache unless *refresh*)."""
     key = _key("jwks", uri)
     data = None if refresh else cache.get(key)

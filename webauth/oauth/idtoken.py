@@ -114,7 +114,7 @@ def validate_id_token(
 
 def _check_claims(
     provider: OAuth2,
-    claims: dict[str, Any],
+    claims: dict[str, object],
     *,
     issuer: str | None,
     nonce: str | None,

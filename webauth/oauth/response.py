@@ -70,8 +70,8 @@ class Forward:
 class Verified:
     """The tokens the code was exchanged for, and the profile they vouch for."""
 
-    tokens: dict[str, Any]
-    profile: dict[str, Any]
+    tokens: dict[str, object]
+    profile: dict[str, object]
 
 
 def origin_of(url: str) -> str:
@@ -185,7 +185,7 @@ def exchange_code(
     client = oauth_session(
         state.config, provider, redirect_uri=redirect_uri, token_endpoint=ep["token_endpoint"]
     )
-    kwargs: dict[str, Any] = {"code": code, "grant_type": "authorization_code"}
+    kwargs: dict[str, object] = {"code": code, "grant_type": "authorization_code"}
     if code_verifier is not None:
         kwargs["code_verifier"] = code_verifier
     try:
@@ -210,9 +210,9 @@ def _profile(
     provider: OAuth2,
     ep: Mapping[str, Any],
     client: Any,
-    tokens: dict[str, Any],
+    tokens: dict[str, object],
     nonce: str | None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     if provider.id_token:
         id_token = tokens.get("id_token")
         if not isinstance(id_token, str):

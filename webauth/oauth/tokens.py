@@ -47,9 +47,9 @@ def _fresh(account: AdapterAccount) -> bool:
     return account.expires_at is None or account.expires_at - LEEWAY > time.time()
 
 
-def normalize_tokens(token: Mapping[str, Any]) -> dict[str, Any]:
+def normalize_tokens(token: Mapping[str, object]) -> dict[str, object]:
     """A token response as webauth stores it: lowercase ``token_type``, ``expires_at`` added."""
-    tokens = dict(token)
+    tokens: dict[str, Any] = dict(token)
     if not isinstance(tokens.get("access_token"), str) or not tokens["access_token"]:
         raise CallbackRouteError("The token response has no access_token")
     if not isinstance(tokens.get("token_type"), str):
@@ -77,7 +77,7 @@ def get_access_token(user: Any, provider_id: str) -> str | None:
     if _fresh(account):
         return account.access_token
 
-    def refresh(locked: AdapterAccount) -> dict[str, Any] | None:
+    def refresh(locked: AdapterAccount) -> dict[str, object] | None:
         if _fresh(locked):  # refreshed by someone else while this caller waited
             return None
         return _refreshed_tokens(config, provider_id, locked)
@@ -86,7 +86,9 @@ def get_access_token(user: Any, provider_id: str) -> str | None:
     return stored.access_token if stored is not None else None
 
 
-def _refreshed_tokens(config: Config, provider_id: str, account: AdapterAccount) -> dict[str, Any]:
+def _refreshed_tokens(
+    config: Config, provider_id: str, account: AdapterAccount
+) -> dict[str, object]:
     """Ask the provider for new tokens; the fields to store."""
     configured = config.get_provider(provider_id)
     # OAuth2 and OIDC providers (the oauth and oidc kinds); this layer is below

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Final, Self
+from typing import ClassVar, Final, Self
 
 from django.core.checks import CheckMessage
 
@@ -42,10 +42,12 @@ class Provider:
     default_id: ClassVar[str] = ""
     default_name: ClassVar[str] = ""
 
-    def __init__(self, *, id: str | None = None, name: str | None = None, **options: Any) -> None:
+    def __init__(
+        self, *, id: str | None = None, name: str | None = None, **options: object
+    ) -> None:
         self.id = id or self.default_id
         self.name = name or self.default_name or self.id
-        self.options: dict[str, Any] = options
+        self.options: dict[str, object] = options
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id!r})"
@@ -85,7 +87,7 @@ class Provider:
         """System-check messages for this provider (``manage.py check``)."""
         return []
 
-    def to_json(self, base_url: str) -> Mapping[str, Any]:
+    def to_json(self, base_url: str) -> Mapping[str, object]:
         """This provider's entry in ``GET /auth/providers``."""
         return {
             "id": self.id,

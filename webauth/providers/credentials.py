@@ -39,7 +39,7 @@ from .base import Provider
 
 __all__ = ["Credentials", "DjangoCredentials"]
 
-Authorize = Callable[[Mapping[str, Any], HttpRequest], Any]
+Authorize = Callable[[Mapping[str, object], HttpRequest], Any]
 
 
 class Credentials(Provider):
@@ -66,12 +66,12 @@ class Credentials(Provider):
         *,
         id: str | None = None,
         name: str | None = None,
-        credentials: Mapping[str, Mapping[str, Any]] | None = None,
+        credentials: Mapping[str, Mapping[str, object]] | None = None,
         authorize: Authorize | str | None = None,
-        **options: Any,
+        **options: object,
     ) -> None:
         super().__init__(id=id, name=name, **options)
-        self.credentials: dict[str, dict[str, Any]] = {
+        self.credentials: dict[str, dict[str, object]] = {
             k: dict(v) for k, v in (credentials or {}).items()
         }
         self._authorize = authorize
@@ -112,7 +112,7 @@ class Credentials(Provider):
         return problems
 
 
-def _django_authorize(credentials: Mapping[str, Any], request: HttpRequest) -> Any:
+def _django_authorize(credentials: Mapping[str, object], request: HttpRequest) -> Any:
     # Imported here: django.contrib.auth's functions need the app registry, and a
     # settings module may import this provider before Django has set it up.
     from django.contrib.auth import authenticate, get_user_model
@@ -144,9 +144,9 @@ class DjangoCredentials(Credentials):
         *,
         id: str | None = None,
         name: str | None = None,
-        credentials: Mapping[str, Mapping[str, Any]] | None = None,
+        credentials: Mapping[str, Mapping[str, object]] | None = None,
         authorize: Authorize | str | None = None,
-        **options: Any,
+        **options: object,
     ) -> None:
         fields = credentials or {
             "username": {

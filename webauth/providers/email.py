@@ -123,7 +123,7 @@ def send_verification_email(
     provider: Email,
     theme: Any = None,
     request: Any = None,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> None:
     """The default delivery: one email with the link and the code, through Django.
 
@@ -202,7 +202,7 @@ class Email(Provider):
     default_id = "email"
     default_name = "Email"
     #: The sign-in form's field, as a credentials provider declares its fields.
-    form_fields: ClassVar[Mapping[str, Mapping[str, Any]]] = {
+    form_fields: ClassVar[Mapping[str, Mapping[str, object]]] = {
         "email": {
             "label": _("Email"),
             "type": "email",
@@ -227,7 +227,7 @@ class Email(Provider):
         code: str | None = "alphanumeric",
         code_max_attempts: int = 5,
         subject: str | None = None,
-        **options: Any,
+        **options: object,
     ) -> None:
         super().__init__(id=id, name=name, **options)
         self.from_email = from_email

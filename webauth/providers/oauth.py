@@ -118,7 +118,7 @@ class OAuth2(Provider):
     userinfo_endpoint: str | None = None
     jwks_uri: str | None = None
     scope: str | None = None
-    authorization_params: Mapping[str, Any] = {}
+    authorization_params: Mapping[str, object] = {}
     checks: tuple[str, ...] = ("pkce",)
     client_auth_method: str = "client_secret_basic"
     response_mode: str | None = None
@@ -135,7 +135,8 @@ class OAuth2(Provider):
         *,
         id: str | None = None,
         name: str | None = None,
-        profile: Callable[[dict[str, Any], dict[str, Any]], Mapping[str, Any]] | None = None,
+        profile: Callable[[dict[str, object], dict[str, object]], Mapping[str, object]]
+        | None = None,
         **options: Any,
     ) -> None:
         unknown = sorted(set(options) - set(_OPTIONS))
@@ -232,7 +233,9 @@ class OAuth2(Provider):
         return any(value is None for value in needed)
 
     # -- the hooks built-in providers override ---------------------------------------
-    def profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> Mapping[str, Any]:
+    def profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> Mapping[str, object]:
         """Map the provider's profile to ``{"id", "name", "email", "image"}``.
 
         The ``profile=`` callable when one was given, else :meth:`map_profile`.
@@ -241,7 +244,9 @@ class OAuth2(Provider):
             return self._profile_fn(profile, tokens)
         return self.map_profile(profile, tokens)
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> Mapping[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> Mapping[str, object]:
         """This provider's own mapping; here Auth.js's default (:func:`standard_profile`).
 
         id = ``sub`` or ``id``; name = ``name``, ``nickname`` or
@@ -252,8 +257,8 @@ class OAuth2(Provider):
         return standard_profile(profile, self.id)
 
     def get_userinfo(
-        self, http: requests.Session, tokens: dict[str, Any], endpoint: str | None
-    ) -> dict[str, Any]:
+        self, http: requests.Session, tokens: dict[str, object], endpoint: str | None
+    ) -> dict[str, object]:
         """Fetch the user's profile with the access token (``GET`` the userinfo endpoint)."""
         if not endpoint:
             raise InvalidEndpoints(f"provider {self.id!r} has no userinfo endpoint")
@@ -265,15 +270,15 @@ class OAuth2(Provider):
         response.raise_for_status()
         return json_object(response.json(), "the userinfo response")
 
-    def conform_token(self, token: dict[str, Any]) -> dict[str, Any]:
+    def conform_token(self, token: dict[str, object]) -> dict[str, object]:
         """Fix a provider's non-standard token response before it is used."""
         return token
 
-    def expected_issuer(self, claims: Mapping[str, Any], issuer: str | None) -> str | None:
+    def expected_issuer(self, claims: Mapping[str, object], issuer: str | None) -> str | None:
         """The ``iss`` an ID token must carry (multi-tenant providers derive it from claims)."""
         return issuer
 
-    def extra_callback_profile(self, params: Mapping[str, str]) -> dict[str, Any]:
+    def extra_callback_profile(self, params: Mapping[str, str]) -> dict[str, object]:
         """Profile data some providers send in the callback itself (Apple's ``user``)."""
         return {}
 

@@ -10,17 +10,16 @@ because the id is what links the account to its user.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 __all__ = ["dig", "full_name", "json_object", "require_id", "standard_profile", "text"]
 
 
-def text(value: Any) -> str | None:
+def text(value: object) -> str | None:
     """*value* if it is a non-empty string, else ``None``."""
     return value if isinstance(value, str) and value else None
 
 
-def dig(data: Any, *path: str | int) -> Any:
+def dig(data: object, *path: str | int) -> object:
     """``data[path[0]][path[1]]...``, or ``None`` as soon as a step is missing.
 
     A string step reads a mapping key, an integer step a list item.
@@ -35,7 +34,7 @@ def dig(data: Any, *path: str | int) -> Any:
     return data
 
 
-def require_id(value: Any, provider_id: str) -> str:
+def require_id(value: object, provider_id: str) -> str:
     """The account id as a string; raises ``ValueError`` when the profile has none.
 
     Auth.js falls back to a random UUID here, which silently creates a new
@@ -48,13 +47,13 @@ def require_id(value: Any, provider_id: str) -> str:
     raise ValueError(f"the {provider_id!r} profile's account id is not a string or number")
 
 
-def full_name(*parts: Any) -> str | None:
+def full_name(*parts: object) -> str | None:
     """The non-empty string *parts* joined with spaces, or ``None``."""
     words = [part.strip() for part in parts if isinstance(part, str) and part.strip()]
     return " ".join(words) or None
 
 
-def standard_profile(profile: Mapping[str, Any], provider_id: str) -> dict[str, Any]:
+def standard_profile(profile: Mapping[str, object], provider_id: str) -> dict[str, object]:
     """Auth.js's default mapping, for OpenID claims and similar profiles.
 
     id = ``sub`` or ``id`` (required); name = ``name``, ``nickname`` or
@@ -73,7 +72,7 @@ def standard_profile(profile: Mapping[str, Any], provider_id: str) -> dict[str, 
     }
 
 
-def json_object(data: Any, what: str) -> dict[str, Any]:
+def json_object(data: object, what: str) -> dict[str, object]:
     """*data* if it is a JSON object; raises ``ValueError`` naming *what* otherwise."""
     if not isinstance(data, dict):
         raise ValueError(f"{what} is not a JSON object")

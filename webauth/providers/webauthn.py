@@ -209,7 +209,7 @@ class WebAuthn(Provider):
     default_id = "webauthn"
     default_name = "WebAuthn"
     #: Auth.js's default field: the address, in autofill's ``webauthn`` slot.
-    default_form_fields: ClassVar[Mapping[str, Mapping[str, Any]]] = {
+    default_form_fields: ClassVar[Mapping[str, Mapping[str, object]]] = {
         "email": {
             "label": _("Email"),
             "type": "email",
@@ -231,9 +231,9 @@ class WebAuthn(Provider):
         resident_key: str | None = None,
         require_user_verification: bool = True,
         enable_conditional_ui: bool = True,
-        form_fields: Mapping[str, Mapping[str, Any]] | None = None,
+        form_fields: Mapping[str, Mapping[str, object]] | None = None,
         passkey_name: Callable[[str, str], str] | str | None = None,
-        **options: Any,
+        **options: object,
     ) -> None:
         super().__init__(id=id, name=name, **options)
         self.relying_party: Mapping[str, Any] = dict(relying_party or {})
@@ -242,7 +242,7 @@ class WebAuthn(Provider):
         self.resident_key = resident_key or self.default_resident_key
         self.require_user_verification = require_user_verification
         self.enable_conditional_ui = enable_conditional_ui
-        self.form_fields: Mapping[str, Mapping[str, Any]] = (
+        self.form_fields: Mapping[str, Mapping[str, object]] = (
             form_fields if form_fields is not None else self.default_form_fields
         )
         self._passkey_name = passkey_name

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..typing_aliases import EventFields
 from ..utils import aware
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ __all__ = [
 ]
 
 #: "No value given" for a session update's data (``None`` is a value: Auth.js's ``null``).
-UNSET: Any = object()
+UNSET: object = object()
 
 
 def absolute_deadline(config: Config, signed_in: float | None) -> float | None:
@@ -82,7 +83,7 @@ class SessionResult:
     """
 
     session: Any = None
-    token: dict[str, Any] | None = None
+    token: dict[str, object] | None = None
     user_id: str | None = None
     cookie: str | None = None
     expires: datetime | None = None
@@ -92,7 +93,7 @@ class SessionResult:
     valid_until: datetime | None = None
 
 
-def sub_of(token: Mapping[str, Any]) -> str | None:
+def sub_of(token: Mapping[str, object]) -> str | None:
     """A token's ``sub`` as a string, or ``None``."""
     sub = token.get("sub")
     return str(sub) if sub is not None else None
@@ -115,10 +116,10 @@ class NewSession:
     only linked an account carries on the session's time).
     """
 
-    user: Any
-    user_dict: Mapping[str, Any]
-    account: Mapping[str, Any] | None = None
-    profile: Any = None
+    user: object
+    user_dict: Mapping[str, object]
+    account: Mapping[str, object] | None = None
+    profile: object = None
     is_new_user: bool = False
     user_agent: str | None = None
     ip_address: str | None = None
@@ -127,7 +128,7 @@ class NewSession:
 
 
 #: Claims a test's session carries beside those a sign-in would give it.
-Claims = Mapping[str, Any] | None
+Claims = Mapping[str, object] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +142,7 @@ class EndedSession:
     session can be: a JWT stays valid until it expires, wherever a copy is).
     """
 
-    message: dict[str, Any] = field(default_factory=dict)
+    message: EventFields = field(default_factory=EventFields)
     ended: bool = False
     revoked: bool = False
 
@@ -215,7 +216,7 @@ class SessionStrategy:
         """The user whose live session *raw* is; nothing runs, nothing is extended."""
         raise NotImplementedError
 
-    def rebind(self, config: Config, raw: str | None, salt: str, user: Any) -> str | None:
+    def rebind(self, config: Config, raw: str | None, salt: str, user: object) -> str | None:
         """Carry *user*'s new session auth hash (their password changed) on session *raw*.
 
         The cookie value to use from now on, or ``None`` when *raw* is not a
@@ -223,11 +224,11 @@ class SessionStrategy:
         """
         raise NotImplementedError
 
-    def event_fields(self, result: SessionResult) -> dict[str, Any]:
+    def event_fields(self, result: SessionResult) -> EventFields:
         """The ``session`` event's fields for a read *result*, besides the request."""
         return {"session": result.session}
 
-    def session_for(self, config: Config, salt: str, user: Any, claims: Claims = None) -> str:
+    def session_for(self, config: Config, salt: str, user: object, claims: Claims = None) -> str:
         """A session cookie value for *user* made without a sign-in (no callback runs):
         what :func:`webauth.test.force_sign_in` hands a test client."""
         raise NotImplementedError

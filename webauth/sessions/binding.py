@@ -67,7 +67,7 @@ def find_user(config: Config, user_id: str) -> AdapterUser | None:
     return record if record is not None and record.instance is not None else None
 
 
-def _instance(user: Any) -> Any:
+def _instance(user: object) -> Any:
     return user.instance if isinstance(user, AdapterUser) else user
 
 
@@ -183,7 +183,7 @@ def _password_hash_matches(password: Any, value: Any) -> bool:
     return False
 
 
-def session_auth_hash(user: Any) -> str | None:
+def session_auth_hash(user: object) -> str | None:
     """*user*'s session auth hash (Django's ``get_session_auth_hash()``: an HMAC of the
     password hash), or ``None`` for a user without one (not a Django user)."""
     instance = _instance(user)
@@ -199,7 +199,7 @@ def session_auth_hash(user: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def auth_hash_matches(user: Any, value: Any) -> bool:
+def auth_hash_matches(user: object, value: Any) -> bool:
     """Whether *value* is *user*'s session auth hash, compared in constant time.
 
     As ``django.contrib.auth`` does after a ``SECRET_KEY`` rotation, a hash made
@@ -229,7 +229,7 @@ def session_ends(config: Config, reason: str, user_id: str | None) -> None:
     config.logger.debug("SESSION_ENDED", {"reason": reason, "userId": user_id})
 
 
-def binding_claims(user: Any, now: float) -> dict[str, Any]:
+def binding_claims(user: object, now: float) -> dict[str, object]:
     """webauth's own claims for a session of *user* signed in at *now*.
 
     The sign-in time always (so ``absolute_max_age`` applies from the real
@@ -237,14 +237,14 @@ def binding_claims(user: Any, now: float) -> dict[str, Any]:
     user: such a session lives only while its user exists, is active and
     keeps the same password.
     """
-    claims: dict[str, Any] = {AUTH_TIME_CLAIM: int(now)}
+    claims: dict[str, object] = {AUTH_TIME_CLAIM: int(now)}
     auth_hash = session_auth_hash(user)
     if auth_hash is not None:
         claims[AUTH_HASH_CLAIM] = auth_hash
     return claims
 
 
-def auth_time(token: Mapping[str, Any]) -> float | None:
+def auth_time(token: Mapping[str, object]) -> float | None:
     """The sign-in time a token records (``webauth_auth_time``), if any."""
     value = token.get(AUTH_TIME_CLAIM)
     if isinstance(value, int | float) and not isinstance(value, bool):

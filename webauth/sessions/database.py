@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-def _user_session(user: AdapterUser, expires: datetime) -> dict[str, Any]:
+def _user_session(user: AdapterUser, expires: datetime) -> dict[str, object]:
     """Auth.js's default session for the database strategy."""
     return {
         "user": {"name": user.name, "email": user.email, "image": user.image},
@@ -54,7 +54,7 @@ def read_database_session(
     session_token: str | None,
     *,
     trigger: str | None = None,
-    new_session: Any = UNSET,
+    new_session: object = UNSET,
     extend: bool = True,
 ) -> SessionResult:
     """Read a database session as ``GET /auth/session`` does.
@@ -99,7 +99,7 @@ def read_database_session(
             extended = True
         # As in Auth.js, the session shows the stored expiry read before extending it.
         session: Any = _user_session(user, expires)
-        params: dict[str, Any] = {"session": session, "user": user}
+        params: dict[str, object] = {"session": session, "user": user}
         if trigger == "update":
             params.update(
                 trigger="update", new_session=None if new_session is UNSET else new_session
@@ -180,7 +180,7 @@ def new_database_session(config: Config, new: NewSession) -> SessionResult:
     )
 
 
-def rebind_database_session(config: Config, session_token: str | None, user: Any) -> bool:
+def rebind_database_session(config: Config, session_token: str | None, user: object) -> bool:
     """Store *user*'s current session auth hash on the database session *session_token*.
 
     Only for a session of *user* whose adapter keeps the hash; returns whether
@@ -258,10 +258,10 @@ class DatabaseSessions(SessionStrategy):
             return None
         return user
 
-    def rebind(self, config: Config, raw: str | None, salt: str, user: Any) -> str | None:
+    def rebind(self, config: Config, raw: str | None, salt: str, user: object) -> str | None:
         return raw if rebind_database_session(config, raw, user) else None
 
-    def session_for(self, config: Config, salt: str, user: Any, claims: Claims = None) -> str:
+    def session_for(self, config: Config, salt: str, user: object, claims: Claims = None) -> str:
         new = NewSession(user=user, user_dict=user_to_dict(user), user_agent="webauth.test")
         result = new_database_session(config, new)
         assert result.cookie is not None  # a new session's cookie is its token

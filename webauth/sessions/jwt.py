@@ -19,6 +19,7 @@ from .. import jwt as jose
 from ..callbacks import run_jwt, run_session
 from ..errors import AuthError, JWTSessionError
 from ..types import AdapterUser
+from ..typing_aliases import EventFields
 from ..utils import call, user_to_dict
 from .base import (
     UNSET,
@@ -62,7 +63,7 @@ __all__ = [
 ]
 
 
-def _token_deadline(config: Config, token: Mapping[str, Any]) -> float | None:
+def _token_deadline(config: Config, token: Mapping[str, object]) -> float | None:
     """When the session of *token* must end (``absolute_max_age`` after its sign-in), if ever."""
     limit = config.session.absolute_max_age
     if limit is None:
@@ -71,7 +72,7 @@ def _token_deadline(config: Config, token: Mapping[str, Any]) -> float | None:
     return None if signed_in is None else signed_in + limit
 
 
-def jwt_lifetime(config: Config, token: Mapping[str, Any], now: float) -> tuple[int, float]:
+def jwt_lifetime(config: Config, token: Mapping[str, object], now: float) -> tuple[int, float]:
     """``(the JWT's max_age, the cookie's expiry)`` for issuing *token* at *now*.
 
     Both stop at the absolute deadline when there is one: ``exp`` keeps its
@@ -86,7 +87,7 @@ def jwt_lifetime(config: Config, token: Mapping[str, Any], now: float) -> tuple[
     return max_age, expires_ts
 
 
-def reissue_jwt(config: Config, token: Mapping[str, Any], salt: str) -> tuple[str, datetime]:
+def reissue_jwt(config: Config, token: Mapping[str, object], salt: str) -> tuple[str, datetime]:
     """*token* encoded again with a new expiry: ``(cookie value, cookie expiry)``."""
     now = time.time()
     max_age, expires_ts = jwt_lifetime(config, token, now)
@@ -94,7 +95,7 @@ def reissue_jwt(config: Config, token: Mapping[str, Any], salt: str) -> tuple[st
     return value, cookie_expiry(int(expires_ts))
 
 
-def encode_token(config: Config, token: Mapping[str, Any], salt: str, max_age: int) -> str:
+def encode_token(config: Config, token: Mapping[str, object], salt: str, max_age: int) -> str:
     """Encode a session JWT with ``jwt.encode`` if configured, else :func:`webauth.jwt.encode`."""
     if config.jwt.encode is None:
         return jose.encode(token=token, secret=config.secret, salt=salt, max_age=max_age)
@@ -105,7 +106,7 @@ def encode_token(config: Config, token: Mapping[str, Any], salt: str, max_age: i
     return value
 
 
-def decode_token(config: Config, token: str, salt: str) -> dict[str, Any] | None:
+def decode_token(config: Config, token: str, salt: str) -> dict[str, object] | None:
     """Decode a session JWT; ``None`` for anything invalid."""
     if config.jwt.decode is None:
         return jose.decode(token=token, secret=config.secret, salt=salt)
@@ -116,7 +117,7 @@ def decode_token(config: Config, token: str, salt: str) -> dict[str, Any] | None
 _TOKEN_CLAIMS = (("name", "name"), ("email", "email"), ("image", "picture"))
 
 
-def default_token(user_dict: Mapping[str, Any]) -> dict[str, Any]:
+def default_token(user_dict: Mapping[str, object]) -> dict[str, object]:
     """Auth.js's token at sign-in, before the ``jwt`` callback: ``name``, ``email``,
     ``picture`` (the user's ``image``) and ``sub`` (its id as a string).
 
@@ -131,7 +132,7 @@ def default_token(user_dict: Mapping[str, Any]) -> dict[str, Any]:
     return token
 
 
-def default_session(token: Mapping[str, Any], expires: str) -> dict[str, Any]:
+def default_session(token: Mapping[str, object], expires: str) -> dict[str, object]:
     """Auth.js's default session: name, email and image from the token, and ``expires``."""
     user = {}
     if "name" in token:
@@ -149,7 +150,7 @@ def read_jwt_session(
     salt: str,
     *,
     trigger: str | None = None,
-    new_session: Any = UNSET,
+    new_session: object = UNSET,
     reissue: bool = True,
     known_user: AdapterUser | None = None,
     load_user: bool = True,
@@ -200,7 +201,7 @@ def read_jwt_session(
             own = {k: payload[k] for k in OWN_CLAIMS if k in payload}
             if start_clock:
                 own[AUTH_TIME_CLAIM] = int(now)
-            params: dict[str, Any] = {"token": payload, "session": None}
+            params: dict[str, object] = {"token": payload, "session": None}
             if trigger == "update":
                 params.update(
                     trigger="update", session=None if new_session is UNSET else new_session
@@ -213,7 +214,7 @@ def read_jwt_session(
         jwt_max_age, expires_ts = jwt_lifetime(config, token, now)
         session = default_session(token, iso_expires(expires_ts))
         if callbacks.session is not None:
-            s_params: dict[str, Any] = {"session": session, "token": token}
+            s_params: dict[str, object] = {"session": session, "token": token}
             if trigger == "update":
                 s_params.update(
                     trigger="update", new_session=None if new_session is UNSET else new_session
@@ -241,7 +242,7 @@ def read_jwt_session(
 
 def _bound_user(
     config: Config,
-    token: Mapping[str, Any],
+    token: Mapping[str, object],
     *,
     known: AdapterUser | None = None,
     load: bool = True,
@@ -294,7 +295,7 @@ def new_jwt_session(config: Config, salt: str, new: NewSession) -> SessionResult
     that session's time (see :func:`webauth.flows.signin.conclude`).
     """
     user, since = new.user, new.since
-    params: dict[str, Any] = {
+    params: dict[str, object] = {
         "token": default_token(new.user_dict),
         "user": user,
         "account": new.account,
@@ -317,7 +318,7 @@ def new_jwt_session(config: Config, salt: str, new: NewSession) -> SessionResult
     )
 
 
-def rebind_jwt(config: Config, raw: str | None, salt: str, user: Any) -> str | None:
+def rebind_jwt(config: Config, raw: str | None, salt: str, user: object) -> str | None:
     """The JWT *raw* carrying *user*'s current session auth hash (its password changed).
 
     ``None`` unless *raw* is a valid session of *user* that carries the hash.
@@ -407,13 +408,13 @@ class JwtSessions(SessionStrategy):
             return bound if isinstance(bound, AdapterUser) else None
         return config.storage.require("get_user").get_user(str(token["sub"]))
 
-    def rebind(self, config: Config, raw: str | None, salt: str, user: Any) -> str | None:
+    def rebind(self, config: Config, raw: str | None, salt: str, user: object) -> str | None:
         return rebind_jwt(config, raw, salt, user)
 
-    def event_fields(self, result: SessionResult) -> dict[str, Any]:
+    def event_fields(self, result: SessionResult) -> EventFields:
         return {"session": result.session, "token": result.token}
 
-    def session_for(self, config: Config, salt: str, user: Any, claims: Claims = None) -> str:
+    def session_for(self, config: Config, salt: str, user: object, claims: Claims = None) -> str:
         now = time.time()
         token = {
             **default_token(

@@ -30,10 +30,10 @@ verification, changing it). Each renders ``webauth/account/includes/<section>.ht
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from django import template
 from django.http import HttpRequest
+from django.template import Context
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -51,7 +51,7 @@ from ..state import AuthState, get_state
 register = template.Library()
 
 
-def _request(context: Any, tag: str) -> HttpRequest:
+def _request(context: Context, tag: str) -> HttpRequest:
     request: HttpRequest | None = context.get("request")
     if request is None:
         raise template.TemplateSyntaxError(
@@ -62,7 +62,7 @@ def _request(context: Any, tag: str) -> HttpRequest:
 
 
 @register.simple_tag(takes_context=True)
-def webauth_signin_buttons(context: Any, callback_url: str | None = None) -> SafeString:
+def webauth_signin_buttons(context: Context, callback_url: str | None = None) -> SafeString:
     """A sign-in form per provider, for use in the project's own templates.
 
     Every form on a page carries the same CSRF token; when it is a new one,
@@ -84,7 +84,7 @@ def webauth_signin_buttons(context: Any, callback_url: str | None = None) -> Saf
 
 
 @register.simple_tag(takes_context=True)
-def webauth_csrf_token(context: Any) -> SafeString:
+def webauth_csrf_token(context: Context) -> SafeString:
     """A hidden ``csrfToken`` input for a hand-written form that posts to webauth's routes.
 
     Django's ``{% csrf_token %}`` does not do here: webauth checks its own
@@ -96,7 +96,7 @@ def webauth_csrf_token(context: Any) -> SafeString:
 
 
 @register.simple_tag(takes_context=True)
-def provider_signin_url(context: Any, provider_id: str) -> str:
+def provider_signin_url(context: Context, provider_id: str) -> str:
     """The URL a provider's sign-in form posts to."""
     config = get_config()
     provider = config.get_provider(provider_id)
@@ -121,7 +121,7 @@ def _webauthn_provider(state: AuthState, provider_id: str | None, tag: str) -> P
 
 
 def _render_passkey(
-    state: AuthState, name: str, passkey: dict[str, Any], callback_url: str | None
+    state: AuthState, name: str, passkey: dict[str, object], callback_url: str | None
 ) -> SafeString:
     request = state.request
     target = state.redirect(callback_url or request.get_full_path())
@@ -135,7 +135,7 @@ def _render_passkey(
 
 @register.simple_tag(takes_context=True)
 def webauth_passkey_signin(
-    context: Any,
+    context: Context,
     provider: str | None = None,
     callback_url: str | None = None,
     autofill: bool = True,
@@ -151,7 +151,7 @@ def webauth_passkey_signin(
 
 
 def _register_button(
-    context: Any,
+    context: Context,
     tag: str,
     provider: str | None,
     callback_url: str | None,
@@ -186,7 +186,7 @@ def _register_button(
 
 @register.simple_tag(takes_context=True)
 def webauth_passkey_register(
-    context: Any,
+    context: Context,
     provider: str | None = None,
     callback_url: str | None = None,
     label: str | None = None,
@@ -199,7 +199,7 @@ def webauth_passkey_register(
 
 @register.simple_tag(takes_context=True)
 def webauth_passkey_offer(
-    context: Any,
+    context: Context,
     provider: str | None = None,
     callback_url: str | None = None,
     label: str | None = None,
@@ -211,7 +211,10 @@ def webauth_passkey_offer(
 
 
 def _account_section(
-    context: Any, tag: str, name: str, build: Callable[[HttpRequest], dict[str, Any]]
+    context: Context,
+    tag: str,
+    name: str,
+    build: Callable[[HttpRequest], dict[str, object]],
 ) -> SafeString:
     """One account-center section for the signed-in user; nothing for a visitor."""
     request = _request(context, tag)
@@ -228,7 +231,7 @@ def _account_section(
 
 
 @register.simple_tag(takes_context=True)
-def webauth_account_sessions(context: Any) -> SafeString:
+def webauth_account_sessions(context: Context) -> SafeString:
     """The signed-in user's sessions: sign one out, or every other (database strategy)."""
     return _account_section(
         context, "webauth_account_sessions", "sessions", account.sessions_context
@@ -236,7 +239,7 @@ def webauth_account_sessions(context: Any) -> SafeString:
 
 
 @register.simple_tag(takes_context=True)
-def webauth_account_connections(context: Any) -> SafeString:
+def webauth_account_connections(context: Context) -> SafeString:
     """The OAuth providers: connect, disconnect (never the last way in)."""
     return _account_section(
         context, "webauth_account_connections", "connections", account.connections_context
@@ -244,7 +247,7 @@ def webauth_account_connections(context: Any) -> SafeString:
 
 
 @register.simple_tag(takes_context=True)
-def webauth_account_passkeys(context: Any) -> SafeString:
+def webauth_account_passkeys(context: Context) -> SafeString:
     """The signed-in user's passkeys: rename, remove (never the last way in), add."""
     return _account_section(
         context, "webauth_account_passkeys", "passkeys", account.passkeys_context
@@ -252,6 +255,6 @@ def webauth_account_passkeys(context: Any) -> SafeString:
 
 
 @register.simple_tag(takes_context=True)
-def webauth_account_email(context: Any) -> SafeString:
+def webauth_account_email(context: Context) -> SafeString:
     """The signed-in user's address, whether it is verified, and changing it."""
     return _account_section(context, "webauth_account_email", "email", account.email_context)

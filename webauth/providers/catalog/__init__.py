@@ -20,7 +20,7 @@ until a class is asked for.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..oauth import OAuth2
@@ -85,7 +85,7 @@ def provider_class(provider_id: str) -> type[OAuth2]:
     return _load(path)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> type[OAuth2]:
     # ``from webauth.providers.catalog import GitHub`` imports only github.py.
     path = _BY_CLASS_NAME.get(name)
     if path is None:

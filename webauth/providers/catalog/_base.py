@@ -24,7 +24,7 @@ def request_json(
     http: requests.Session,
     method: str,
     url: str,
-    tokens: Mapping[str, Any],
+    tokens: Mapping[str, object],
     headers: Mapping[str, str] | None = None,
 ) -> Any:
     """Call a provider API with the access token and return the decoded JSON body.

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from ..oauth import OIDC
 from ..profile import dig, full_name, require_id, text
@@ -39,7 +38,7 @@ class Apple(OIDC):
     client_auth_method = "client_secret_post"
     style = {"logo": "webauth/providers/apple.svg", "bg": "#000", "text": "#fff"}
 
-    def extra_callback_profile(self, params: Mapping[str, str]) -> dict[str, Any]:
+    def extra_callback_profile(self, params: Mapping[str, str]) -> dict[str, object]:
         """``{"user": {...}, "name": "First Last"}`` from the first-consent ``user`` parameter."""
         raw = params.get("user")
         if not isinstance(raw, str) or not raw or len(raw) > MAX_USER_PARAM:
@@ -52,16 +51,18 @@ class Apple(OIDC):
             return {}
         first = text(dig(data, "name", "firstName"))
         last = text(dig(data, "name", "lastName"))
-        user: dict[str, Any] = {"name": {"firstName": first, "lastName": last}}
+        user: dict[str, object] = {"name": {"firstName": first, "lastName": last}}
         if text(data.get("email")):
             user["email"] = data["email"]
-        extra: dict[str, Any] = {"user": user}
+        extra: dict[str, object] = {"user": user}
         name = full_name(first, last)
         if name:
             extra["name"] = name
         return extra
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """id = ``sub``; name from the first-consent ``user`` parameter; no image."""
         name = text(profile.get("name")) or full_name(
             dig(profile, "user", "name", "firstName"), dig(profile, "user", "name", "lastName")

@@ -11,8 +11,6 @@ Environment: ``AUTH_ATLASSIAN_ID``, ``AUTH_ATLASSIAN_SECRET``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..oauth import OAuth2
 from ..profile import require_id, text
 
@@ -32,7 +30,9 @@ class Atlassian(OAuth2):
     checks = ("state",)
     style = {"logo": "webauth/providers/atlassian.svg", "bg": "#0052cc", "text": "#fff"}
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """``account_id``, name, email, picture."""
         return {
             "id": require_id(profile.get("account_id"), self.id),

@@ -8,8 +8,6 @@ Environment: ``AUTH_BITBUCKET_ID`` (the consumer key), ``AUTH_BITBUCKET_SECRET``
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..oauth import OAuth2
 from ..profile import dig, require_id, text
 
@@ -27,7 +25,9 @@ class Bitbucket(OAuth2):
     scope = "account"
     style = {"logo": "webauth/providers/bitbucket.svg", "bg": "#205081", "text": "#fff"}
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """``account_id``, ``display_name`` else ``username``, ``links.avatar.href``."""
         return {
             "id": require_id(profile.get("account_id"), self.id),

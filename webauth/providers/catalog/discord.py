@@ -20,7 +20,7 @@ __all__ = ["Discord"]
 CDN = "https://cdn.discordapp.com"
 
 
-def avatar_url(user_id: str, avatar: Any, discriminator: Any) -> str:
+def avatar_url(user_id: str, avatar: object, discriminator: Any) -> str:
     """The CDN URL of a user's avatar, or of the default avatar Discord shows instead."""
     avatar = text(avatar)
     if avatar:
@@ -50,7 +50,9 @@ class Discord(OAuth2):
     scope = "identify email"
     style = {"logo": "webauth/providers/discord.svg", "bg": "#5865f2", "text": "#fff"}
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """id, ``global_name`` else ``username``, email, avatar URL."""
         user_id = require_id(profile.get("id"), self.id)
         return {

@@ -8,7 +8,7 @@ Environment: ``AUTH_DROPBOX_ID`` (the app key), ``AUTH_DROPBOX_SECRET``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..oauth import OAuth2
 from ..profile import dig, json_object, require_id, text
@@ -33,8 +33,8 @@ class Dropbox(OAuth2):
     style = {"logo": "webauth/providers/dropbox.svg", "bg": "#0061fe", "text": "#fff"}
 
     def get_userinfo(
-        self, http: requests.Session, tokens: dict[str, Any], endpoint: str | None
-    ) -> dict[str, Any]:
+        self, http: requests.Session, tokens: dict[str, object], endpoint: str | None
+    ) -> dict[str, object]:
         """``POST /2/users/get_current_account`` (no body: the call takes no arguments)."""
         url = endpoint or self.userinfo_endpoint
         if not url:
@@ -42,7 +42,9 @@ class Dropbox(OAuth2):
         data = request_json(http, "POST", url, tokens)
         return json_object(data, "Dropbox's get_current_account response")
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """``account_id``, ``name.display_name``, email, ``profile_photo_url``."""
         return {
             "id": require_id(profile.get("account_id"), self.id),

@@ -8,8 +8,6 @@ Environment: ``AUTH_FACEBOOK_ID`` (the app id), ``AUTH_FACEBOOK_SECRET``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..oauth import OAuth2
 from ..profile import dig, require_id, text
 
@@ -27,7 +25,9 @@ class Facebook(OAuth2):
     scope = "email"
     style = {"logo": "webauth/providers/facebook.svg", "bg": "#0866ff", "text": "#fff"}
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """id, name, email, ``picture.data.url``."""
         return {
             "id": require_id(profile.get("id"), self.id),

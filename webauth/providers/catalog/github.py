@@ -72,8 +72,8 @@ class GitHub(OAuth2):
         return {"User-Agent": USER_AGENT, "Accept": "application/vnd.github+json"}
 
     def get_userinfo(
-        self, http: requests.Session, tokens: dict[str, Any], endpoint: str | None
-    ) -> dict[str, Any]:
+        self, http: requests.Session, tokens: dict[str, object], endpoint: str | None
+    ) -> dict[str, object]:
         """``GET /user``, plus the primary address from ``GET /user/emails`` when it has none."""
         url = endpoint or self.userinfo_endpoint
         if not url:
@@ -87,7 +87,7 @@ class GitHub(OAuth2):
                 profile["email"] = email
         return profile
 
-    def _primary_email(self, http: requests.Session, tokens: Mapping[str, Any]) -> str | None:
+    def _primary_email(self, http: requests.Session, tokens: Mapping[str, object]) -> str | None:
         # Without the user:email scope (or on a GitHub App without the email
         # permission) this answers 404 or 403: the user then has no email.
         try:
@@ -102,7 +102,9 @@ class GitHub(OAuth2):
             chosen = entries[0]
         return text(dig(chosen, "email"))
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """id, name (else the login), email, ``avatar_url``."""
         return {
             "id": require_id(profile.get("id"), self.id),

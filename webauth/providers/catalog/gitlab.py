@@ -42,7 +42,9 @@ class GitLab(OAuth2):
         if base_url:
             self.base_url = base_url.rstrip("/")
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """id (or ``sub``), name (else the username), email, ``avatar_url``."""
         ident = profile.get("id")
         if ident is None:

@@ -10,8 +10,6 @@ Environment: ``AUTH_KAKAO_ID`` (the REST API key), ``AUTH_KAKAO_SECRET``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..oauth import OAuth2
 from ..profile import dig, require_id, text
 
@@ -30,7 +28,9 @@ class Kakao(OAuth2):
     client_auth_method = "client_secret_post"
     style = {"logo": "webauth/providers/kakao.svg", "bg": "#fee500", "text": "#000"}
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """id, and the nickname, email and profile image from ``kakao_account``."""
         return {
             "id": require_id(profile.get("id"), self.id),

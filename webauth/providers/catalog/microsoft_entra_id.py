@@ -77,14 +77,16 @@ class MicrosoftEntraID(OIDC):
             )
         return problems
 
-    def expected_issuer(self, claims: Mapping[str, Any], issuer: str | None) -> str | None:
+    def expected_issuer(self, claims: Mapping[str, object], issuer: str | None) -> str | None:
         """Fill a multi-tenant issuer with the token's ``tid``; a tenant issuer stays as is."""
         tid = claims.get("tid")
         if issuer is None or not isinstance(tid, str) or not _TENANT_RE.fullmatch(tid):
             return issuer
         return _MULTI_TENANT_RE.sub(tid, issuer, count=1)
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """id = ``sub``, ``name``, ``email`` (an optional claim: often absent), no image."""
         return {
             "id": require_id(profile.get("sub"), self.id),

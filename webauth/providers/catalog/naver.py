@@ -7,8 +7,6 @@ Environment: ``AUTH_NAVER_ID``, ``AUTH_NAVER_SECRET``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..oauth import OAuth2
 from ..profile import dig, require_id, text
 
@@ -25,7 +23,9 @@ class Naver(OAuth2):
     userinfo_endpoint = "https://openapi.naver.com/v1/nid/me"
     style = {"logo": "webauth/providers/naver.svg", "bg": "#03c75a", "text": "#000"}
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """``response``'s id, nickname, email and profile image."""
         return {
             "id": require_id(dig(profile, "response", "id"), self.id),

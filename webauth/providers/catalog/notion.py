@@ -11,7 +11,7 @@ Environment: ``AUTH_NOTION_ID`` (the OAuth client id), ``AUTH_NOTION_SECRET``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..oauth import OAuth2
 from ..profile import dig, json_object, require_id, text
@@ -37,7 +37,7 @@ class Notion(OAuth2):
     authorization_params = {"owner": "user"}
     style = {"logo": "webauth/providers/notion.svg", "bg": "#000", "text": "#fff"}
 
-    def conform_token(self, token: dict[str, Any]) -> dict[str, Any]:
+    def conform_token(self, token: dict[str, object]) -> dict[str, object]:
         """Drop a ``refresh_token`` that is not a non-empty string."""
         refresh = token.get("refresh_token")
         if "refresh_token" in token and not (isinstance(refresh, str) and refresh):
@@ -45,8 +45,8 @@ class Notion(OAuth2):
         return token
 
     def get_userinfo(
-        self, http: requests.Session, tokens: dict[str, Any], endpoint: str | None
-    ) -> dict[str, Any]:
+        self, http: requests.Session, tokens: dict[str, object], endpoint: str | None
+    ) -> dict[str, object]:
         """The user who owns the bot (``GET /v1/users/me`` → ``bot.owner.user``)."""
         url = endpoint or self.userinfo_endpoint
         if not url:
@@ -61,7 +61,9 @@ class Notion(OAuth2):
             )
         return user
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """id, name, ``person.email``, ``avatar_url``."""
         return {
             "id": require_id(profile.get("id"), self.id),

@@ -8,8 +8,6 @@ Environment: ``AUTH_PATREON_ID``, ``AUTH_PATREON_SECRET``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..oauth import OAuth2
 from ..profile import dig, require_id, text
 
@@ -27,7 +25,9 @@ class Patreon(OAuth2):
     scope = "identity identity[email]"
     style = {"logo": "webauth/providers/patreon.svg", "bg": "#ff424d", "text": "#000"}
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """``data.id`` and ``data.attributes``' full name, email and image URL."""
         return {
             "id": require_id(dig(profile, "data", "id"), self.id),

@@ -10,7 +10,7 @@ Environment: ``AUTH_REDDIT_ID``, ``AUTH_REDDIT_SECRET``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..oauth import OAuth2
 from ..profile import json_object, require_id, text
@@ -37,8 +37,8 @@ class Reddit(OAuth2):
     style = {"logo": "webauth/providers/reddit.svg", "bg": "#ff4500", "text": "#000"}
 
     def get_userinfo(
-        self, http: requests.Session, tokens: dict[str, Any], endpoint: str | None
-    ) -> dict[str, Any]:
+        self, http: requests.Session, tokens: dict[str, object], endpoint: str | None
+    ) -> dict[str, object]:
         """``GET /api/v1/me`` with a ``User-Agent``."""
         url = endpoint or self.userinfo_endpoint
         if not url:
@@ -46,7 +46,9 @@ class Reddit(OAuth2):
         data = request_json(http, "GET", url, tokens, {"User-Agent": USER_AGENT})
         return json_object(data, "Reddit's /api/v1/me response")
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """id, ``name`` (the username); no email or image, as in Auth.js."""
         return {
             "id": require_id(profile.get("id"), self.id),

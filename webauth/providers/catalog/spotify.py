@@ -7,8 +7,6 @@ Environment: ``AUTH_SPOTIFY_ID``, ``AUTH_SPOTIFY_SECRET``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..oauth import OAuth2
 from ..profile import dig, require_id, text
 
@@ -26,7 +24,9 @@ class Spotify(OAuth2):
     scope = "user-read-email"
     style = {"logo": "webauth/providers/spotify.svg", "bg": "#1db954", "text": "#000"}
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """id, ``display_name``, email, ``images[0].url``."""
         return {
             "id": require_id(profile.get("id"), self.id),

@@ -8,8 +8,6 @@ Environment: ``AUTH_STRAVA_ID``, ``AUTH_STRAVA_SECRET``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..oauth import OAuth2
 from ..profile import full_name, require_id, text
 
@@ -29,7 +27,9 @@ class Strava(OAuth2):
     client_auth_method = "client_secret_post"
     style = {"logo": "webauth/providers/strava.svg", "bg": "#fc4c02", "text": "#000"}
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """id, ``firstname lastname``, no email, ``profile`` (the large picture)."""
         return {
             "id": require_id(profile.get("id"), self.id),

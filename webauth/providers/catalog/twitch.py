@@ -12,7 +12,6 @@ Environment: ``AUTH_TWITCH_ID``, ``AUTH_TWITCH_SECRET``.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ..oauth import OIDC
 
@@ -34,7 +33,7 @@ class Twitch(OIDC):
     client_auth_method = "client_secret_post"
     style = {"logo": "webauth/providers/twitch.svg", "bg": "#9146ff", "text": "#fff"}
 
-    def conform_token(self, token: dict[str, Any]) -> dict[str, Any]:
+    def conform_token(self, token: dict[str, object]) -> dict[str, object]:
         """Join an array ``scope`` with spaces; turn Twitch's error body into an OAuth error."""
         token = dict(token)
         scope = token.get("scope")

@@ -9,8 +9,6 @@ id and secret, not the API key).
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..oauth import OAuth2
 from ..profile import dig, require_id, text
 
@@ -29,7 +27,9 @@ class Twitter(OAuth2):
     checks = ("pkce", "state")
     style = {"logo": "webauth/providers/twitter.svg", "bg": "#000", "text": "#fff"}
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """``data.id``, ``data.name``, no email, ``data.profile_image_url``."""
         return {
             "id": require_id(dig(profile, "data", "id"), self.id),

@@ -9,8 +9,6 @@ Environment: ``AUTH_YANDEX_ID``, ``AUTH_YANDEX_SECRET``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..oauth import OAuth2
 from ..profile import dig, require_id, text
 
@@ -30,7 +28,9 @@ class Yandex(OAuth2):
     scope = "login:info login:email login:avatar"
     style = {"logo": "webauth/providers/yandex.svg", "bg": "#fc3f1d", "text": "#000"}
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """id, a display name, the default email (else the first), the 200 px avatar."""
         avatar_id = text(profile.get("default_avatar_id"))
         image = None

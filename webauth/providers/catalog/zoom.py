@@ -9,8 +9,6 @@ Environment: ``AUTH_ZOOM_ID``, ``AUTH_ZOOM_SECRET``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..oauth import OAuth2
 from ..profile import full_name, require_id, text
 
@@ -28,7 +26,9 @@ class Zoom(OAuth2):
     scope = ""
     style = {"logo": "webauth/providers/zoom.svg", "bg": "#0b5cff", "text": "#fff"}
 
-    def map_profile(self, profile: dict[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+    def map_profile(
+        self, profile: dict[str, object], tokens: dict[str, object]
+    ) -> dict[str, object]:
         """id, ``first_name last_name``, email, ``pic_url``."""
         return {
             "id": require_id(profile.get("id"), self.id),
