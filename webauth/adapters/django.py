@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -169,6 +169,17 @@ def _new_claim() -> int:
 def _same(field: str, value: object) -> dict[str, object]:
     """A filter matching *value* in *field*, ``NULL`` included."""
     return {f"{field}__isnull": True} if value is None else {field: value}
+
+
+_R = TypeVar("_R")
+
+
+def _given(record: _R | None, what: str) -> _R:
+    """*record*, read by an ``as_*`` reader from what the caller passed; a caller
+    that passed nothing gets a ``TypeError`` (the contract requires the record)."""
+    if record is None:
+        raise TypeError(f"{what} is required, got None")
+    return record
 
 
 def _exact_account(obj: Account | None, provider_account_id: str) -> Account | None:
@@ -433,8 +444,7 @@ class DjangoAdapter:
 
     def link_account(self, account: AdapterAccount | Mapping[str, object]) -> AdapterAccount:
         """Store a provider account; raises ``IntegrityError`` if it is already linked."""
-        record = as_account(account)
-        assert record is not None
+        record = _given(as_account(account), "account")
         obj = Account(
             user_id=record.user_id,
             type=record.type,
@@ -450,8 +460,7 @@ class DjangoAdapter:
         self, account: AdapterAccount | Mapping[str, object]
     ) -> AdapterAccount | None:
         """Replace the stored tokens of an account (webauth extension, used on re-sign-in)."""
-        record = as_account(account)
-        assert record is not None
+        record = _given(as_account(account), "account")
         obj = self._account(record.provider, record.provider_account_id)
         if obj is None:
             return None
@@ -493,8 +502,7 @@ class DjangoAdapter:
         # taken inside this transaction would end before it commits.
         with lock:
             created = self.create_user(user)
-            record = as_account(account)
-            assert record is not None
+            record = _given(as_account(account), "account")
             record.user_id = created.id
             linked = self.link_account(record)
         return created, linked
@@ -734,8 +742,7 @@ class DjangoAdapter:
 
     def create_session(self, session: AdapterSession | Mapping[str, object]) -> AdapterSession:
         """Store a session under the hash of its token."""
-        record = as_session(session)
-        assert record is not None
+        record = _given(as_session(session), "session")
         now = timezone.now()
         obj = Session(
             user_id=record.user_id,
@@ -860,8 +867,7 @@ class DjangoAdapter:
         self, token: VerificationTokenRecord | Mapping[str, object]
     ) -> VerificationTokenRecord:
         """Store the token's hash (and the code's, when the record has one)."""
-        record = as_verification_token(token)
-        assert record is not None
+        record = _given(as_verification_token(token), "token")
         self._new_grant(record, record.attempts, self._write_db(VerificationToken))
         return record
 
@@ -879,8 +885,7 @@ class DjangoAdapter:
         after the other (see ``grant_transaction``), so exactly one grant
         survives them.
         """
-        record = as_verification_token(token)
-        assert record is not None
+        record = _given(as_verification_token(token), "token")
         alias = self._write_db(VerificationToken)
         identifier = record.identifier
         now = timezone.now()
@@ -1025,8 +1030,7 @@ class DjangoAdapter:
 
         The unique index on ``credential_id_hash`` refuses the duplicate.
         """
-        record = as_authenticator(authenticator)
-        assert record is not None
+        record = _given(as_authenticator(authenticator), "authenticator")
         obj = Authenticator(
             user_id=record.user_id,
             credential_id=record.credential_id,
@@ -1130,8 +1134,7 @@ class DjangoAdapter:
         self, challenge: WebAuthnChallengeRecord | Mapping[str, object]
     ) -> WebAuthnChallengeRecord:
         """Store the challenge under its hash, with the hash of the browser binding."""
-        record = as_webauthn_challenge(challenge)
-        assert record is not None
+        record = _given(as_webauthn_challenge(challenge), "challenge")
         if record.ceremony not in ("register", "authenticate"):
             raise ValueError(f"unknown WebAuthn ceremony {record.ceremony!r}")
         WebAuthnChallenge(

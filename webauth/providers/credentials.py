@@ -40,6 +40,8 @@ from .base import Provider
 __all__ = ["Credentials", "DjangoCredentials"]
 
 Authorize = Callable[[Mapping[str, object], HttpRequest], Any]
+#: The fields of the sign-in form: name -> its attributes (``label``, ``type``...).
+Fields = Mapping[str, Mapping[str, object]]
 
 
 class Credentials(Provider):
@@ -66,15 +68,23 @@ class Credentials(Provider):
         *,
         id: str | None = None,
         name: str | None = None,
-        credentials: Mapping[str, Mapping[str, object]] | None = None,
+        credentials: Fields | None = None,
         authorize: Authorize | str | None = None,
         **options: object,
     ) -> None:
         super().__init__(id=id, name=name, **options)
+        credentials, authorize = self.with_defaults(credentials, authorize)
         self.credentials: dict[str, dict[str, object]] = {
             k: dict(v) for k, v in (credentials or {}).items()
         }
         self._authorize = authorize
+
+    def with_defaults(
+        self, credentials: Fields | None, authorize: Authorize | str | None
+    ) -> tuple[Fields | None, Authorize | str | None]:
+        """The fields and ``authorize`` to use when the project gave *credentials*
+        and *authorize* (a subclass fills in its own); here, as given."""
+        return credentials, authorize
 
     @property
     def authorize_function(self) -> Authorize | None:
@@ -139,15 +149,10 @@ class DjangoCredentials(Credentials):
     default_id = "credentials"
     default_name = "Password"
 
-    def __init__(
-        self,
-        *,
-        id: str | None = None,
-        name: str | None = None,
-        credentials: Mapping[str, Mapping[str, object]] | None = None,
-        authorize: Authorize | str | None = None,
-        **options: object,
-    ) -> None:
+    def with_defaults(
+        self, credentials: Fields | None, authorize: Authorize | str | None
+    ) -> tuple[Fields | None, Authorize | str | None]:
+        """A username and a password, checked by Django's ``authenticate()``, unless given."""
         fields = credentials or {
             "username": {
                 "label": _("Username"),
@@ -162,10 +167,4 @@ class DjangoCredentials(Credentials):
                 "required": True,
             },
         }
-        super().__init__(
-            id=id,
-            name=name,
-            credentials=fields,
-            authorize=authorize or _django_authorize,
-            **options,
-        )
+        return fields, authorize or _django_authorize

@@ -11,7 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["dig", "full_name", "json_object", "require_id", "standard_profile", "text"]
+__all__ = [
+    "Profile",
+    "dig",
+    "full_name",
+    "json_object",
+    "require_id",
+    "standard_profile",
+    "text",
+]
+
+#: A provider's profile, or the token response, as JSON: read with the helpers below.
+Profile = dict[str, object]
 
 
 def text(value: object) -> str | None:

@@ -39,7 +39,7 @@ import secrets
 import threading
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from asgiref.sync import sync_to_async
 
@@ -47,15 +47,8 @@ from ..adapters.base import TokenRefresher
 from ..adapters.django import DjangoAdapter
 from ..errors import EmailInUse, LastSignInMethod
 from ..types import (
-    AdapterAccount,
-    AdapterAuthenticator,
-    AdapterSession,
-    AdapterUser,
     LinkedAccount,
     UserSession,
-    UserSessionCheck,
-    VerificationToken,
-    WebAuthnChallenge,
     as_account,
     as_authenticator,
     as_session,
@@ -65,6 +58,17 @@ from ..types import (
 )
 
 __all__ = ["MemoryAdapter"]
+
+if TYPE_CHECKING:
+    from ..types import (
+        AdapterAccount,
+        AdapterAuthenticator,
+        AdapterSession,
+        AdapterUser,
+        UserSessionCheck,
+        VerificationToken,
+        WebAuthnChallenge,
+    )
 
 #: A record as webauth passes it: the dataclass, or a mapping with either spelling.
 Record = object

@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping
 
 from ..oauth import OIDC
-from ..profile import dig, full_name, require_id, text
+from ..profile import Profile, dig, full_name, require_id, text
 
 __all__ = ["Apple"]
 
@@ -60,9 +60,7 @@ class Apple(OIDC):
             extra["name"] = name
         return extra
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """id = ``sub``; name from the first-consent ``user`` parameter; no image."""
         name = text(profile.get("name")) or full_name(
             dig(profile, "user", "name", "firstName"), dig(profile, "user", "name", "lastName")

@@ -12,7 +12,7 @@ Environment: ``AUTH_ATLASSIAN_ID``, ``AUTH_ATLASSIAN_SECRET``.
 from __future__ import annotations
 
 from ..oauth import OAuth2
-from ..profile import require_id, text
+from ..profile import Profile, require_id, text
 
 __all__ = ["Atlassian"]
 
@@ -30,9 +30,7 @@ class Atlassian(OAuth2):
     checks = ("state",)
     style = {"logo": "webauth/providers/atlassian.svg", "bg": "#0052cc", "text": "#fff"}
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """``account_id``, name, email, picture."""
         return {
             "id": require_id(profile.get("account_id"), self.id),

@@ -9,7 +9,7 @@ Environment: ``AUTH_BITBUCKET_ID`` (the consumer key), ``AUTH_BITBUCKET_SECRET``
 from __future__ import annotations
 
 from ..oauth import OAuth2
-from ..profile import dig, require_id, text
+from ..profile import Profile, dig, require_id, text
 
 __all__ = ["Bitbucket"]
 
@@ -25,9 +25,7 @@ class Bitbucket(OAuth2):
     scope = "account"
     style = {"logo": "webauth/providers/bitbucket.svg", "bg": "#205081", "text": "#fff"}
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """``account_id``, ``display_name`` else ``username``, ``links.avatar.href``."""
         return {
             "id": require_id(profile.get("account_id"), self.id),

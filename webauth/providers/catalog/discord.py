@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..oauth import OAuth2
-from ..profile import require_id, text
+from ..profile import Profile, require_id, text
 
 __all__ = ["Discord"]
 
@@ -50,9 +50,7 @@ class Discord(OAuth2):
     scope = "identify email"
     style = {"logo": "webauth/providers/discord.svg", "bg": "#5865f2", "text": "#fff"}
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """id, ``global_name`` else ``username``, email, avatar URL."""
         user_id = require_id(profile.get("id"), self.id)
         return {

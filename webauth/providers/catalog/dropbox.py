@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..oauth import OAuth2
-from ..profile import dig, json_object, require_id, text
+from ..profile import Profile, dig, json_object, require_id, text
 from ._base import request_json
 
 if TYPE_CHECKING:
@@ -42,9 +42,7 @@ class Dropbox(OAuth2):
         data = request_json(http, "POST", url, tokens)
         return json_object(data, "Dropbox's get_current_account response")
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """``account_id``, ``name.display_name``, email, ``profile_photo_url``."""
         return {
             "id": require_id(profile.get("account_id"), self.id),

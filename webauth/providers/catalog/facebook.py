@@ -9,7 +9,7 @@ Environment: ``AUTH_FACEBOOK_ID`` (the app id), ``AUTH_FACEBOOK_SECRET``.
 from __future__ import annotations
 
 from ..oauth import OAuth2
-from ..profile import dig, require_id, text
+from ..profile import Profile, dig, require_id, text
 
 __all__ = ["Facebook"]
 
@@ -25,9 +25,7 @@ class Facebook(OAuth2):
     scope = "email"
     style = {"logo": "webauth/providers/facebook.svg", "bg": "#0866ff", "text": "#fff"}
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """id, name, email, ``picture.data.url``."""
         return {
             "id": require_id(profile.get("id"), self.id),

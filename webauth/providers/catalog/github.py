@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import requests
 
 from ..oauth import OAuth2
-from ..profile import dig, json_object, require_id, text
+from ..profile import Profile, dig, json_object, require_id, text
 from ._base import request_json
 
 if TYPE_CHECKING:
@@ -102,9 +102,7 @@ class GitHub(OAuth2):
             chosen = entries[0]
         return text(dig(chosen, "email"))
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """id, name (else the login), email, ``avatar_url``."""
         return {
             "id": require_id(profile.get("id"), self.id),

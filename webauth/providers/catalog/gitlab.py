@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..oauth import OAuth2
-from ..profile import require_id, text
+from ..profile import Profile, require_id, text
 
 __all__ = ["GitLab"]
 
@@ -42,9 +42,7 @@ class GitLab(OAuth2):
         if base_url:
             self.base_url = base_url.rstrip("/")
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """id (or ``sub``), name (else the username), email, ``avatar_url``."""
         ident = profile.get("id")
         if ident is None:

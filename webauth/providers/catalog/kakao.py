@@ -11,7 +11,7 @@ Environment: ``AUTH_KAKAO_ID`` (the REST API key), ``AUTH_KAKAO_SECRET``.
 from __future__ import annotations
 
 from ..oauth import OAuth2
-from ..profile import dig, require_id, text
+from ..profile import Profile, dig, require_id, text
 
 __all__ = ["Kakao"]
 
@@ -28,9 +28,7 @@ class Kakao(OAuth2):
     client_auth_method = "client_secret_post"
     style = {"logo": "webauth/providers/kakao.svg", "bg": "#fee500", "text": "#000"}
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """id, and the nickname, email and profile image from ``kakao_account``."""
         return {
             "id": require_id(profile.get("id"), self.id),

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..oauth import OIDC
-from ..profile import require_id, text
+from ..profile import Profile, require_id, text
 
 __all__ = ["MicrosoftEntraID"]
 
@@ -84,9 +84,7 @@ class MicrosoftEntraID(OIDC):
             return issuer
         return _MULTI_TENANT_RE.sub(tid, issuer, count=1)
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """id = ``sub``, ``name``, ``email`` (an optional claim: often absent), no image."""
         return {
             "id": require_id(profile.get("sub"), self.id),

@@ -8,7 +8,7 @@ Environment: ``AUTH_NAVER_ID``, ``AUTH_NAVER_SECRET``.
 from __future__ import annotations
 
 from ..oauth import OAuth2
-from ..profile import dig, require_id, text
+from ..profile import Profile, dig, require_id, text
 
 __all__ = ["Naver"]
 
@@ -23,9 +23,7 @@ class Naver(OAuth2):
     userinfo_endpoint = "https://openapi.naver.com/v1/nid/me"
     style = {"logo": "webauth/providers/naver.svg", "bg": "#03c75a", "text": "#000"}
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """``response``'s id, nickname, email and profile image."""
         return {
             "id": require_id(dig(profile, "response", "id"), self.id),

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..oauth import OAuth2
-from ..profile import dig, json_object, require_id, text
+from ..profile import Profile, dig, json_object, require_id, text
 from ._base import request_json
 
 if TYPE_CHECKING:
@@ -61,9 +61,7 @@ class Notion(OAuth2):
             )
         return user
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """id, name, ``person.email``, ``avatar_url``."""
         return {
             "id": require_id(profile.get("id"), self.id),

@@ -9,7 +9,7 @@ Environment: ``AUTH_PATREON_ID``, ``AUTH_PATREON_SECRET``.
 from __future__ import annotations
 
 from ..oauth import OAuth2
-from ..profile import dig, require_id, text
+from ..profile import Profile, dig, require_id, text
 
 __all__ = ["Patreon"]
 
@@ -25,9 +25,7 @@ class Patreon(OAuth2):
     scope = "identity identity[email]"
     style = {"logo": "webauth/providers/patreon.svg", "bg": "#ff424d", "text": "#000"}
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """``data.id`` and ``data.attributes``' full name, email and image URL."""
         return {
             "id": require_id(dig(profile, "data", "id"), self.id),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..oauth import OAuth2
-from ..profile import json_object, require_id, text
+from ..profile import Profile, json_object, require_id, text
 from ._base import request_json
 
 if TYPE_CHECKING:
@@ -46,9 +46,7 @@ class Reddit(OAuth2):
         data = request_json(http, "GET", url, tokens, {"User-Agent": USER_AGENT})
         return json_object(data, "Reddit's /api/v1/me response")
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """id, ``name`` (the username); no email or image, as in Auth.js."""
         return {
             "id": require_id(profile.get("id"), self.id),

@@ -8,7 +8,7 @@ Environment: ``AUTH_SPOTIFY_ID``, ``AUTH_SPOTIFY_SECRET``.
 from __future__ import annotations
 
 from ..oauth import OAuth2
-from ..profile import dig, require_id, text
+from ..profile import Profile, dig, require_id, text
 
 __all__ = ["Spotify"]
 
@@ -24,9 +24,7 @@ class Spotify(OAuth2):
     scope = "user-read-email"
     style = {"logo": "webauth/providers/spotify.svg", "bg": "#1db954", "text": "#000"}
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """id, ``display_name``, email, ``images[0].url``."""
         return {
             "id": require_id(profile.get("id"), self.id),

@@ -9,7 +9,7 @@ Environment: ``AUTH_STRAVA_ID``, ``AUTH_STRAVA_SECRET``.
 from __future__ import annotations
 
 from ..oauth import OAuth2
-from ..profile import full_name, require_id, text
+from ..profile import Profile, full_name, require_id, text
 
 __all__ = ["Strava"]
 
@@ -27,9 +27,7 @@ class Strava(OAuth2):
     client_auth_method = "client_secret_post"
     style = {"logo": "webauth/providers/strava.svg", "bg": "#fc4c02", "text": "#000"}
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """id, ``firstname lastname``, no email, ``profile`` (the large picture)."""
         return {
             "id": require_id(profile.get("id"), self.id),

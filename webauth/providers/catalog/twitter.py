@@ -10,7 +10,7 @@ id and secret, not the API key).
 from __future__ import annotations
 
 from ..oauth import OAuth2
-from ..profile import dig, require_id, text
+from ..profile import Profile, dig, require_id, text
 
 __all__ = ["Twitter"]
 
@@ -27,9 +27,7 @@ class Twitter(OAuth2):
     checks = ("pkce", "state")
     style = {"logo": "webauth/providers/twitter.svg", "bg": "#000", "text": "#fff"}
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """``data.id``, ``data.name``, no email, ``data.profile_image_url``."""
         return {
             "id": require_id(dig(profile, "data", "id"), self.id),

@@ -10,7 +10,7 @@ Environment: ``AUTH_YANDEX_ID``, ``AUTH_YANDEX_SECRET``.
 from __future__ import annotations
 
 from ..oauth import OAuth2
-from ..profile import dig, require_id, text
+from ..profile import Profile, dig, require_id, text
 
 __all__ = ["Yandex"]
 
@@ -28,9 +28,7 @@ class Yandex(OAuth2):
     scope = "login:info login:email login:avatar"
     style = {"logo": "webauth/providers/yandex.svg", "bg": "#fc3f1d", "text": "#000"}
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """id, a display name, the default email (else the first), the 200 px avatar."""
         avatar_id = text(profile.get("default_avatar_id"))
         image = None

@@ -10,7 +10,7 @@ Environment: ``AUTH_ZOOM_ID``, ``AUTH_ZOOM_SECRET``.
 from __future__ import annotations
 
 from ..oauth import OAuth2
-from ..profile import full_name, require_id, text
+from ..profile import Profile, full_name, require_id, text
 
 __all__ = ["Zoom"]
 
@@ -26,9 +26,7 @@ class Zoom(OAuth2):
     scope = ""
     style = {"logo": "webauth/providers/zoom.svg", "bg": "#0b5cff", "text": "#fff"}
 
-    def map_profile(
-        self, profile: dict[str, object], tokens: dict[str, object]
-    ) -> dict[str, object]:
+    def map_profile(self, profile: Profile, tokens: Profile) -> Profile:
         """id, ``first_name last_name``, email, ``pic_url``."""
         return {
             "id": require_id(profile.get("id"), self.id),
