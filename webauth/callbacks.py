@@ -58,9 +58,9 @@ def run_redirect(config: Config, *, url: str, base_url: str) -> str:
 def run_jwt(config: Config, **params: Any) -> Mapping[str, Any] | None:
     """The ``jwt`` callback: returns the token to store (default: unchanged)."""
     fn = config.callbacks.jwt
-    if fn is None:
-        return params["token"]
-    return call(fn, **params)
+    # The token as given, or what the project's callback returns for it.
+    token: Mapping[str, Any] | None = params["token"] if fn is None else call(fn, **params)
+    return token
 
 
 def run_session(config: Config, **params: object) -> Any:

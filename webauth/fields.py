@@ -19,7 +19,7 @@ returns (a second line, for a column a project altered by hand).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import models
 
@@ -49,9 +49,16 @@ class _Exact:
         return params
 
 
-class ExactCharField(_Exact, models.CharField):
+if TYPE_CHECKING:  # django-stubs' fields are generic; Django's are not subscriptable
+    _CharField = models.CharField[str, str]
+    _EmailField = models.EmailField[str | None, str | None]  # webauth.User.email is nullable
+else:
+    _CharField, _EmailField = models.CharField, models.EmailField
+
+
+class ExactCharField(_Exact, _CharField):
     """A ``CharField`` compared exactly on every database (see the module's docstring)."""
 
 
-class ExactEmailField(_Exact, models.EmailField):
+class ExactEmailField(_Exact, _EmailField):
     """An ``EmailField`` compared exactly on every database (see the module's docstring)."""

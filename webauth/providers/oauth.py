@@ -241,7 +241,9 @@ class OAuth2(Provider):
         The ``profile=`` callable when one was given, else :meth:`map_profile`.
         """
         if self._profile_fn is not None:
-            return self._profile_fn(profile, tokens)
+            # The project's own function: a mapping, as its docs ask.
+            mapped: Mapping[str, object] = self._profile_fn(profile, tokens)
+            return mapped
         return self.map_profile(profile, tokens)
 
     def map_profile(
