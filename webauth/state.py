@@ -37,11 +37,11 @@ from .csrf import CsrfState, read_csrf_cookie, token_matches
 from .errors import AuthError, InvalidCallbackUrl, UntrustedHost
 from .sessions import (
     AUTH_HASH_CLAIM,
+    STRATEGIES,
     SessionResult,
     SessionStrategy,
     find_user,
     session_auth_hash,
-    strategy_of,
 )
 from .types import AdapterUser
 from .utils import remember_short
@@ -269,6 +269,9 @@ class AuthState:
         self.secure: bool = secure
         #: Every webauth cookie's name and attributes for this request's scheme.
         self.cookies: dict[str, ck.CookieSpec] = ck.cookie_specs(config, secure)
+        #: How the configuration keeps sessions (:mod:`webauth.sessions`): a
+        #: lookup in a dict, not worth deferring.
+        self.sessions: SessionStrategy = STRATEGIES[config.session.strategy]
 
     @classmethod
     def for_app(cls, request: HttpRequest, config: Config) -> AuthState:
@@ -395,11 +398,6 @@ class AuthState:
         return ck.read_chunked(self.request_cookies, self.cookies["session_token"].name)
 
     # -- the session and its user ------------------------------------------------------------
-    @cached_property
-    def sessions(self) -> SessionStrategy:
-        """How the configuration keeps sessions (:mod:`webauth.sessions`)."""
-        return strategy_of(self.config)
-
     @cached_property
     def session_result(self) -> SessionResult:
         """The session, read once (callbacks run; the cookie is re-issued in :meth:`finish`)."""

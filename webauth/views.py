@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
 from .actions import callback, csrf, pages, providers, session, signin, signout, webauthn
-from .actions.preamble import Unconfigured, load_config, open_state
+from .actions.preamble import Unconfigured, open_state
 from .clients import returns_redirect
 from .conf import Config
 from .errors import (
@@ -106,7 +106,7 @@ def auth_view(
             return bad_request()
         action, provider_id = route
     try:
-        state = open_state(request, load_config(), "cookie")
+        state = open_state(request, None, "cookie")
         # No check of the query's and the cookie's callbackUrl here, unlike Auth.js:
         # an unusable one is replaced by the origin (AuthState.callback_url), so a
         # planted cookie or a crafted link cannot make every route answer 500.

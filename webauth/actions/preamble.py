@@ -50,15 +50,22 @@ def load_config() -> Config:
 
 
 def open_state(
-    request: HttpRequest, config: Config, source: SessionSource, *, origin: bool = True
+    request: HttpRequest, config: Config | None, source: SessionSource, *, origin: bool = True
 ) -> AuthState:
     """The request's state for a route whose session comes from *source*, checked.
 
-    With *origin* the site's origin must be trusted (``UntrustedHost``
-    otherwise); the secret must be set (``MissingSecret``). A failed check is
-    logged and raised as :class:`Unconfigured`; ``DisallowedHost`` goes to
-    Django (its 400).
+    *config* is the configuration when the view has loaded it already, else
+    ``None`` (it is loaded as :func:`load_config` does). With *origin* the
+    site's origin must be trusted (``UntrustedHost`` otherwise); the secret must
+    be set (``MissingSecret``). A failed check is logged and raised as
+    :class:`Unconfigured`; ``DisallowedHost`` goes to Django (its 400).
     """
+    if config is None:
+        try:
+            config = get_config()
+        except ImproperlyConfigured as exc:
+            AuthLogger().error(exc)
+            raise Unconfigured(None) from exc
     try:
         if source == "app":
             state = AuthState.for_app(request, config)
