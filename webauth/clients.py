@@ -22,18 +22,22 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
-__all__ = ["prefers_json", "reads_json", "returns_redirect"]
+__all__ = ["RETURN_REDIRECT", "prefers_json", "reads_json", "returns_redirect"]
+
+#: The ``META`` key of Auth.js's ``X-Auth-Return-Redirect`` header (``key in
+#: request.META`` is :func:`returns_redirect` without a call, for the hot path).
+RETURN_REDIRECT = "HTTP_X_AUTH_RETURN_REDIRECT"
 
 
 def returns_redirect(request: HttpRequest) -> bool:
     """Whether the client reads ``{"url": ...}`` rather than following a redirect."""
-    return "HTTP_X_AUTH_RETURN_REDIRECT" in request.META
+    return RETURN_REDIRECT in request.META
 
 
 def reads_json(request: HttpRequest) -> bool:
     """Whether the client reads JSON answers (Auth.js's clients, ``fetch``) rather than pages."""
     meta = request.META
-    if "HTTP_X_AUTH_RETURN_REDIRECT" in meta:
+    if RETURN_REDIRECT in meta:
         return True
     accept = meta.get("HTTP_ACCEPT", "")
     return "application/json" in accept and "text/html" not in accept

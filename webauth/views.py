@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
 from .actions import callback, csrf, pages, providers, session, signin, signout, webauthn
 from .actions.preamble import Unconfigured, open_state
-from .clients import returns_redirect
+from .clients import RETURN_REDIRECT, returns_redirect
 from .conf import Config
 from .errors import (
     AuthError,
@@ -157,7 +157,7 @@ def _unsupported(state: AuthState, method: str, action: str, provider_id: str | 
 def _return_redirect(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
     # Clients that cannot follow redirects themselves (fetch from next-auth/react and
     # friends) send X-Auth-Return-Redirect: answer 200 {"url": ...} keeping the cookies.
-    if returns_redirect(request) and response.has_header("Location"):
+    if RETURN_REDIRECT in request.META and response.has_header("Location"):  # returns_redirect
         answer = json_response({"url": response["Location"]})
         answer["Location"] = response["Location"]
         answer.cookies = response.cookies
