@@ -10,6 +10,9 @@ order (its ``handleAuthorized``, ``handleLoginOrRegister`` and session step):
    (``AccessDenied``), a string redirects there instead;
 2. :meth:`Attempt.store`: the flow's own rules for what is stored (users and
    linked accounts, through the adapter); the user it found is checked again;
+   then the registered steps (:mod:`webauth.flows.steps`): one that is needed
+   ends here with :class:`~webauth.flows.outcomes.NeedsStep`, and continues
+   with :func:`conclude` once it is passed;
 3. a ``django.contrib.sessions`` session the browser had gets a new key (no
    session fixation) and Django's CSRF token a new value, as ``login()`` does,
    and ``django.contrib.auth``'s ``user_logged_in`` signal is sent for a
@@ -24,9 +27,11 @@ order (its ``handleAuthorized``, ``handleLoginOrRegister`` and session step):
 5. the ``sign_in`` event; then the session cookie and the redirect to the
    callback URL (or to ``pages.new_user`` for a new user).
 
-Steps 1 to 4 and the event are :func:`complete`, which the app sign-in
-(:mod:`webauth.flows.app`) shares: it answers the new session's token as JSON
-instead of step 5, and skips the browser's own part of step 3 (the Django
+Steps 1 to 4 and the event are :func:`complete` (3 on are :func:`conclude`),
+which returns an outcome (:mod:`webauth.flows.outcomes`) and never a response;
+the client's renderer (:mod:`webauth.flows.render`) answers it. The app sign-in
+(:mod:`webauth.flows.app`) shares it: it answers the new session's token as
+JSON instead of step 5, and skips the browser's own part of step 3 (the Django
 session and CSRF cookies, which an app's request neither reads nor gets).
 
 A new kind of provider adds its first half and an :class:`Attempt` subclass;
