@@ -145,3 +145,17 @@ def test_the_strategy_count_sees_a_branch(source, count):
 )
 def test_the_dict_count_sees_a_write(source, count):
     assert len(outside_dict_writes(ast.parse(source))) == count
+
+
+def test_a_strategy_must_implement_the_whole_interface():
+    # The interface is abstract: a strategy that leaves a method out cannot be
+    # made, so STRATEGIES (made at import) holds only complete ones.
+    from webauth.sessions import STRATEGIES, JwtSessions, SessionStrategy
+
+    class Partial(SessionStrategy):
+        name, stored, adapter_feature = "partial", False, "jwt_with_adapter"
+
+    with pytest.raises(TypeError, match="abstract"):
+        Partial()  # type: ignore[abstract]
+    assert isinstance(STRATEGIES["jwt"], JwtSessions)
+    assert SessionStrategy.__abstractmethods__ >= {"read", "create", "end", "slide"}

@@ -4,6 +4,7 @@ strategy interface, and the clocks of a session's life."""
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -153,7 +154,7 @@ class EndedSession:
 BindUser = Callable[[], "str | bool | None"]
 
 
-class SessionStrategy:
+class SessionStrategy(ABC):
     """How sessions are kept: one object per strategy, chosen once by its ``name``.
 
     ``WEBAUTH["session"]["strategy"]`` names it; :func:`webauth.sessions.strategy_of`
@@ -172,6 +173,7 @@ class SessionStrategy:
     #: methods the strategy calls when there is an adapter.
     adapter_feature: ClassVar[str]
 
+    @abstractmethod
     def read(self, config: Config, raw: str | None, salt: str, **options: Any) -> SessionResult:
         """Read the session of cookie value *raw* as ``GET /auth/session`` does.
 
@@ -183,20 +185,20 @@ class SessionStrategy:
         *load_user* say how a JWT's user is checked; a database session comes
         with its user.
         """
-        raise NotImplementedError
 
+    @abstractmethod
     def create(self, config: Config, salt: str, new: NewSession) -> SessionResult:
         """The session of the fresh sign-in *new* describes."""
-        raise NotImplementedError
 
+    @abstractmethod
     def end(self, config: Config, raw: str | None, salt: str) -> EndedSession:
         """End the session of cookie value *raw* (sign-out)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def revoke(self, config: Config, raw: str | None) -> None:
         """Make the token *raw* unusable where the server can (``logout()``); no event."""
-        raise NotImplementedError
 
+    @abstractmethod
     def slide(
         self, config: Config, result: SessionResult, salt: str, bind: BindUser
     ) -> tuple[str | None, datetime | None] | None:
@@ -206,29 +208,28 @@ class SessionStrategy:
         ``(value, expires)``. *bind* is called only when a JWT from before
         sessions were bound to their user is re-issued.
         """
-        raise NotImplementedError
 
+    @abstractmethod
     def signed_in_at(self, config: Config, raw: str | None, salt: str) -> float | None:
         """When the session of cookie value *raw* signed in (a POSIX time), if it says."""
-        raise NotImplementedError
 
+    @abstractmethod
     def current_user(self, config: Config, raw: str | None, salt: str) -> AdapterUser | None:
         """The user whose live session *raw* is; nothing runs, nothing is extended."""
-        raise NotImplementedError
 
+    @abstractmethod
     def rebind(self, config: Config, raw: str | None, salt: str, user: object) -> str | None:
         """Carry *user*'s new session auth hash (their password changed) on session *raw*.
 
         The cookie value to use from now on, or ``None`` when *raw* is not a
         bound session of *user*.
         """
-        raise NotImplementedError
 
     def event_fields(self, result: SessionResult) -> EventFields:
         """The ``session`` event's fields for a read *result*, besides the request."""
         return {"session": result.session}
 
+    @abstractmethod
     def session_for(self, config: Config, salt: str, user: object, claims: Claims = None) -> str:
         """A session cookie value for *user* made without a sign-in (no callback runs):
         what :func:`webauth.test.force_sign_in` hands a test client."""
-        raise NotImplementedError
