@@ -20,7 +20,7 @@ from django.test import RequestFactory
 from freezegun import freeze_time
 
 from webauth import client_ip as client_ip_module
-from webauth import ratelimit, sign_in
+from webauth import counters, ratelimit, sign_in
 from webauth.checks import check_rate_limit_actions, check_rate_limit_cache
 from webauth.conf import RateRule, build_config
 from webauth.conf.options import parse_rate
@@ -155,7 +155,7 @@ def cache_alias(request, settings, monkeypatch):
     if request.param.startswith("redis"):
         redis_or_skip()
         if request.param == "redis-add-incr":
-            monkeypatch.setattr(ratelimit, "_redis_client", lambda cache: None)
+            monkeypatch.setattr(counters, "redis_client", lambda cache: None)
         settings.CACHES = {**settings.CACHES, "limits": fresh_redis_cache()}
         return "limits"
     return "default"
@@ -312,7 +312,7 @@ def redis_round_trips(settings, monkeypatch):
     redis_or_skip()
     settings.CACHES = {**settings.CACHES, "limits": fresh_redis_cache()}
     settings.WEBAUTH = {**BASE, "rate_limit_cache": "limits"}
-    real = ratelimit._redis_client
+    real = counters.redis_client
     clients: dict[int, CountingClient] = {}
 
     def counting(cache):
@@ -321,7 +321,7 @@ def redis_round_trips(settings, monkeypatch):
             return None
         return clients.setdefault(id(client), CountingClient(client))
 
-    monkeypatch.setattr(ratelimit, "_redis_client", counting)
+    monkeypatch.setattr(counters, "redis_client", counting)
 
     def trips():
         return sum(c.calls for c in clients.values())
@@ -687,7 +687,7 @@ def test_limits_off_need_no_cache_and_log_nothing(caplog):
 
 
 def test_counters_live_in_webauths_keys_and_past_their_window(cache_alias):
-    # A window's counter outlives the window by _EXPIRY_MARGIN (30 s), so that no
+    # A window's counter outlives the window by counters.EXPIRY_MARGIN (30 s), so that no
     # request of the window finds it expired; its name holds no personal data.
     config = config_with(rate_limits={"mine": "1/m/ip"}, rate_limit_cache=cache_alias)
     with freeze_time("2026-01-01 12:00:00") as frozen:
@@ -785,7 +785,7 @@ def test_a_counter_that_keeps_expiring_counts_as_the_first():
             calls.append("incr")
             raise ValueError("gone")
 
-    assert ratelimit._take(Racing(), "n", 30) == 1
+    assert counters.take(Racing(), "n", 30) == 1
     assert calls == ["add", "incr"] * 3
 
 

@@ -45,6 +45,7 @@ script (``INCR``, and ``EXPIRE`` for a counter it created) that Redis runs
 atomically. ``DatabaseCache`` and
 ``FileBasedCache`` do read-modify-write in ``incr`` and are not atomic;
 ``DummyCache`` stores nothing (system checks ``webauth.E009``, ``W006``, ``W007``).
+The counting itself is :mod:`webauth.counters`; this module decides what is counted.
 
 Keys hold no personal data: the address bucket and the key are hashed. A
 failing cache does not take sign-in down: the error is logged and the request
@@ -53,7 +54,6 @@ is let through (the limits are a second line behind the password hasher).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
 import time
@@ -62,11 +62,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import caches
-from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse
 
 from .client_ip import client_bucket_of
 from .conf import Config, RateRule, get_config
+from .counters import Counter, give_back, take_all
 from .identity import identifier_key
 from .logger import get_logger
 from .responses import json_response
@@ -84,14 +84,7 @@ __all__ = [
 
 _log = get_logger("ratelimit")
 
-#: A window's counter lives this much longer than the window, so that no request of
-#: the window can find it expired (Django's Redis ``incr`` checks, then increments).
-_EXPIRY_MARGIN = 30
-
 _PREFIX = "webauth:rl"
-
-#: One counter of a request: its rule, its cache key, the seconds left in its window.
-Counter = tuple[RateRule, str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,12 +138,12 @@ def _rules(config: Config, action: str) -> tuple[RateRule, ...]:
 
 def _counters(
     request: HttpRequest, config: Config, hits: Iterable[tuple[str, str | None]], now: float
-) -> tuple[list[Counter], list[int]]:
-    """(rule, cache key, seconds left in its window) for each rule that applies, in order.
+) -> tuple[list[tuple[RateRule, Counter]], list[int]]:
+    """Each rule that applies, in order, with its counter (cache key, limit, seconds left).
 
     With where each ``(action, key)`` of *hits* ends in that list.
     """
-    counters: list[Counter] = []
+    counters: list[tuple[RateRule, Counter]] = []
     ends: list[int] = []
     ip: str | None = None
     for action, key in hits:
@@ -168,21 +161,10 @@ def _counters(
             window = int(now // rule.period)
             left = max(1, math.ceil((window + 1) * rule.period - now))
             digest = hashlib.sha256(subject.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-            counters.append((rule, f"{_PREFIX}:{action}:{index}:{window}:{digest}", left))
+            name = f"{_PREFIX}:{action}:{index}:{window}:{digest}"
+            counters.append((rule, Counter(name, rule.limit, left)))
         ends.append(len(counters))
     return counters, ends
-
-
-def _take(cache: Any, name: str, timeout: int) -> int:
-    """Add one to the counter *name*: this request's place in its window (atomic)."""
-    for _ in range(3):
-        if cache.add(name, 1, timeout):
-            return 1
-        try:
-            return int(cache.incr(name))
-        except ValueError:
-            continue  # it expired between add() and incr(): only at a window's very end
-    return 1
 
 
 def hit(
@@ -222,12 +204,7 @@ def hit_many(
         counters, ends = _counters(request, config, hits, now)
         if not counters:
             return tuple(Decision(True, action, cache_alias=alias) for action, _ in hits)
-        cache = caches[alias]
-        client = _redis_client(cache)
-        if client is not None:
-            refused, counted = _take_all_redis(cache, client, counters)
-        else:
-            refused, counted = _take_all(cache, counters)
+        refused, counted = take_all(caches[alias], [counter for _, counter in counters])
     except ValueError:
         raise
     except Exception:
@@ -242,76 +219,10 @@ def hit_many(
         if refused is None or refused >= end:
             decisions.append(Decision(True, action, 0, None, mine, alias))
         else:
-            rule, _, left = counters[refused]
-            decisions.append(Decision(False, action, left, rule, mine, alias))
+            rule, counter = counters[refused]
+            decisions.append(Decision(False, action, counter.left, rule, mine, alias))
         start = end
     return tuple(decisions)
-
-
-def _take_all(cache: Any, counters: list[Counter]) -> tuple[int | None, tuple[str, ...]]:
-    """Any cache: ``add`` + ``incr`` per counter. (index of the refusing one, names counted)."""
-    counted = []
-    for index, (rule, name, left) in enumerate(counters):
-        place = _take(cache, name, left + _EXPIRY_MARGIN)
-        counted.append(name)
-        if place > rule.limit:
-            return index, tuple(counted)
-    return None, tuple(counted)
-
-
-# Django's RedisCache: every counter of a hit in one round trip. A script runs
-# atomically in Redis, so INCR and the EXPIRE of a counter it just created cannot
-# be separated, and counting stops at the first refusing rule as in _take_all.
-# KEYS: the counters; ARGV: limit and time to live of each, in turn.
-_HIT_SCRIPT = """
-for i, name in ipairs(KEYS) do
-  local place = redis.call('INCR', name)
-  if place == 1 then redis.call('EXPIRE', name, ARGV[2 * i]) end
-  if place > tonumber(ARGV[2 * i - 1]) then return i end
-end
-return 0
-"""
-# DECR only what still exists: a counter whose window is over must not come back
-# without a time to live.
-_REFUND_SCRIPT = """
-for _, name in ipairs(KEYS) do
-  if redis.call('EXISTS', name) == 1 then redis.call('DECR', name) end
-end
-return 0
-"""
-
-
-def _redis_client(cache: Any) -> Any:
-    """The ``redis.Redis`` client behind Django's ``RedisCache``, or ``None`` for other caches.
-
-    Django makes a new ``redis.Redis`` (about 0.2 ms: its table of reply parsers)
-    for every cache call; the limiter keeps one per connection pool (the client
-    is thread-safe: each command borrows a connection from the pool).
-    """
-    if not isinstance(cache, RedisCache):
-        return None
-    backend = cache._cache
-    client = backend.__dict__.get("_webauth_client")
-    if client is None:
-        client = backend.get_client(None, write=True)
-        backend.__dict__["_webauth_client"] = client
-    return client
-
-
-def _take_all_redis(
-    cache: Any, client: Any, counters: list[Counter]
-) -> tuple[int | None, tuple[str, ...]]:
-    # make_key, not make_and_validate_key: the validation only warns about keys
-    # memcached would refuse (a Python loop over each character), and these are
-    # Redis keys, ASCII and short by construction.
-    names = [cache.make_key(name) for _, name, _ in counters]
-    args: list[int] = []
-    for rule, _, left in counters:
-        args += [rule.limit, left + _EXPIRY_MARGIN]
-    refused = int(client.eval(_HIT_SCRIPT, len(names), *names, *args))
-    if refused:
-        return refused - 1, tuple(name for _, name, _ in counters[:refused])
-    return None, tuple(name for _, name, _ in counters)
 
 
 def check(
@@ -329,15 +240,15 @@ def check(
         found, _ = _counters(request, config, ((action, key),), now)
         if not found:  # limits off, or only rules per key and no key: no cache needed
             return Decision(True, action, cache_alias=alias)
-        values = caches[alias].get_many([name for _, name, _ in found])
+        values = caches[alias].get_many([counter.name for _, counter in found])
     except ValueError:
         raise
     except Exception:
         _log.exception("webauth: rate limit %r could not be read from cache %r", action, alias)
         return Decision(True, action, cache_alias=alias)
-    for rule, name, left in found:
-        if int(values.get(name) or 0) >= rule.limit:
-            return Decision(False, action, left, rule, (), alias)
+    for rule, counter in found:
+        if int(values.get(counter.name) or 0) >= rule.limit:
+            return Decision(False, action, counter.left, rule, (), alias)
     return Decision(True, action, cache_alias=alias)
 
 
@@ -346,15 +257,7 @@ def refund(decision: Decision) -> None:
     if not decision.counted:
         return
     try:
-        cache = caches[decision.cache_alias]
-        client = _redis_client(cache)
-        if client is not None:
-            names = [cache.make_key(name) for name in decision.counted]
-            client.eval(_REFUND_SCRIPT, len(names), *names)
-            return
-        for name in decision.counted:
-            with contextlib.suppress(ValueError):  # its window is over
-                cache.decr(name)
+        give_back(caches[decision.cache_alias], decision.counted)
     except Exception:
         _log.exception("webauth: rate limit %r could not be refunded", decision.action)
 
