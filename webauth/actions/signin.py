@@ -8,9 +8,9 @@ from ..clients import returns_redirect
 from ..errors import EmailSignInError, InvalidProvider, MissingCSRF, RateLimited
 from ..flows import flow_for
 from ..flows.email import InvalidEmail
+from ..flows.render import rate_limited
 from ..pages import render_signin_page
 from ..responses import redirect
-from .callback import rate_limited
 
 if TYPE_CHECKING:
     from django.http import HttpResponse

@@ -32,6 +32,7 @@ from .accounts import LINKING_METHODS
 if TYPE_CHECKING:
     from django.http import HttpResponse
 
+    from ..errors import CredentialsSignin
     from ..providers.base import Provider
     from ..state import AuthState
 
@@ -42,6 +43,7 @@ __all__ = [
     "Capability",
     "Flow",
     "FlowFunction",
+    "RefusedFormFunction",
     "app_routes",
     "can",
     "flow_for",
@@ -49,6 +51,12 @@ __all__ = [
 ]
 
 FlowFunction = Callable[["AuthState", "Provider", Mapping[str, object], str], "HttpResponse"]
+
+#: A kind's answer to a refused form of the built-in sign-in page:
+#: ``(state, provider, params, error) -> HttpResponse``.
+RefusedFormFunction = Callable[
+    ["AuthState", "Provider", Mapping[str, object], "CredentialsSignin"], "HttpResponse"
+]
 
 #: An app sign-in flow (:mod:`webauth.flows.app`): ``(state, provider, body) -> answer``.
 AppFlowFunction = Callable[["AuthState", Any, Mapping[str, object]], dict[str, object]]
@@ -97,6 +105,11 @@ class Flow:
     (credentials, email, passkeys: so that :func:`webauth.sign_in` is limited too).
     ``app_routes``: the app sign-in routes that serve the kind (:data:`AppRoute`;
     :data:`webauth.actions.app.APP_ROUTES` is made from them).
+    ``refused_form``: what a browser gets when the built-in sign-in page's form
+    of this kind is refused (``CredentialsSignin``): for credentials, the page
+    again with what was typed (:func:`webauth.flows.credentials.refused_form`).
+    ``None``: the error's own answer (Auth.js's), as with a custom sign-in page
+    or a client that reads JSON.
 
     What callers ask (the capability flags, :data:`Capability`):
 
@@ -132,6 +145,7 @@ class Flow:
     experimental: str | None = None
     callback_rate_limit: str | None = None
     app_routes: tuple[AppRoute, ...] = ()
+    refused_form: RefusedFormFunction | None = None
     links_accounts: bool = False
     is_passkey: bool = False
     sends_email: bool = False
@@ -164,6 +178,7 @@ FLOWS: Mapping[str, Flow] = {
         callback_methods=frozenset({"POST"}),
         callback_needs_csrf=True,
         app_routes=(("POST", "signin", app.credentials_sign_in),),
+        refused_form=credentials.refused_form,
         has_password_form=True,
     ),
     "oauth": _OAUTH,

@@ -51,6 +51,7 @@ from ..errors import (
     RateLimited,
 )
 from ..providers.credentials import Credentials, DjangoCredentials
+from ..responses import redirect
 from ..utils import call, user_to_dict
 from .signin import Attempt, SignedIn, finish
 
@@ -68,6 +69,7 @@ __all__ = [
     "callback",
     "forget_form",
     "identifier",
+    "refused_form",
     "remember_form",
     "typed_values",
 ]
@@ -167,6 +169,21 @@ def _kept_fields(provider: Credentials) -> list[str]:
         for name, attrs in provider.credentials.items()
         if str(attrs.get("type", "text")).lower() != "password"
     ][:_FIELDS_LIMIT]
+
+
+def refused_form(
+    state: AuthState, provider: Provider, params: Mapping[str, object], exc: CredentialsSignin
+) -> HttpResponse:
+    """A refused form of the built-in sign-in page (this kind's ``Flow.refused_form``).
+
+    Auth.js's answer (the redirect to the sign-in page with
+    ``error=CredentialsSignin&code=<code>``), plus the cookie that lets the page
+    show the username again (:func:`remember_form`).
+    """
+    state.config.logger.error(exc)
+    response = redirect(state.page_url("signin", {"error": exc.type, "code": exc.code}))
+    remember_form(state, response, provider, params)
+    return response
 
 
 def remember_form(

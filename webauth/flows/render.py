@@ -6,7 +6,8 @@ session cookie and a redirect. :func:`for_app` (the app sign-in routes under
 :class:`~webauth.flows.outcomes.NeedsStep` is answered by its step, in the
 client's form. Refusals are raised errors, answered by each client's error
 renderer (``webauth.views`` for the Auth.js routes, ``webauth.actions.app``
-for apps).
+for apps); a refused attempt (the rate limits) by :func:`rate_limited`, and
+a refused password form by its kind (``Flow.refused_form``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from ..bearer import token_answer
-from ..errors import AccessDenied, JWTSessionError
+from ..clients import reads_json
+from ..errors import AccessDenied, JWTSessionError, RateLimited
+from ..ratelimit import limited_response
 from ..responses import redirect
 from ..types import AdapterUser
 from .outcomes import Completed, Elsewhere, NeedsStep, Outcome
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
 
     from ..state import AuthState
 
-__all__ = ["SignInRedirected", "for_app", "for_browser"]
+__all__ = ["SignInRedirected", "for_app", "for_browser", "rate_limited"]
 
 
 class SignInRedirected(AccessDenied):
@@ -102,3 +105,21 @@ def _landing(state: AuthState, callback_url: str, is_new_user: bool) -> str:
         sep = "&" if "?" in new_user_page else "?"
         return f"{new_user_page}{sep}callbackUrl={quote(callback_url, safe='')}"
     return callback_url
+
+
+def rate_limited(state: AuthState, exc: RateLimited) -> HttpResponse:
+    """What a refused sign-in attempt gets: the sign-in page's message, or 429 for JSON clients.
+
+    A browser is sent back to the sign-in page with ``error=RateLimited`` (which
+    explains it and asks to wait); a client that reads JSON gets ``429`` with
+    ``Retry-After`` and, as Auth.js's clients expect, the sign-in page's ``url``
+    carrying the error.
+    """
+    state.config.logger.error(exc)
+    retry_after = max(1, exc.retry_after)
+    url = state.page_url("signin", {"error": "RateLimited"})
+    if reads_json(state.request):
+        return limited_response(retry_after, {"url": url})
+    response = redirect(url)
+    response["Retry-After"] = str(retry_after)
+    return response
