@@ -58,6 +58,9 @@ class LoginResult:
     is_new_user: bool
     #: The account was linked to the user the request was signed in as.
     linked_to_session: bool = False
+    #: Linking by the address proved it, which removed a stranger's ways in
+    #: (:func:`prove_address`).
+    proved_address: bool = False
 
 
 def current_user(state: AuthState) -> AdapterUser | None:
@@ -93,26 +96,51 @@ def login_or_register(
 
     *known* is the user the adapter already links to this account
     (``get_user_by_account``, looked up once by the caller before the
-    ``sign_in`` callback).
+    ``sign_in`` callback). The events of what changed (``create_user``,
+    ``link_account``, ``update_user`` when linking proved an address) are sent
+    once the rules are applied, in the order the changes were made.
     """
     config = state.config
     storage = config.storage.require(*LINKING_METHODS)
+    signed_in = current_user(state)
+    result, changes = _apply_rules(
+        storage, signed_in, user_data, account, allow_email_linking, known
+    )
+    if result.proved_address:
+        config.logger.warn(UNPROVEN_EMAIL_PROVEN)
     # As documented in webauth.signals: sender = the provider id, and the request.
     signal: SignalSender = {"sender": account.provider, "request": state.request}
-    signed_in = current_user(state)
+    for event, details in changes:
+        emit(config, event, **signal, **details)
+    return result
+
+
+#: What applying the rules changed, in order: ``(event, its arguments)``.
+_Changes = list[tuple[str, dict[str, Any]]]
+
+
+def _apply_rules(
+    storage: Storage,
+    signed_in: AdapterUser | None,
+    user_data: dict[str, Any],
+    account: AdapterAccount,
+    allow_email_linking: bool,
+    known: AdapterUser | None,
+) -> tuple[LoginResult, _Changes]:
     if known is not None:
         if signed_in is not None and signed_in.id != known.id:
             raise OAuthAccountNotLinked("The account is already associated with another user")
         account.user_id = known.id
-        return LoginResult(user=known, account=_update_tokens(storage, account), is_new_user=False)
+        updated = _update_tokens(storage, account)
+        return LoginResult(user=known, account=updated, is_new_user=False), []
 
     if signed_in is not None:
         account.user_id = signed_in.id
         linked = storage.link_account(account) or account
-        emit(config, "link_account", **signal, user=signed_in, account=linked, profile=user_data)
-        return LoginResult(
+        result = LoginResult(
             user=signed_in, account=linked, is_new_user=False, linked_to_session=True
         )
+        return result, [_linked(signed_in, linked, user_data)]
 
     email = user_data.get("email")
     existing = storage.get_user_by_email(email) if email else None
@@ -133,18 +161,26 @@ def login_or_register(
             if existing is None:
                 raise
         else:
-            emit(config, "create_user", **signal, user=created)
-            emit(config, "link_account", **signal, user=created, account=stored, profile=user_data)
-            return LoginResult(user=created, account=stored, is_new_user=True)
+            result = LoginResult(user=created, account=stored, is_new_user=True)
+            return result, [("create_user", {"user": created}), _linked(created, stored, user_data)]
 
     if not allow_email_linking:
         raise OAuthAccountNotLinked("Another account already exists with the same e-mail address")
     account.user_id = existing.id
     linked = storage.link_account(account) or account
-    emit(config, "link_account", **signal, user=existing, account=linked, profile=user_data)
+    changes = [_linked(existing, linked, user_data)]
     # The provider vouches for the address: it is proven now.
-    prove_address(state, existing, linked.provider, linked.provider_account_id)
-    return LoginResult(user=existing, account=linked, is_new_user=False)
+    proved = _prove(storage, existing, linked.provider, linked.provider_account_id)
+    if proved:
+        changes.append(("update_user", {"user": existing}))
+    result = LoginResult(user=existing, account=linked, is_new_user=False, proved_address=proved)
+    return result, changes
+
+
+def _linked(
+    user: AdapterUser, account: AdapterAccount, profile: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    return ("link_account", {"user": user, "account": account, "profile": profile})
 
 
 def create_and_link(
@@ -200,13 +236,16 @@ def prove_address(
     happens.
     """
     config = state.config
-    storage = config.storage
-    # A step of the sign-in flows: without a configured adapter nothing is stored.
-    if not storage.configured or not storage.has("prove_email"):
-        return False
-    if not storage.prove_email(user.id, provider, provider_account_id):
+    if not _prove(config.storage, user, provider, provider_account_id):
         return False
     config.logger.warn(UNPROVEN_EMAIL_PROVEN)
     if notify:
         emit(config, "update_user", sender=provider, request=state.request, user=user)
     return True
+
+
+def _prove(storage: Storage, user: AdapterUser, provider: str, provider_account_id: str) -> bool:
+    # A step of the sign-in flows: without a configured adapter nothing is stored.
+    if not storage.configured or not storage.has("prove_email"):
+        return False
+    return bool(storage.prove_email(user.id, provider, provider_account_id))
