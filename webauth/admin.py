@@ -12,7 +12,8 @@ lives minutes and means nothing to a person, a handle is an opaque random string
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.contrib import admin, messages
@@ -32,6 +33,9 @@ from .flows import providers_with
 from .linked_accounts import LastSignInMethod, unlink
 from .models import Account, Authenticator, Session, User, VerificationToken
 from .sessions import strategy_of
+
+#: A row of the ways-in lists (an account, a passkey).
+_Row = TypeVar("_Row")
 
 
 class ExplainedChangeList(admin.ModelAdmin):
@@ -76,8 +80,29 @@ class _WaysInAdmin(ExplainedChangeList):
     list's action, which keeps the "never the last way to sign in" rule that a
     plain delete would bypass."""
 
+    # Each row is one user's: the list shows the user without a query per row.
+    list_select_related = ("user",)
+
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
+
+    @staticmethod
+    def remove_each(
+        items: Iterable[_Row], remove: Callable[[_Row], object], shown: Callable[[_Row], str]
+    ) -> tuple[int, list[str]]:
+        """Remove each of *items* that is not its user's last way in.
+
+        How many went, and how the kept ones are shown (the adapter refused each
+        with ``LastSignInMethod``).
+        """
+        count, kept = 0, []
+        for item in items:
+            try:
+                if remove(item):
+                    count += 1
+            except LastSignInMethod:
+                kept.append(shown(item))
+        return count, kept
 
     def report(self, request: HttpRequest, done: str, kept: str | None) -> None:
         """Say what the action removed, and (a warning) what it kept, if anything."""
@@ -133,15 +158,7 @@ class AccountAdmin(_WaysInAdmin):
     list_display = ("user", "provider", "provider_account_id", "type", "created_at", "updated_at")
     list_filter = ("provider", "type")
     search_fields = ("provider_account_id", "provider", "user__pk")
-    list_select_related = ("user",)
-    readonly_fields = (
-        "user",
-        "type",
-        "provider",
-        "provider_account_id",
-        "created_at",
-        "updated_at",
-    )
+    readonly_fields = list_display
     fields = (*readonly_fields, "scope", "expires_at")
     actions = ("unlink",)
 
@@ -154,13 +171,11 @@ class AccountAdmin(_WaysInAdmin):
 
     @admin.action(description=_("Unlink the selected accounts"))
     def unlink(self, request: HttpRequest, queryset: QuerySet[Account]) -> None:
-        count, kept = 0, []
-        for account in queryset.select_related("user"):
-            try:
-                if unlink(account.user, account.provider, account.provider_account_id):
-                    count += 1
-            except LastSignInMethod:
-                kept.append(str(account))
+        count, kept = self.remove_each(
+            queryset.select_related("user"),
+            lambda account: unlink(account.user, account.provider, account.provider_account_id),
+            str,
+        )
         done = ngettext("%(count)d account unlinked.", "%(count)d accounts unlinked.", count)
         note = _("Kept %(accounts)s: the only way those users can sign in.")
         kept_note = note % {"accounts": ", ".join(kept)} if kept else None
@@ -185,7 +200,6 @@ class AuthenticatorAdmin(_WaysInAdmin):
     list_display = ("user", *PASSKEY_COLUMNS, "backup_eligible", "counter")
     list_filter = ("credential_device_type", "credential_backed_up", "backup_eligible")
     search_fields = ("credential_id", "name", "user__pk")
-    list_select_related = ("user",)
     ordering = ("user", "-created_at")
     readonly_fields = (
         "user",
@@ -220,13 +234,13 @@ class AuthenticatorAdmin(_WaysInAdmin):
     @admin.action(description=_("Remove the selected passkeys"))
     def remove(self, request: HttpRequest, queryset: QuerySet[Authenticator]) -> None:
         storage = get_config().storage
-        count, kept = 0, []
-        for passkey in queryset:
-            try:
-                if storage.delete_authenticator(str(passkey.user_id), passkey.credential_id):
-                    count += 1
-            except LastSignInMethod:
-                kept.append(passkey.name or str(passkey))
+        count, kept = self.remove_each(
+            queryset,
+            lambda passkey: storage.delete_authenticator(
+                str(passkey.user_id), passkey.credential_id
+            ),
+            lambda passkey: passkey.name or str(passkey),
+        )
         done = ngettext("%(count)d passkey removed.", "%(count)d passkeys removed.", count)
         note = _("Kept %(passkeys)s: the only way those users can sign in.")
         kept_note = note % {"passkeys": ", ".join(kept)} if kept else None

@@ -154,18 +154,21 @@ def sign_in(
         return FormResult(
             failed=True, field_errors={"email": [exc.field_message]}, form_errors=[], error=exc
         )
-    except EmailSignInError as exc:
-        config.logger.error(exc)
-        return FormResult.failure(str(SIGNIN_ERRORS["EmailSignin"]), exc)
-    except CredentialsSignin as exc:
-        config.logger.error(exc)
-        return FormResult.failure(str(SIGNIN_ERRORS["CredentialsSignin"]), exc)
-    except RateLimited as exc:
-        config.logger.error(exc)
-        return FormResult.failure(str(SIGNIN_ERRORS["RateLimited"]), exc)
     except AuthError as exc:
         config.logger.error(exc)
-        return FormResult.failure(str(SIGNIN_ERRORS["default"]), exc)
+        return FormResult.failure(str(SIGNIN_ERRORS[_page_error(exc)]), exc)
+
+
+#: The sign-in page's message for a refused :func:`sign_in`, by the error's class.
+_PAGE_ERRORS: tuple[tuple[type[AuthError], str], ...] = (
+    (EmailSignInError, "EmailSignin"),
+    (CredentialsSignin, "CredentialsSignin"),
+    (RateLimited, "RateLimited"),
+)
+
+
+def _page_error(exc: AuthError) -> str:
+    return next((key for kind, key in _PAGE_ERRORS if isinstance(exc, kind)), "default")
 
 
 def sign_out(request: HttpRequest, redirect_to: str | None = None) -> HttpResponseBase | FormResult:

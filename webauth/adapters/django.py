@@ -195,6 +195,18 @@ def _exact_account(obj: Account | None, provider_account_id: str) -> Account | N
     return obj
 
 
+#: The fields a passkey's row and its record hold alike (the others differ in type).
+_AUTHENTICATOR_FIELDS = (
+    "credential_id",
+    "provider_account_id",
+    "credential_public_key",
+    "counter",
+    "credential_backed_up",
+    "credential_device_type",
+    "transports",
+)
+
+
 class DjangoAdapter:
     """Stores users, accounts, sessions, verification tokens and passkeys with the ORM.
 
@@ -987,14 +999,8 @@ class DjangoAdapter:
     # -- authenticators -----------------------------------------------------------
     def _authenticator_record(self, obj: Authenticator) -> AdapterAuthenticator:
         return AdapterAuthenticator(
-            credential_id=obj.credential_id,
             user_id=str(obj.user_id),
-            provider_account_id=obj.provider_account_id,
-            credential_public_key=obj.credential_public_key,
-            counter=obj.counter,
-            credential_backed_up=obj.credential_backed_up,
-            credential_device_type=obj.credential_device_type,
-            transports=obj.transports,
+            **{name: getattr(obj, name) for name in _AUTHENTICATOR_FIELDS},
             name=obj.name or None,
             aaguid=obj.aaguid or None,
             backup_eligible=obj.backup_eligible,
@@ -1033,14 +1039,8 @@ class DjangoAdapter:
         record = _given(as_authenticator(authenticator), "authenticator")
         obj = Authenticator(
             user_id=record.user_id,
-            credential_id=record.credential_id,
+            **{name: getattr(record, name) for name in _AUTHENTICATOR_FIELDS},
             credential_id_hash=credential_id_hash(record.credential_id),
-            provider_account_id=record.provider_account_id,
-            credential_public_key=record.credential_public_key,
-            counter=record.counter,
-            credential_backed_up=record.credential_backed_up,
-            credential_device_type=record.credential_device_type,
-            transports=record.transports,
             name=(record.name or "")[:100],
             aaguid=(record.aaguid or "")[:36],
             backup_eligible=bool(record.backup_eligible),

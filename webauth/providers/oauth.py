@@ -258,6 +258,16 @@ class OAuth2(Provider):
         """
         return standard_profile(profile, self.id)
 
+    def userinfo_url(self, endpoint: str | None) -> str:
+        """Where to ask for the profile: *endpoint* (discovered), else ``userinfo_endpoint``.
+
+        Raises :class:`~webauth.errors.InvalidEndpoints` when there is neither.
+        """
+        url = endpoint or self.userinfo_endpoint
+        if not url:
+            raise InvalidEndpoints(f"provider {self.id!r} has no userinfo endpoint")
+        return url
+
     def get_userinfo(
         self, http: requests.Session, tokens: dict[str, object], endpoint: str | None
     ) -> dict[str, object]:

@@ -36,9 +36,7 @@ class Dropbox(OAuth2):
         self, http: requests.Session, tokens: dict[str, object], endpoint: str | None
     ) -> dict[str, object]:
         """``POST /2/users/get_current_account`` (no body: the call takes no arguments)."""
-        url = endpoint or self.userinfo_endpoint
-        if not url:
-            raise ValueError(f"provider {self.id!r} has no userinfo endpoint")
+        url = self.userinfo_url(endpoint)
         data = request_json(http, "POST", url, tokens)
         return json_object(data, "Dropbox's get_current_account response")
 

@@ -75,9 +75,7 @@ class GitHub(OAuth2):
         self, http: requests.Session, tokens: dict[str, object], endpoint: str | None
     ) -> dict[str, object]:
         """``GET /user``, plus the primary address from ``GET /user/emails`` when it has none."""
-        url = endpoint or self.userinfo_endpoint
-        if not url:
-            raise ValueError(f"provider {self.id!r} has no userinfo endpoint")
+        url = self.userinfo_url(endpoint)
         profile = json_object(
             request_json(http, "GET", url, tokens, self._headers()), "GitHub's /user response"
         )

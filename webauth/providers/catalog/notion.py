@@ -48,9 +48,7 @@ class Notion(OAuth2):
         self, http: requests.Session, tokens: dict[str, object], endpoint: str | None
     ) -> dict[str, object]:
         """The user who owns the bot (``GET /v1/users/me`` → ``bot.owner.user``)."""
-        url = endpoint or self.userinfo_endpoint
-        if not url:
-            raise ValueError(f"provider {self.id!r} has no userinfo endpoint")
+        url = self.userinfo_url(endpoint)
         data = request_json(http, "GET", url, tokens, {"Notion-Version": NOTION_VERSION})
         owner = dig(json_object(data, "Notion's /v1/users/me response"), "bot", "owner")
         user = dig(owner, "user")

@@ -40,9 +40,7 @@ class Reddit(OAuth2):
         self, http: requests.Session, tokens: dict[str, object], endpoint: str | None
     ) -> dict[str, object]:
         """``GET /api/v1/me`` with a ``User-Agent``."""
-        url = endpoint or self.userinfo_endpoint
-        if not url:
-            raise ValueError(f"provider {self.id!r} has no userinfo endpoint")
+        url = self.userinfo_url(endpoint)
         data = request_json(http, "GET", url, tokens, {"User-Agent": USER_AGENT})
         return json_object(data, "Reddit's /api/v1/me response")
 
