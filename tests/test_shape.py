@@ -159,3 +159,30 @@ def test_a_strategy_must_implement_the_whole_interface():
         Partial()  # type: ignore[abstract]
     assert isinstance(STRATEGIES["jwt"], JwtSessions)
     assert SessionStrategy.__abstractmethods__ >= {"read", "create", "end", "slide"}
+
+
+def _webauth_imports(tree: ast.Module) -> list[str]:
+    """The modules of webauth that *tree* imports (relative imports, or ``webauth.*``)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (
+            node.level or (node.module or "").split(".")[0] == "webauth"
+        ):
+            found.append("." * node.level + (node.module or ""))
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split(".")[0] == "webauth"]
+    return found
+
+
+def test_the_counters_import_nothing_of_webauth():
+    # The rate limits decide what to count and hand the counters down: counting
+    # must not climb back into webauth (docs/architecture.md, the journeys).
+    tree = ast.parse((PACKAGE / "counters.py").read_text())
+    assert _webauth_imports(tree) == []
+
+
+def test_the_reader_of_imports_sees_a_relative_import():
+    assert _webauth_imports(ast.parse("from .conf import Config\nimport webauth.jwt")) == [
+        ".conf",
+        "webauth.jwt",
+    ]
