@@ -174,10 +174,21 @@ class SessionStrategy(ABC):
     adapter_feature: ClassVar[str]
 
     @abstractmethod
-    def read(self, config: Config, raw: str | None, salt: str, **options: Any) -> SessionResult:
+    def read(
+        self,
+        config: Config,
+        raw: str | None,
+        salt: str,
+        *,
+        trigger: str | None = None,
+        new_session: object = UNSET,
+        reissue: bool = True,
+        known_user: AdapterUser | None = None,
+        load_user: bool = True,
+    ) -> SessionResult:
         """Read the session of cookie value *raw* as ``GET /auth/session`` does.
 
-        The *options*: ``trigger="update"`` with ``new_session`` (the client's
+        ``trigger="update"`` with ``new_session`` (the client's
         data; none is :data:`UNSET`) is ``POST /auth/session``. With
         ``reissue`` a new cookie value is made with a new expiry (a JWT; a
         database session's cookie is its token); a database session is extended

@@ -209,11 +209,21 @@ class DatabaseSessions(SessionStrategy):
     stored: ClassVar[bool] = True
     adapter_feature: ClassVar[str] = "database_session"
 
-    def read(self, config: Config, raw: str | None, salt: str, **options: Any) -> SessionResult:
+    def read(
+        self,
+        config: Config,
+        raw: str | None,
+        salt: str,
+        *,
+        trigger: str | None = None,
+        new_session: object = UNSET,
+        reissue: bool = True,
+        known_user: AdapterUser | None = None,
+        load_user: bool = True,
+    ) -> SessionResult:
         # The session comes with its user (known_user and load_user are a JWT's
         # concern); the cookie is its token, always "re-issued".
-        trigger, data = options.get("trigger"), options.get("new_session", UNSET)
-        return read_database_session(config, raw, trigger=trigger, new_session=data)
+        return read_database_session(config, raw, trigger=trigger, new_session=new_session)
 
     def create(self, config: Config, salt: str, new: NewSession) -> SessionResult:
         # Unlike Auth.js, credentials sign-ins get database sessions too.
