@@ -36,6 +36,8 @@ from .identity import canonical_email_or_none
 __all__ = [
     "Account",
     "Authenticator",
+    "RecoveryCode",
+    "SecondFactor",
     "Session",
     "UnprovenEmail",
     "User",
@@ -388,3 +390,66 @@ class WebAuthnChallenge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.ceremony} challenge {self.pk}"
+
+
+class SecondFactor(models.Model):
+    """A user's second factor (:mod:`webauth.mfa`): for now a TOTP key.
+
+    ``secret`` is the key encrypted with ``WEBAUTH["secret"]`` (the database
+    alone does not give it away); ``last_step`` the last accepted TOTP time
+    step, raised by one conditional ``UPDATE`` so that a code is accepted once.
+    A factor counts once ``confirmed``: enrolment confirms it with its first
+    right code.
+    """
+
+    KINDS: ClassVar[list[tuple[str, Any]]] = [("totp", _("authenticator app"))]
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="webauth_second_factors",
+        verbose_name=_("user"),
+    )
+    kind = models.CharField(_("kind"), max_length=16, choices=KINDS)
+    name = models.CharField(_("name"), max_length=100, blank=True, default="")
+    secret = models.TextField(_("secret"), editable=False)
+    confirmed = models.BooleanField(_("confirmed"), default=False)
+    last_step = models.BigIntegerField(_("last time step"), null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    last_used_at = models.DateTimeField(_("last used"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("second factor")
+        verbose_name_plural = _("second factors")
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.pk} of user {self.user_id}"
+
+
+class RecoveryCode(models.Model):
+    """One of a user's single-use recovery codes, stored as the SHA-256 of its normal form.
+
+    A code is 80 random bits, so its hash cannot be searched back; spending it
+    is one conditional ``UPDATE`` (``used_at`` from null), so it works once
+    even for requests racing each other.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="webauth_recovery_codes",
+        verbose_name=_("user"),
+    )
+    code_hash = models.CharField(_("code hash"), max_length=64, editable=False)
+    used_at = models.DateTimeField(_("used"), null=True, blank=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("recovery code")
+        verbose_name_plural = _("recovery codes")
+        constraints = [
+            models.UniqueConstraint(fields=["user", "code_hash"], name="webauth_recovery_code_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"recovery code {self.pk} of user {self.user_id}"

@@ -24,12 +24,14 @@ __all__ = [
     "AdapterSession",
     "AdapterUser",
     "LinkedAccount",
+    "SecondFactor",
     "UserSession",
     "UserSessionCheck",
     "VerificationToken",
     "WebAuthnChallenge",
     "as_account",
     "as_authenticator",
+    "as_second_factor",
     "as_session",
     "as_session_and_user",
     "as_user",
@@ -206,6 +208,30 @@ class WebAuthnChallenge(_Record):
     expires: datetime
 
 
+@dataclass(slots=True)
+class SecondFactor(_Record):
+    """One of a user's second factors (a webauth addition, :mod:`webauth.mfa`).
+
+    ``id`` is the adapter's (a string); ``kind`` is ``"totp"`` (for now the
+    one kind); ``secret`` is what the method needs, opaque to the adapter
+    (a TOTP key, encrypted by webauth before it is stored); ``name`` what the
+    user calls it. ``last_step`` is the last TOTP time step accepted, which the
+    adapter raises atomically (``use_totp_step``) so that a code is accepted
+    once. A new factor is *confirmed* once its first code was right: until
+    then (``confirmed`` false) it signs nobody in.
+    """
+
+    id: str
+    user_id: str
+    kind: str
+    secret: str
+    name: str = ""
+    confirmed: bool = False
+    last_step: int | None = None
+    created_at: datetime | None = None
+    last_used_at: datetime | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class UserSession:
     """One live database session of a user, as a "your devices" page shows it.
@@ -307,6 +333,11 @@ def as_authenticator(value: object) -> AdapterAuthenticator | None:
 def as_webauthn_challenge(value: object) -> WebAuthnChallenge | None:
     """A :class:`WebAuthnChallenge` from a record or mapping."""
     return _coerce(WebAuthnChallenge, value)
+
+
+def as_second_factor(value: object) -> SecondFactor | None:
+    """A :class:`SecondFactor` from a record or mapping."""
+    return _coerce(SecondFactor, value)
 
 
 def as_user_session_check(value: object) -> UserSessionCheck | None:

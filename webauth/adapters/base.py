@@ -82,6 +82,14 @@ EXTENSION_METHODS: tuple[str, ...] = (
     "delete_authenticator",
     "update_authenticator_backup_state",
     "get_user_session_check",
+    "create_second_factor",
+    "list_second_factors",
+    "confirm_second_factor",
+    "delete_second_factor",
+    "use_totp_step",
+    "replace_recovery_codes",
+    "use_recovery_code",
+    "count_recovery_codes",
 )
 
 #: The methods each session strategy or helper calls, so a system check (or the
@@ -105,6 +113,17 @@ FLOW_METHODS: dict[str, tuple[str, ...]] = {
         "list_sessions_by_user_id",
         "delete_session_by_id",
         "delete_sessions_by_user_id",
+    ),
+    # The second factor (webauth.mfa): TOTP keys and recovery codes.
+    "mfa": (
+        "create_second_factor",
+        "list_second_factors",
+        "confirm_second_factor",
+        "delete_second_factor",
+        "use_totp_step",
+        "replace_recovery_codes",
+        "use_recovery_code",
+        "count_recovery_codes",
     ),
     # A signed-in user's passkeys: list, rename, remove (never the last way in).
     "passkeys": (
@@ -412,6 +431,41 @@ class Adapter(Protocol):
         instance (webauth finds ``request.user`` in ``AUTH_USER_MODEL`` by the
         same key), the answer is about that ``AUTH_USER_MODEL`` user.
         """
+
+    # -- the second factor (webauth.mfa) -------------------------------------------
+    def create_second_factor(self, factor: records.SecondFactor) -> records.SecondFactor:
+        """Store a new, unconfirmed second factor and return it with its ``id``."""
+
+    def list_second_factors(self, user_id: str) -> list[records.SecondFactor]:
+        """The user's second factors, confirmed or not, oldest first."""
+
+    def confirm_second_factor(self, user_id: str, factor_id: str, step: int) -> bool:
+        """Confirm the user's unconfirmed factor at TOTP time step *step*, atomically.
+
+        ``True`` for the one request that confirmed it (the step is recorded as
+        ``last_step``); ``False`` when it is not the user's, already confirmed,
+        or gone.
+        """
+
+    def delete_second_factor(self, user_id: str, factor_id: str) -> bool:
+        """Remove the user's factor; ``False`` when it is not the user's."""
+
+    def use_totp_step(self, factor_id: str, step: int) -> bool:
+        """Record that a code of time step *step* was accepted, if no later one was.
+
+        Atomic: of any number of concurrent calls with the same *step*, exactly
+        one gets ``True`` (one ``UPDATE ... WHERE last_step < step``), so a
+        code is accepted at most once. ``False`` for an unconfirmed factor.
+        """
+
+    def replace_recovery_codes(self, user_id: str, code_hashes: Sequence[str]) -> None:
+        """Store the user's new recovery codes (their hashes), voiding every earlier one."""
+
+    def use_recovery_code(self, user_id: str, code_hash: str) -> bool:
+        """Spend the user's unused code with this hash: ``True`` for exactly one caller."""
+
+    def count_recovery_codes(self, user_id: str) -> int:
+        """How many of the user's recovery codes are left unused."""
 
 
 def missing_methods(adapter: object, methods: Iterable[str]) -> list[str]:

@@ -25,7 +25,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -41,6 +41,8 @@ from ..identity import canonical_email_or_none
 from ..models import (
     Account,
     Authenticator,
+    RecoveryCode,
+    SecondFactor,
     Session,
     UnprovenEmail,
     VerificationToken,
@@ -61,10 +63,14 @@ from ..types import (
     UserSessionCheck,
     as_account,
     as_authenticator,
+    as_second_factor,
     as_session,
     as_user,
     as_verification_token,
     as_webauthn_challenge,
+)
+from ..types import (
+    SecondFactor as SecondFactorRecord,
 )
 from ..types import VerificationToken as VerificationTokenRecord
 from ..types import WebAuthnChallenge as WebAuthnChallengeRecord
@@ -1128,6 +1134,103 @@ class DjangoAdapter:
                     "another passkey or an account first"
                 )
         return record
+
+    # -- the second factor (webauth.mfa) -----------------------------------------------
+    def _factor_record(self, obj: SecondFactor) -> SecondFactorRecord:
+        return SecondFactorRecord(
+            id=str(obj.pk),
+            user_id=str(obj.user_id),
+            kind=obj.kind,
+            secret=obj.secret,
+            name=obj.name,
+            confirmed=obj.confirmed,
+            last_step=obj.last_step,
+            created_at=obj.created_at,
+            last_used_at=obj.last_used_at,
+        )
+
+    def _users_factors(self, user_id: str) -> models.QuerySet[SecondFactor]:
+        return SecondFactor.objects.using(self.using).filter(user_id=user_id)
+
+    def create_second_factor(
+        self, factor: SecondFactorRecord | Mapping[str, object]
+    ) -> SecondFactorRecord:
+        """Store a new factor, unconfirmed whatever the record says."""
+        record = _given(as_second_factor(factor), "second factor")
+        obj = SecondFactor(
+            user_id=record.user_id, kind=record.kind, secret=record.secret, name=record.name[:100]
+        )
+        obj.save(using=self._write_db(SecondFactor), force_insert=True)
+        return self._factor_record(obj)
+
+    def list_second_factors(self, user_id: str) -> list[SecondFactorRecord]:
+        """The user's factors, oldest first (empty for an unknown user)."""
+        try:
+            return [self._factor_record(obj) for obj in self._users_factors(user_id).order_by("pk")]
+        except (ValueError, TypeError):
+            return []
+
+    def confirm_second_factor(self, user_id: str, factor_id: str, step: int) -> bool:
+        """One conditional ``UPDATE``: only an unconfirmed factor of the user's is confirmed."""
+        try:
+            changed = (
+                self._users_factors(user_id)
+                .filter(pk=factor_id, confirmed=False)
+                .update(confirmed=True, last_step=step, last_used_at=timezone.now())
+            )
+        except (ValueError, TypeError):
+            return False
+        return changed == 1
+
+    def delete_second_factor(self, user_id: str, factor_id: str) -> bool:
+        """Delete the user's factor; ``False`` when it is not the user's."""
+        try:
+            return self._users_factors(user_id).filter(pk=factor_id).delete()[0] > 0
+        except (ValueError, TypeError):
+            return False
+
+    def use_totp_step(self, factor_id: str, step: int) -> bool:
+        """``UPDATE ... SET last_step = step WHERE id = ... AND (last_step IS NULL OR
+        last_step < step)``: the database compares and writes in one statement, so
+        of concurrent requests with the same code exactly one changes the row."""
+        try:
+            rows = SecondFactor.objects.using(self.using).filter(pk=factor_id, confirmed=True)
+            changed = rows.filter(Q(last_step__isnull=True) | Q(last_step__lt=step)).update(
+                last_step=step, last_used_at=timezone.now()
+            )
+        except (ValueError, TypeError):
+            return False
+        return changed == 1
+
+    def replace_recovery_codes(self, user_id: str, code_hashes: Sequence[str]) -> None:
+        """Delete the user's codes and store the new ones, in one transaction."""
+        alias = self._write_db(RecoveryCode)
+        with transaction.atomic(using=alias):
+            RecoveryCode.objects.using(alias).filter(user_id=user_id).delete()
+            RecoveryCode.objects.using(alias).bulk_create(
+                [RecoveryCode(user_id=user_id, code_hash=h) for h in dict.fromkeys(code_hashes)]
+            )
+
+    def use_recovery_code(self, user_id: str, code_hash: str) -> bool:
+        """``UPDATE ... SET used_at = now WHERE user = ... AND code_hash = ... AND used_at IS
+        NULL``: one statement, so a code is spent by exactly one of racing requests."""
+        if not isinstance(code_hash, str):
+            return False
+        try:
+            rows = RecoveryCode.objects.using(self.using).filter(
+                user_id=user_id, code_hash=code_hash, used_at__isnull=True
+            )
+            return rows.update(used_at=timezone.now()) == 1
+        except (ValueError, TypeError):
+            return False
+
+    def count_recovery_codes(self, user_id: str) -> int:
+        """The user's unused codes."""
+        try:
+            rows = RecoveryCode.objects.using(self.using).filter(user_id=user_id)
+            return rows.filter(used_at__isnull=True).count()
+        except (ValueError, TypeError):
+            return 0
 
     # -- WebAuthn challenges and user handles ---------------------------------------
     def create_webauthn_challenge(

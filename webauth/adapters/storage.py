@@ -10,7 +10,7 @@ each call gives back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
@@ -20,6 +20,7 @@ from ..errors import AdapterError, AuthError, MissingAdapter, MissingAdapterMeth
 from ..types import (
     as_account,
     as_authenticator,
+    as_second_factor,
     as_session,
     as_session_and_user,
     as_user,
@@ -376,3 +377,40 @@ class Storage:
     def get_user_session_check(self, user_id: str) -> records.UserSessionCheck | None:
         """Whether the user exists, is active, and its password hash, or ``None``."""
         return as_user_session_check(self._call("get_user_session_check", user_id))
+
+    # -- the second factor (webauth.mfa) -----------------------------------------------
+    def create_second_factor(self, factor: records.SecondFactor) -> records.SecondFactor:
+        """Store a new, unconfirmed second factor; the stored record (with its ``id``)."""
+        stored = as_second_factor(self._call("create_second_factor", factor))
+        if stored is None:
+            raise AdapterError("create_second_factor returned nothing")
+        return stored
+
+    def list_second_factors(self, user_id: str) -> list[records.SecondFactor]:
+        """The user's second factors, confirmed or not."""
+        found = self._call("list_second_factors", user_id) or []
+        return [f for f in (as_second_factor(item) for item in found) if f is not None]
+
+    def confirm_second_factor(self, user_id: str, factor_id: str, step: int) -> bool:
+        """Confirm the user's unconfirmed factor at *step*: ``True`` for exactly one caller."""
+        return bool(self._call("confirm_second_factor", user_id, factor_id, step))
+
+    def delete_second_factor(self, user_id: str, factor_id: str) -> bool:
+        """Remove the user's factor; ``False`` when it is not the user's."""
+        return bool(self._call("delete_second_factor", user_id, factor_id))
+
+    def use_totp_step(self, factor_id: str, step: int) -> bool:
+        """Accept a code of time step *step* once: ``True`` for exactly one caller."""
+        return bool(self._call("use_totp_step", factor_id, step))
+
+    def replace_recovery_codes(self, user_id: str, code_hashes: Sequence[str]) -> None:
+        """Store the user's new recovery codes (hashes), voiding the earlier ones."""
+        self._call("replace_recovery_codes", user_id, list(code_hashes))
+
+    def use_recovery_code(self, user_id: str, code_hash: str) -> bool:
+        """Spend the unused code with this hash: ``True`` for exactly one caller."""
+        return bool(self._call("use_recovery_code", user_id, code_hash))
+
+    def count_recovery_codes(self, user_id: str) -> int:
+        """How many of the user's recovery codes are left."""
+        return int(self._call("count_recovery_codes", user_id) or 0)

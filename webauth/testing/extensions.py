@@ -25,8 +25,12 @@ sign-in (``update_account``), :func:`webauth.get_access_token`
 ``rename_authenticator``, ``delete_authenticator``, ``mark_email_unproven``,
 ``prove_email``, ``forget_unproven_email``, and the stricter
 ``update_authenticator_counter`` that refuses a counter that does not go up);
-and the session route's check of a JWT's user without loading it
-(``get_user_session_check``). The suite calls them as webauth does, so sync and
+the session route's check of a JWT's user without loading it
+(``get_user_session_check``); and the second factor (``create_second_factor``,
+``list_second_factors``, ``confirm_second_factor``, ``delete_second_factor``,
+``use_totp_step``, ``replace_recovery_codes``, ``use_recovery_code``,
+``count_recovery_codes``), whose TOTP steps and recovery codes must be
+accepted once even by racing callers. The suite calls them as webauth does, so sync and
 ``async def`` methods both pass. The tests marked ``django_db(transaction=True)``
 race threads against one record (each thread with its own database connection).
 """
@@ -52,11 +56,13 @@ from ..types import (
     AdapterAccount,
     AdapterAuthenticator,
     AdapterUser,
+    SecondFactor,
     UserSessionCheck,
     VerificationToken,
     WebAuthnChallenge,
     as_account,
     as_authenticator,
+    as_second_factor,
     as_user,
     as_user_session_check,
     as_verification_token,
@@ -1012,3 +1018,104 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert after is not None and after.id == user.id
         assert after.password_hash == instance.password != before.password_hash
         assert after.is_active is not has_field
+
+    # -- the second factor: TOTP keys and recovery codes ----------------------------------------
+    def new_factor(
+        self, adapter: object, user: AdapterUser, *, confirm_at: int | None = None
+    ) -> SecondFactor:
+        """A stored TOTP factor of *user*; confirmed at step *confirm_at* when given."""
+        factor = as_second_factor(
+            self.run(
+                adapter,
+                "create_second_factor",
+                SecondFactor(
+                    id="", user_id=user.id, kind="totp", secret="sealed-key", name="Phone"
+                ),
+            )
+        )
+        assert factor is not None and factor.id and not factor.confirmed
+        if confirm_at is not None:
+            assert self.run(adapter, "confirm_second_factor", user.id, factor.id, confirm_at)
+        return factor
+
+    def factors(self, adapter: object, user: AdapterUser) -> list[SecondFactor]:
+        found = self.run(adapter, "list_second_factors", user.id) or []
+        return [f for f in (as_second_factor(item) for item in found) if f is not None]
+
+    def test_a_second_factor_is_stored_unconfirmed(self, adapter: object) -> None:
+        user = self.new_user(adapter)
+        factor = self.new_factor(adapter, user)
+        [listed] = self.factors(adapter, user)
+        assert (listed.id, listed.kind, listed.secret, listed.name) == (
+            factor.id,
+            "totp",
+            "sealed-key",
+            "Phone",
+        )
+        assert listed.confirmed is False and listed.last_step is None
+        assert self.factors(adapter, self.new_user(adapter)) == []
+
+    def test_an_unconfirmed_factor_accepts_no_code(self, adapter: object) -> None:
+        user = self.new_user(adapter)
+        factor = self.new_factor(adapter, user)
+        assert not self.run(adapter, "use_totp_step", factor.id, 100)
+
+    def test_a_factor_is_confirmed_once_and_only_by_its_user(self, adapter: object) -> None:
+        user, other = self.new_user(adapter), self.new_user(adapter)
+        factor = self.new_factor(adapter, user)
+        assert not self.run(adapter, "confirm_second_factor", other.id, factor.id, 100)
+        assert self.run(adapter, "confirm_second_factor", user.id, factor.id, 100)
+        assert not self.run(adapter, "confirm_second_factor", user.id, factor.id, 101)
+        [listed] = self.factors(adapter, user)
+        assert listed.confirmed is True and listed.last_step == 100
+
+    def test_a_time_step_is_accepted_once_and_never_an_earlier_one(self, adapter: object) -> None:
+        user = self.new_user(adapter)
+        factor = self.new_factor(adapter, user, confirm_at=100)
+        assert not self.run(adapter, "use_totp_step", factor.id, 100)  # the enrolment's code
+        assert self.run(adapter, "use_totp_step", factor.id, 101)
+        assert not self.run(adapter, "use_totp_step", factor.id, 101)
+        assert not self.run(adapter, "use_totp_step", factor.id, 99)
+        assert self.run(adapter, "use_totp_step", factor.id, 103)
+        [listed] = self.factors(adapter, user)
+        assert listed.last_step == 103 and listed.last_used_at is not None
+
+    def test_delete_second_factor_only_the_users_own(self, adapter: object) -> None:
+        user, other = self.new_user(adapter), self.new_user(adapter)
+        factor = self.new_factor(adapter, user, confirm_at=1)
+        assert not self.run(adapter, "delete_second_factor", other.id, factor.id)
+        assert self.run(adapter, "delete_second_factor", user.id, factor.id)
+        assert self.factors(adapter, user) == []
+        assert not self.run(adapter, "delete_second_factor", user.id, factor.id)
+
+    def test_recovery_codes_are_spent_once_and_replaced_together(self, adapter: object) -> None:
+        user, other = self.new_user(adapter), self.new_user(adapter)
+        self.run(adapter, "replace_recovery_codes", user.id, ["a" * 64, "b" * 64, "c" * 64])
+        assert self.run(adapter, "count_recovery_codes", user.id) == 3
+        assert not self.run(adapter, "use_recovery_code", other.id, "a" * 64)
+        assert self.run(adapter, "use_recovery_code", user.id, "a" * 64)
+        assert not self.run(adapter, "use_recovery_code", user.id, "a" * 64)
+        assert not self.run(adapter, "use_recovery_code", user.id, "d" * 64)
+        assert self.run(adapter, "count_recovery_codes", user.id) == 2
+        self.run(adapter, "replace_recovery_codes", user.id, ["e" * 64])
+        assert not self.run(adapter, "use_recovery_code", user.id, "b" * 64)
+        assert self.run(adapter, "count_recovery_codes", user.id) == 1
+        assert self.run(adapter, "count_recovery_codes", other.id) == 0
+
+    @pytest.mark.django_db(transaction=True)
+    def test_concurrent_uses_of_one_totp_code_have_one_winner(self, adapter: object) -> None:
+        user = self.new_user(adapter)
+        factor = self.new_factor(adapter, user, confirm_at=1)
+        for round_no, step in enumerate((2, 3, 10)):
+            use = partial(self.run, adapter, "use_totp_step", factor.id, step)
+            winners = [r for r in race([use] * 50) if r]
+            assert len(winners) == 1, f"round {round_no}: {len(winners)} callers used step {step}"
+
+    @pytest.mark.django_db(transaction=True)
+    def test_concurrent_uses_of_one_recovery_code_have_one_winner(self, adapter: object) -> None:
+        user = self.new_user(adapter)
+        self.run(adapter, "replace_recovery_codes", user.id, ["f" * 64, "0" * 64])
+        use = partial(self.run, adapter, "use_recovery_code", user.id, "f" * 64)
+        winners = [r for r in race([use] * 50) if r]
+        assert len(winners) == 1, f"{len(winners)} callers spent one code"
+        assert self.run(adapter, "count_recovery_codes", user.id) == 1

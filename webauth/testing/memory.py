@@ -51,6 +51,7 @@ from ..types import (
     UserSession,
     as_account,
     as_authenticator,
+    as_second_factor,
     as_session,
     as_user,
     as_verification_token,
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
         AdapterAuthenticator,
         AdapterSession,
         AdapterUser,
+        SecondFactor,
         UserSessionCheck,
         VerificationToken,
         WebAuthnChallenge,
@@ -123,6 +125,12 @@ class MemoryAdapter:
         self.unproven: set[str] = set()
         # Passkeys: challenges, user handles, counters and removals, one caller at a time.
         self._passkeys = threading.Lock()
+        #: Second factors by id.
+        self.second_factors: dict[str, SecondFactor] = {}
+        #: Recovery codes: user id -> code hash -> whether it is spent.
+        self.recovery_codes: dict[str, dict[str, bool]] = {}
+        self._factor_ids = itertools.count(1)
+        self._factors = threading.Lock()  # TOTP steps and recovery codes: one caller at a time
 
     # -- users ---------------------------------------------------------------------------------
     async def create_user(self, user: Record) -> AdapterUser:
@@ -565,3 +573,64 @@ class MemoryAdapter:
             "isActive": bool(getattr(user.instance, "is_active", True)),
             "passwordHash": getattr(user.instance, "password", None),
         }
+
+    # -- the second factor -------------------------------------------------------------------
+    async def create_second_factor(self, factor: Record) -> SecondFactor:
+        """Store a new factor under the next id, unconfirmed."""
+        record = dataclasses.replace(_record(as_second_factor(factor), "second factor"))
+        record.id = str(next(self._factor_ids))
+        record.confirmed, record.last_step = False, None
+        record.created_at, record.last_used_at = datetime.now(UTC), None
+        self.second_factors[record.id] = record
+        return dataclasses.replace(record)
+
+    async def list_second_factors(self, user_id: str) -> list[SecondFactor]:
+        """The user's factors, oldest first."""
+        mine = [f for f in self.second_factors.values() if f.user_id == str(user_id)]
+        return [dataclasses.replace(f) for f in sorted(mine, key=lambda f: int(f.id))]
+
+    async def confirm_second_factor(self, user_id: str, factor_id: str, step: int) -> bool:
+        """Confirm the user's unconfirmed factor at *step* (under a lock: one caller wins)."""
+        with self._factors:
+            found = self.second_factors.get(str(factor_id))
+            if found is None or found.user_id != str(user_id) or found.confirmed:
+                return False
+            found.confirmed, found.last_step, found.last_used_at = True, step, datetime.now(UTC)
+            return True
+
+    async def delete_second_factor(self, user_id: str, factor_id: str) -> bool:
+        """Remove the user's factor; ``False`` when it is not the user's."""
+        found = self.second_factors.get(str(factor_id))
+        if found is None or found.user_id != str(user_id):
+            return False
+        del self.second_factors[str(factor_id)]
+        return True
+
+    async def use_totp_step(self, factor_id: str, step: int) -> bool:
+        """Raise the factor's last step to *step* if it is below (under a lock: one caller wins)."""
+        with self._factors:
+            found = self.second_factors.get(str(factor_id))
+            if found is None or not found.confirmed:
+                return False
+            if found.last_step is not None and found.last_step >= step:
+                return False
+            found.last_step, found.last_used_at = step, datetime.now(UTC)
+            return True
+
+    async def replace_recovery_codes(self, user_id: str, code_hashes: Sequence[str]) -> None:
+        """The user's codes are these now, none spent."""
+        with self._factors:
+            self.recovery_codes[str(user_id)] = dict.fromkeys(code_hashes, False)
+
+    async def use_recovery_code(self, user_id: str, code_hash: str) -> bool:
+        """Spend an unspent code of the user's (under a lock: one caller wins)."""
+        with self._factors:
+            codes = self.recovery_codes.get(str(user_id), {})
+            if codes.get(code_hash) is not False:
+                return False
+            codes[code_hash] = True
+            return True
+
+    async def count_recovery_codes(self, user_id: str) -> int:
+        """The user's unspent codes."""
+        return sum(not spent for spent in self.recovery_codes.get(str(user_id), {}).values())
