@@ -559,6 +559,20 @@ def test_e008_silent_for_a_complete_adapter(settings):
     assert check_config() == []
 
 
+def test_e008_the_second_factor_needs_its_adapter_methods(settings):
+    jwt_only = {**GOOD, "session": {"strategy": "jwt"}, "mfa": {"enabled": True}}
+    settings.WEBAUTH = {**jwt_only, "adapter": SessionlessAdapter()}
+    [message] = check_config()
+    assert message.id == "webauth.E008"
+    assert "the second factor (WEBAUTH['mfa'])" in message.msg
+    assert "use_totp_step" in message.msg and "use_recovery_code" in message.msg
+    settings.WEBAUTH = {**jwt_only, "adapter": MemoryAdapter()}
+    assert check_config() == []
+    settings.WEBAUTH = {key: value for key, value in jwt_only.items() if key != "adapter"}
+    [message] = check_config()
+    assert message.id == "webauth.E008" and "WEBAUTH['mfa'] is enabled" in message.msg
+
+
 # -- several at once ----------------------------------------------------------------------
 
 

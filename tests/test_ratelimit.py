@@ -887,6 +887,17 @@ def test_e009_unknown_alias(settings):
     assert message.id == "webauth.E009" and "'limits'" in message.msg
 
 
+def test_e009_held_second_factors_need_the_cache_even_with_the_limits_off(settings):
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+    settings.WEBAUTH = {**BASE, "rate_limits": False}
+    assert check_ids() == []
+    settings.WEBAUTH = {**BASE, "rate_limits": False, "mfa": {"enabled": True}}
+    (message,) = check_rate_limit_cache()
+    assert message.id == "webauth.E009"
+    assert "sign-ins waiting for their second factor" in message.msg
+    assert "rate_limits'] = False" not in message.hint
+
+
 def test_w006_locmem_without_debug(settings):
     settings.DEBUG = False
     assert check_ids() == ["webauth.W006"]

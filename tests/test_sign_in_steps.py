@@ -22,6 +22,7 @@ from webauth.flows import steps as steps_module
 from webauth.flows.outcomes import NeedsStep, SignedIn
 from webauth.flows.render import for_browser
 from webauth.flows.signin import conclude
+from webauth.mfa.step import SECOND_FACTOR
 from webauth.providers import DjangoCredentials, Email
 from webauth.signals import signed_in as sign_in_signal
 
@@ -165,8 +166,10 @@ def test_an_email_code_sign_in_passes_through_the_step_too(site, alice, step, ev
     assert pending.attempt.provider_id == "email"
 
 
-def test_nothing_is_asked_without_a_registered_step(site, alice, events):
-    assert steps_module.STEPS == []
+def test_nothing_is_asked_when_no_step_needs_it(site, alice, events):
+    # webauth registers one step of its own, the second factor's: with
+    # WEBAUTH["mfa"] off (the default) it asks nothing.
+    assert steps_module.STEPS == [SECOND_FACTOR]
     response = password_sign_in(Client())
     assert response.cookies[SESSION].value
     assert len(events) == 1

@@ -1,5 +1,6 @@
-"""The app config: registers the system checks, the settings reload and the logout hook,
-and puts the linked accounts and passkeys on Django's stock user admin."""
+"""The app config: registers the system checks, the settings reload, the logout hook and
+the second factor's sign-in step, and puts the linked accounts and passkeys on Django's
+stock user admin."""
 
 from django.apps import AppConfig, apps
 from django.utils.translation import gettext_lazy as _
@@ -26,6 +27,14 @@ class WebauthConfig(AppConfig):
         setting_changed.connect(forget_user_model, dispatch_uid="webauth.user_model")
         setting_changed.connect(forget_validated_hosts, dispatch_uid="webauth.validated_hosts")
         user_logged_out.connect(end_on_django_logout, dispatch_uid="webauth.django_logout")
+        # The second factor's step, asked after every sign-in's first factor (it asks
+        # nothing unless WEBAUTH["mfa"]["enabled"] and the user has one). Imported
+        # here too: webauth.mfa reads models, which wait for the app registry.
+        from .flows.steps import STEPS
+        from .mfa.step import SECOND_FACTOR
+
+        if SECOND_FACTOR not in STEPS:
+            STEPS.append(SECOND_FACTOR)
         if apps.is_installed("django.contrib.admin"):
             # Also done when webauth.admin is first imported. By now the admin
             # (first in INSTALLED_APPS, as startproject puts it) has imported every

@@ -15,9 +15,10 @@ id                 problem
 ``webauth.W003``   ``skip_csrf_check`` is on
 ``webauth.W004``   ``base_path`` repeats the path of ``url``/``AUTH_URL`` (redundant)
 ``webauth.W005``   the path of ``url``/``AUTH_URL`` differs from ``base_path`` (ignored)
-``webauth.E008``   the adapter lacks methods a configured flow or the session strategy
-                   calls, or an email provider has no adapter at all
-``webauth.E009``   rate limits (or bearer app OAuth sign-in) on, but their cache is
+``webauth.E008``   the adapter lacks methods a configured flow, the session strategy or
+                   the second factor calls, or an email provider or ``mfa`` has no
+                   adapter at all
+``webauth.E009``   rate limits (or bearer app OAuth sign-in, or ``mfa``) on, but their cache is
                    ``DummyCache`` or not in ``CACHES``
 ``webauth.W006``   the same in ``LocMemCache`` with ``DEBUG = False`` (per process)
 ``webauth.W007``   the same in a cache that is not atomic (database, file)
@@ -244,6 +245,8 @@ def _check_adapter(config: Config) -> list[CheckMessage]:
         flow = flow_for(provider)
         if flow is not None and flow.adapter_methods:
             needs.setdefault(f"{flow.name} sign-in", flow.adapter_methods)
+    if config.mfa.enabled:
+        needs["the second factor (WEBAUTH['mfa'])"] = FLOW_METHODS["mfa"]
     messages: list[CheckMessage] = []
     for what, methods in needs.items():
         missing = missing_methods(config.adapter, methods)
@@ -264,6 +267,16 @@ def _check_adapter(config: Config) -> list[CheckMessage]:
 def _check_no_adapter(config: Config) -> list[CheckMessage]:
     """Flows that cannot work without an adapter at all (email sign-in stores its grants)."""
     messages: list[CheckMessage] = []
+    if config.mfa.enabled:
+        messages.append(
+            Error(
+                "WEBAUTH['mfa'] is enabled, but the second factor is stored through the "
+                "adapter and none is configured.",
+                hint="Set WEBAUTH['adapter'] = 'webauth.adapters.django.DjangoAdapter' "
+                "(or an adapter of your own with the 'mfa' methods).",
+                id="webauth.E008",
+            )
+        )
     for provider in config.providers:
         flow = flow_for(provider)
         if flow is not None and flow.needs_adapter:
@@ -396,17 +409,19 @@ def check_rate_limit_cache(
     limits = config.rate_limits
     counting = limits.enabled and any(limits.rules.values())
     app_oauth = config.bearer and bool(providers_with(config.providers, "app_uses_cache"))
-    if not (counting or app_oauth):
+    held = config.mfa.enabled
+    if not (counting or app_oauth or held):
         return []
     alias = limits.cache
     what = " and ".join(
         (["rate limits"] if counting else [])
         + (["single-use app OAuth records (state, ID-token nonces)"] if app_oauth else [])
+        + (["sign-ins waiting for their second factor"] if held else [])
     )
     hint = (
         "Point WEBAUTH['rate_limit_cache'] at a Redis or Memcached cache shared by "
         "every process (docs/rate-limits.md)"
-        + (", or set WEBAUTH['rate_limits'] = False." if not app_oauth else ".")
+        + (", or set WEBAUTH['rate_limits'] = False." if not (app_oauth or held) else ".")
     )
     try:
         backend = caches[alias]

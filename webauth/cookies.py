@@ -67,6 +67,9 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     # webauth's: what a refused credentials form had in its fields other than
     # passwords, for the sign-in page to show once (flows/credentials.py).
     "signin_form": ("authjs.signin-form", {"max_age": 5 * 60}),
+    # webauth's: the handle of a sign-in waiting for its second factor
+    # (webauth.mfa; Max-Age: WEBAUTH["mfa"]["pending_max_age"]).
+    "mfa_pending": ("authjs.mfa-pending", {}),
 }
 
 

@@ -68,6 +68,7 @@ __all__ = [
     "OAuthProfileParseError",
     "OAuthSignInError",
     "RateLimited",
+    "SecondFactorFailed",
     "SessionTokenError",
     "SignOutError",
     "TokenRefreshError",
@@ -357,6 +358,16 @@ class DuplicateConditionalUI(AuthError):
 
 class MissingWebAuthnAutocomplete(AuthError):
     """A conditional-UI WebAuthn provider without a ``webauthn`` autocomplete field."""
+
+
+class SecondFactorFailed(AuthError):
+    """A second-factor code that proved nothing: wrong, used already, or from a removed key.
+
+    The code form is shown again with its message (``400``); the code itself is
+    never logged.
+    """
+
+    user_caused = True
 
 
 class WebAuthnVerificationError(AuthError):

@@ -67,6 +67,9 @@ SIGNIN_ERRORS: dict[str, object] = {
     ),
     # webauth addition: a rate limit of WEBAUTH["rate_limits"] refused the attempt.
     "RateLimited": _("Too many attempts. Please wait a few minutes before you try again."),
+    # webauth addition: a sign-in waited too long for its second factor (webauth.mfa),
+    # or had too many wrong codes.
+    "SecondFactorExpired": _("Your sign-in was not finished in time. Please sign in again."),
     "default": _("Unable to sign in."),
 }
 

@@ -35,6 +35,7 @@ urlpatterns = [
     path("error", auth_view, {"action": "error"}, name="error"),
     path("signin/<str:provider_id>", auth_view, {"action": "signin"}, name="signin-provider"),
     path("callback/<str:provider_id>", auth_view, {"action": "callback"}, name="callback"),
+    path("mfa", auth_view, {"action": "mfa"}, name="mfa"),
     path(
         "webauthn-options/<str:provider_id>",
         auth_view,

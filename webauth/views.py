@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
-from .actions import callback, csrf, pages, providers, session, signin, signout, webauthn
+from .actions import callback, csrf, mfa, pages, providers, session, signin, signout, webauthn
 from .actions.preamble import Unconfigured, open_state
 from .clients import RETURN_REDIRECT, returns_redirect
 from .conf import Config
@@ -45,6 +45,8 @@ ACTIONS = frozenset(
         "verify-request",
         "error",
         "webauthn-options",
+        # webauth's own: the second factor of a held sign-in
+        "mfa",
     }
 )
 _WITH_PROVIDER = frozenset({"signin", "callback", "webauthn-options"})
@@ -66,6 +68,9 @@ ROUTES: dict[tuple[str, str], Handler] = {
     ("GET", "verify-request"): pages.verify_request_page,
     ("GET", "error"): pages.error_page,
     ("GET", "webauthn-options"): webauthn.webauthn_options,
+    # webauth's: the second factor of a held sign-in (webauth.mfa)
+    ("GET", "mfa"): mfa.mfa_page,
+    ("POST", "mfa"): mfa.mfa_verify,
 }
 
 CONFIG_ERROR_MESSAGE = (

@@ -31,6 +31,7 @@ from .options import (
     Config,
     CookieOverride,
     JWTOptions,
+    MfaOptions,
     PagesOptions,
     RateLimitOptions,
     RateRule,
@@ -48,6 +49,7 @@ __all__ = [
     "ConfigError",
     "CookieOverride",
     "JWTOptions",
+    "MfaOptions",
     "PagesOptions",
     "RateLimitOptions",
     "RateRule",
@@ -107,6 +109,7 @@ def build_config(
         bearer=bool(as_bool("bearer", data.get("bearer"), False)),
         app_redirect_uris=sections.app_redirect_uris(data.get("app_redirect_uris")),
         reauth_max_age=sections.reauth_max_age(data.get("reauth_max_age")),
+        mfa=sections.mfa(data.get("mfa")),
         openapi=bool(as_bool("openapi", data.get("openapi"), False)),
     )
     if warn:

@@ -26,11 +26,13 @@ __all__ = [
     "DEFAULT_RATE_LIMITS",
     "DEFAULT_REAUTH_MAX_AGE",
     "DEFAULT_UPDATE_AGE",
+    "MFA_KEYS",
     "RATE_SCOPES",
     "CallbacksOptions",
     "Config",
     "CookieOverride",
     "JWTOptions",
+    "MfaOptions",
     "PagesOptions",
     "RateLimitOptions",
     "RateRule",
@@ -155,6 +157,9 @@ DEFAULT_RATE_LIMITS: Mapping[str, str] = MappingProxyType(
         # POST /auth/callback/<webauthn id>: failed passkey verifications
         # (a success gives its attempt back)
         "passkey_failed": "10/m/ip",
+        # POST /auth/mfa: wrong second-factor codes, per address and per user
+        # (a success gives its attempt back)
+        "mfa_failed": "10/m/ip,5/5m/key",
     }
 )
 
@@ -215,6 +220,29 @@ class RateLimitOptions:
     cache: str = "default"
 
 
+#: The keys of ``WEBAUTH["mfa"]``.
+MFA_KEYS = frozenset({"enabled", "issuer", "skew", "pending_max_age", "attempts"})
+
+
+@dataclass(frozen=True, slots=True)
+class MfaOptions:
+    """``mfa``: the second factor (docs/mfa.md).
+
+    ``enabled``: users may add a second factor, and one who has one is asked
+    for it after the first. ``issuer``: the name authenticator apps show
+    (``None``: the theme's brand name, else the site's host). ``skew``: the
+    time steps either side of now a TOTP code may be from. ``pending_max_age``:
+    seconds a signed-in-but-unproven sign-in waits for its second factor.
+    ``attempts``: wrong codes one such sign-in may have before it is dropped.
+    """
+
+    enabled: bool = False
+    issuer: str | None = None
+    skew: int = 1
+    pending_max_age: int = 300
+    attempts: int = 5
+
+
 @dataclass(frozen=True, eq=False)
 class Config:
     """The validated configuration. Get it with :func:`webauth.conf.get_config`."""
@@ -245,6 +273,7 @@ class Config:
     bearer: bool = False
     app_redirect_uris: tuple[str, ...] = ()
     reauth_max_age: int = DEFAULT_REAUTH_MAX_AGE
+    mfa: MfaOptions = field(default_factory=MfaOptions)
     #: Serve the OpenAPI description at ``<base path>/openapi.json`` (docs/openapi.md).
     openapi: bool = False
     _providers_by_id: dict[str, Provider] = field(init=False, repr=False, compare=False)

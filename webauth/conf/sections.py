@@ -25,9 +25,11 @@ from .options import (
     DEFAULT_RATE_LIMITS,
     DEFAULT_REAUTH_MAX_AGE,
     DEFAULT_UPDATE_AGE,
+    MFA_KEYS,
     CallbacksOptions,
     CookieOverride,
     JWTOptions,
+    MfaOptions,
     PagesOptions,
     RateLimitOptions,
     RateRule,
@@ -48,6 +50,7 @@ __all__ = [
     "experimental",
     "jwt",
     "logger",
+    "mfa",
     "pages",
     "protected_paths",
     "provider",
@@ -88,6 +91,7 @@ TOP_LEVEL_KEYS = frozenset(
         "rate_limits",
         "rate_limit_cache",
         "trusted_proxies",
+        "mfa",
         "bearer",
         "app_redirect_uris",
         "reauth_max_age",
@@ -288,6 +292,32 @@ def absolute_max_age(value: object) -> int | None:
             ABSOLUTE_MAX_AGE_CHECK,
         )
     return value
+
+
+def mfa(value: object) -> MfaOptions:
+    """``mfa``: the second factor; off by default (docs/mfa.md)."""
+    given = keys_of("mfa", value, MFA_KEYS)
+    numbers: dict[str, int] = {}
+    for key, default, least in (("skew", 1, 0), ("pending_max_age", 300, 30), ("attempts", 5, 1)):
+        number = given.get(key, default)
+        if isinstance(number, bool) or not isinstance(number, int) or number < least:
+            raise config_error(
+                f"mfa.{key}",
+                f"must be a whole number of at least {least}, got {number!r}",
+                f"Leave it out for the default, {default}.",
+            )
+        numbers[key] = number
+    if numbers["skew"] > 2:
+        raise config_error(
+            "mfa.skew",
+            f"accepts codes {numbers['skew']} steps of 30 s either side of now",
+            "Use 0 or 1 (the default): a wider window lets an old code through.",
+        )
+    return MfaOptions(
+        enabled=bool(as_bool("mfa.enabled", given.get("enabled"), False)),
+        issuer=as_str("mfa.issuer", given.get("issuer")),
+        **numbers,
+    )
 
 
 def reauth_max_age(value: object) -> int:

@@ -1,0 +1,231 @@
+"""The second factor's pieces (webauth.mfa): TOTP codes, recovery codes, sealed keys, the settings.
+
+The sign-in step that asks for them is tested in test_mfa_signin.py; the
+adapter methods under them by the adapter suite (webauth.testing.extensions),
+on every database.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pyotp
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ImproperlyConfigured
+from freezegun import freeze_time
+from hypothesis import given
+from hypothesis import strategies as st
+
+from webauth.conf import build_config
+from webauth.errors import MissingAdapter
+from webauth.mfa import factors, recovery, totp
+from webauth.models import RecoveryCode, SecondFactor
+
+SECRET = "test-secret-0123456789abcdef0123456789abcdef"
+ADAPTER = "webauth.adapters.django.DjangoAdapter"
+NOW = 1_900_000_000.0  # a time step boundary is every 30 s: 63,333,333 * 30 = 1,899,999,990
+
+
+def config_with(**extra):
+    return build_config(
+        {"secret": SECRET, "adapter": ADAPTER, "providers": [], **extra}, {}.get, warn=False
+    )
+
+
+# -- TOTP codes --------------------------------------------------------------------------------
+
+
+def test_a_code_matches_its_own_step_and_one_either_side():
+    key = totp.new_key()
+    app = pyotp.TOTP(key)
+    step = int(NOW // 30)
+    assert totp.matching_step(key, app.at(NOW), now=NOW) == step
+    assert totp.matching_step(key, app.at(NOW - 30), now=NOW) == step - 1
+    assert totp.matching_step(key, app.at(NOW + 30), now=NOW) == step + 1
+    assert totp.matching_step(key, app.at(NOW - 60), now=NOW) is None
+    assert totp.matching_step(key, app.at(NOW - 30), now=NOW, skew=0) is None
+
+
+def test_a_code_is_six_digits_whatever_the_spacing():
+    key = totp.new_key()
+    code = pyotp.TOTP(key).at(NOW)
+    assert totp.matching_step(key, f"{code[:3]} {code[3:]}", now=NOW) == int(NOW // 30)
+    assert totp.matching_step(key, f"{code[:3]}-{code[3:]}", now=NOW) == int(NOW // 30)
+    for not_a_code in (None, 123456, "", "12345", "1234567", "１２３４５６", "12a456"):
+        assert totp.normalize_code(not_a_code) is None
+        assert totp.matching_step(key, not_a_code, now=NOW) is None
+
+
+def test_a_new_key_is_160_bits_of_base32():
+    keys = {totp.new_key() for _ in range(20)}
+    assert len(keys) == 20
+    assert all(re.fullmatch(r"[A-Z2-7]{32}", key) for key in keys)
+
+
+def test_the_provisioning_uri_and_its_qr_code():
+    uri = totp.provisioning_uri(
+        "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP", account="ada@example.com", issuer="Example"
+    )
+    assert uri.startswith("otpauth://totp/Example:ada%40example.com?")
+    assert "secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP" in uri and "issuer=Example" in uri
+    svg = totp.qr_svg(uri, title="Scan me")
+    assert svg.startswith("<svg") and "<title>Scan me</title>" in svg
+    assert "<script" not in svg and "<image" not in svg  # inline vector, no bitmap
+
+
+# -- recovery codes ----------------------------------------------------------------------------
+
+
+def test_recovery_codes_are_ten_distinct_groups_of_four():
+    codes = recovery.new_codes()
+    assert len(codes) == len(set(codes)) == 10
+    assert all(re.fullmatch(r"([0-9a-hjkmnp-tv-z]{4}-){3}[0-9a-hjkmnp-tv-z]{4}", c) for c in codes)
+
+
+def test_a_recovery_code_is_read_leniently():
+    assert recovery.normalize(" 7K2M-QX9A 0OIL-ab12 ") == "7k2mqx9a0011ab12"
+    for bad in (None, 7, "", "7k2m-qx9a-0000", "7k2m-qx9a-0000-000u", "x" * 65):
+        assert recovery.normalize(bad) is None
+
+
+@given(st.sampled_from(recovery.new_codes(50)))
+def test_every_code_shown_reads_back_as_itself(code):
+    assert recovery.normalize(code) == code.replace("-", "")
+    assert recovery.normalize(code.upper().replace("-", " ")) == code.replace("-", "")
+
+
+# -- a user's factors, through the adapter -----------------------------------------------------
+
+
+@pytest.fixture
+def ada(db):
+    return get_user_model().objects.create_user("ada", "ada@example.com", "pw-1234567890")
+
+
+def enrol(config, user, *, at=NOW):
+    with freeze_time(_iso(at)):
+        enrolment = factors.begin_totp(config, user.pk, account=user.email, issuer="Example")
+        code = pyotp.TOTP(enrolment.key).at(at)
+        assert factors.confirm_totp(config, user.pk, enrolment.factor.id, code)
+    return enrolment
+
+
+def _iso(at: float) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(at, UTC).isoformat()
+
+
+def test_the_key_is_stored_sealed(ada):
+    config = config_with()
+    enrolment = factors.begin_totp(config, ada.pk, account="ada@example.com", issuer="Example")
+    row = SecondFactor.objects.get(pk=enrolment.factor.id)
+    assert enrolment.key not in row.secret and not row.confirmed
+    assert factors.unseal(config, row.secret) == enrolment.key
+    # Another secret opens nothing; a rotated list (new secret first) still opens it.
+    assert factors.unseal(config_with(secret="another-secret-" + "x" * 32), row.secret) is None
+    rotated = config_with(secret=["a-new-secret-" + "y" * 32, SECRET])
+    assert factors.unseal(rotated, row.secret) == enrolment.key
+
+
+def test_a_key_counts_only_after_a_right_code(ada):
+    config = config_with()
+    enrolment = factors.begin_totp(config, ada.pk, account="ada@example.com", issuer="Example")
+    assert factors.confirmed_factors(config, ada.pk) == []
+    with freeze_time(_iso(NOW)):
+        assert not factors.confirm_totp(config, ada.pk, enrolment.factor.id, "000000")
+        # A code from another key is as wrong.
+        assert not factors.confirm_totp(
+            config, ada.pk, enrolment.factor.id, pyotp.TOTP(totp.new_key()).at(NOW)
+        )
+        assert factors.check_code(config, ada.pk, pyotp.TOTP(enrolment.key).at(NOW)) is None
+        assert factors.confirm_totp(
+            config, ada.pk, enrolment.factor.id, pyotp.TOTP(enrolment.key).at(NOW)
+        )
+    [confirmed] = factors.confirmed_factors(config, ada.pk)
+    assert confirmed.id == enrolment.factor.id
+
+
+def test_a_code_passes_once(ada):
+    config = config_with()
+    enrolment = enrol(config, ada)
+    app = pyotp.TOTP(enrolment.key)
+    later = NOW + 60
+    with freeze_time(_iso(later)):
+        # The enrolment's own code was recorded: it does not sign in.
+        assert factors.check_code(config, ada.pk, app.at(NOW)) is None
+        assert factors.check_code(config, ada.pk, app.at(later)) == "totp"
+        assert factors.check_code(config, ada.pk, app.at(later)) is None
+        # A code of an earlier step, still inside the window, is refused too.
+        assert factors.check_code(config, ada.pk, app.at(later - 30)) is None
+    with freeze_time(_iso(later + 30)):
+        assert factors.check_code(config, ada.pk, app.at(later + 30)) == "totp"
+
+
+def test_recovery_codes_replace_each_other_and_pass_once(ada):
+    config = config_with()
+    first = factors.new_recovery_codes(config, ada.pk)
+    assert factors.recovery_codes_left(config, ada.pk) == 10
+    assert not any(
+        code.replace("-", "") in h
+        for code in first
+        for h in RecoveryCode.objects.values_list("code_hash", flat=True)
+    )
+    assert factors.check_code(config, ada.pk, first[0].upper()) == "recovery_code"
+    assert factors.check_code(config, ada.pk, first[0]) is None
+    assert factors.recovery_codes_left(config, ada.pk) == 9
+    second = factors.new_recovery_codes(config, ada.pk)
+    assert factors.check_code(config, ada.pk, first[1]) is None
+    assert factors.check_code(config, ada.pk, second[1]) == "recovery_code"
+
+
+def test_codes_do_not_cross_users(ada):
+    config = config_with()
+    grace = get_user_model().objects.create_user("grace", "grace@example.com", "pw-0987654321")
+    enrolment = enrol(config, ada)
+    codes = factors.new_recovery_codes(config, ada.pk)
+    with freeze_time(_iso(NOW + 60)):
+        assert factors.check_code(config, grace.pk, pyotp.TOTP(enrolment.key).at(NOW + 60)) is None
+    assert factors.check_code(config, grace.pk, codes[0]) is None
+    assert not factors.remove_factor(config, grace.pk, enrolment.factor.id)
+    assert factors.remove_factor(config, ada.pk, enrolment.factor.id)
+    assert factors.confirmed_factors(config, ada.pk) == []
+
+
+def test_without_an_adapter_a_second_factor_says_what_it_needs():
+    config = build_config({"secret": SECRET, "providers": []}, {}.get, warn=False)
+    with pytest.raises(MissingAdapter, match="A second factor requires an adapter"):
+        factors.confirmed_factors(config, "1")
+
+
+# -- the settings ------------------------------------------------------------------------------
+
+
+def test_mfa_is_off_by_default_with_safe_defaults():
+    mfa = config_with().mfa
+    assert (mfa.enabled, mfa.skew, mfa.pending_max_age, mfa.attempts, mfa.issuer) == (
+        False,
+        1,
+        300,
+        5,
+        None,
+    )
+    assert config_with().rate_limits.rules["mfa_failed"]
+
+
+@pytest.mark.parametrize(
+    ("mfa", "message"),
+    [
+        ({"skew": 3}, "mfa.skew"),
+        ({"skew": -1}, "mfa.skew"),
+        ({"pending_max_age": 10}, "mfa.pending_max_age"),
+        ({"attempts": 0}, "mfa.attempts"),
+        ({"attempts": True}, "mfa.attempts"),
+        ({"enable": True}, "enabled"),  # the "did you mean" of an unknown key
+        ("yes", "mfa"),
+    ],
+)
+def test_mfa_settings_are_checked(mfa, message):
+    with pytest.raises(ImproperlyConfigured, match=message):
+        config_with(mfa=mfa)

@@ -1,0 +1,150 @@
+"""A user's second factors through the adapter: enrol, confirm, check and remove them.
+
+Every change and every check goes through the storage façade
+(:class:`~webauth.adapters.storage.Storage`), so an adapter of the project's
+own works once it has the ``mfa`` methods (``webauth.adapters.base.FLOW_METHODS``).
+
+A TOTP key never reaches the database in the clear: it is sealed with
+``WEBAUTH["secret"]`` (an encrypted token, as the session's) and opened when a
+code is checked. Keep an old secret in the list when rotating (the first one
+seals, all of them open), or the keys sealed with it can no longer be read and
+their users must use a recovery code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .. import jwt as jose
+from ..adapters.base import FLOW_METHODS
+from ..types import SecondFactor
+from . import recovery, totp
+
+if TYPE_CHECKING:
+    from ..adapters.storage import Storage
+    from ..conf import Config
+
+__all__ = [
+    "Enrolment",
+    "begin_totp",
+    "check_code",
+    "confirm_totp",
+    "confirmed_factors",
+    "new_recovery_codes",
+    "recovery_codes_left",
+    "remove_factor",
+    "seal",
+    "unseal",
+]
+
+#: The salt of a sealed TOTP key: no session token opens as one, nor the reverse.
+SEAL_SALT = "webauth.mfa.totp-key"
+#: A sealed key does not expire (its token's ``exp`` is a century away).
+_SEAL_LIFE = 100 * 365 * 86400
+
+
+def storage_of(config: Config) -> Storage:
+    """The adapter's storage, which must have every ``mfa`` method."""
+    return config.storage.require(*FLOW_METHODS["mfa"], feature="A second factor")
+
+
+def seal(config: Config, key: str) -> str:
+    """*key* encrypted with the first of ``WEBAUTH["secret"]``."""
+    return jose.encode(
+        token={"key": key}, secret=list(config.secret), salt=SEAL_SALT, max_age=_SEAL_LIFE
+    )
+
+
+def unseal(config: Config, sealed: str) -> str | None:
+    """The key :func:`seal` sealed, or ``None`` when no secret of the list opens it."""
+    payload = jose.decode(token=sealed, secret=config.secret, salt=SEAL_SALT)
+    key = payload.get("key") if payload is not None else None
+    return key if isinstance(key, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Enrolment:
+    """A TOTP key being added: the stored (unconfirmed) factor, and what the user is shown."""
+
+    factor: SecondFactor
+    #: The key as text, for typing it into an app by hand.
+    key: str
+    #: The ``otpauth://`` URI an app scans.
+    uri: str
+
+
+def begin_totp(
+    config: Config, user_id: str, *, account: str, issuer: str, name: str = ""
+) -> Enrolment:
+    """Store a new unconfirmed TOTP key for the user; it counts once :func:`confirm_totp` passes.
+
+    *account* is how an app labels the key (the user's address or username),
+    *issuer* the site's name there.
+    """
+    key = totp.new_key()
+    stored = storage_of(config).create_second_factor(
+        SecondFactor(id="", user_id=str(user_id), kind="totp", secret=seal(config, key), name=name)
+    )
+    return Enrolment(
+        factor=stored, key=key, uri=totp.provisioning_uri(key, account=account, issuer=issuer)
+    )
+
+
+def confirm_totp(config: Config, user_id: str, factor_id: str, code: object) -> bool:
+    """Confirm the user's new key with a right code from it; ``False`` otherwise.
+
+    The code's time step is recorded with the confirmation, so the same code
+    cannot then also pass a sign-in.
+    """
+    storage = storage_of(config)
+    for factor in storage.list_second_factors(str(user_id)):
+        if factor.id != str(factor_id) or factor.confirmed or factor.kind != "totp":
+            continue
+        key = unseal(config, factor.secret)
+        step = totp.matching_step(key, code, skew=config.mfa.skew) if key else None
+        return step is not None and storage.confirm_second_factor(str(user_id), factor.id, step)
+    return False
+
+
+def confirmed_factors(config: Config, user_id: str) -> list[SecondFactor]:
+    """The user's factors that sign in (confirmed), oldest first."""
+    return [f for f in storage_of(config).list_second_factors(str(user_id)) if f.confirmed]
+
+
+def check_code(config: Config, user_id: str, code: object) -> str | None:
+    """Whether *code* proves the second factor: ``"totp"`` or ``"recovery_code"``, else ``None``.
+
+    Six digits are checked against each confirmed TOTP key (and accepted once:
+    ``use_totp_step``); anything that reads as a recovery code spends it.
+    """
+    storage = storage_of(config)
+    if totp.normalize_code(code) is not None:
+        for factor in confirmed_factors(config, user_id):
+            key = unseal(config, factor.secret) if factor.kind == "totp" else None
+            step = totp.matching_step(key, code, skew=config.mfa.skew) if key else None
+            if step is not None and storage.use_totp_step(factor.id, step):
+                return "totp"
+        return None
+    normal = recovery.normalize(code)
+    if normal is not None and storage.use_recovery_code(str(user_id), recovery.code_hash(normal)):
+        return "recovery_code"
+    return None
+
+
+def new_recovery_codes(config: Config, user_id: str) -> list[str]:
+    """A new set of recovery codes for the user, voiding the earlier set; shown once."""
+    codes = recovery.new_codes()
+    hashes = [recovery.code_hash(recovery.normalize(code) or "") for code in codes]
+    storage_of(config).replace_recovery_codes(str(user_id), hashes)
+    return codes
+
+
+def recovery_codes_left(config: Config, user_id: str) -> int:
+    """How many of the user's recovery codes are unused."""
+    return storage_of(config).count_recovery_codes(str(user_id))
+
+
+def remove_factor(config: Config, user_id: str, factor_id: str) -> bool:
+    """Remove one of the user's factors; ``False`` when it is not the user's."""
+    return storage_of(config).delete_second_factor(str(user_id), str(factor_id))

@@ -1,0 +1,104 @@
+"""The second factor as a step of every sign-in (:data:`webauth.flows.steps.STEPS`).
+
+Registered by the app's ``ready()``; asked after every sign-in's first half
+whatever the flow, so no flow knows about it. A user with a confirmed second
+factor is not given a session: the sign-in is held (:mod:`webauth.mfa.pending`)
+and the client is told to prove the second factor (``/auth/mfa`` for a
+browser, ``mfaToken`` for an app). A passkey sign-in already is two factors
+(possession, and the user verification webauth requires) and is never asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from .. import cookies as ck
+from .. import jwt as jose
+from ..adapters.base import FLOW_METHODS
+from ..flows import can
+from ..responses import redirect
+from . import pending as held
+from .factors import confirmed_factors
+
+if TYPE_CHECKING:
+    from django.http import HttpResponse, HttpResponseBase
+
+    from ..flows.outcomes import NeedsStep, SignedIn
+    from ..state import AuthState
+
+__all__ = ["PENDING_COOKIE", "SECOND_FACTOR", "SecondFactorStep", "forget_cookie", "held_handle"]
+
+#: The key in ``AuthState.cookies`` of the browser's handle (``authjs.mfa-pending``).
+PENDING_COOKIE = "mfa_pending"
+#: The methods a pending sign-in may be finished with.
+METHODS = ("totp", "recovery_code")
+
+
+class SecondFactorStep:
+    """Asks a user who has a second factor for it before the session is made."""
+
+    name = "second_factor"
+
+    def needed(self, state: AuthState, signed_in: SignedIn) -> bool:
+        config = state.config
+        if not config.mfa.enabled:
+            return False
+        account = signed_in.account or {}
+        if can(str(account.get("type") or ""), "is_passkey"):
+            return False  # possession and user verification: two factors already
+        user_id = signed_in.user_dict.get("id")
+        storage = config.storage
+        if (
+            not user_id
+            or not storage.configured
+            or not all(storage.has(m) for m in FLOW_METHODS["mfa"])
+        ):
+            return False
+        return bool(confirmed_factors(config, str(user_id)))
+
+    def browser_answer(self, state: AuthState, pending: NeedsStep) -> HttpResponse:
+        record = held.hold(state.config, pending, "browser")
+        response = redirect(f"{state.base_url}/mfa")
+        spec = state.cookies[PENDING_COOKIE]
+        if spec.max_age is None:  # unless the project set one in WEBAUTH["cookies"]
+            spec = replace(spec, max_age=state.config.mfa.pending_max_age)
+        token = jose.encode(
+            token={"handle": record.handle},
+            secret=list(state.config.secret),
+            salt=spec.name,
+            max_age=state.config.mfa.pending_max_age,
+        )
+        ck.set_cookie(response, spec, token)
+        return response
+
+    def app_answer(self, state: AuthState, pending: NeedsStep) -> dict[str, object]:
+        record = held.hold(state.config, pending, "app")
+        return {
+            "step": self.name,
+            "mfaToken": record.handle,
+            "methods": list(METHODS),
+            "expiresIn": state.config.mfa.pending_max_age,
+        }
+
+
+#: The step the app registers.
+SECOND_FACTOR = SecondFactorStep()
+
+
+def held_handle(state: AuthState) -> str | None:
+    """The handle in the browser's ``authjs.mfa-pending`` cookie, if it holds a valid one."""
+    spec = state.cookies[PENDING_COOKIE]
+    raw = state.request_cookies.get(spec.name)
+    if not raw:
+        return None
+    payload = jose.decode(token=ck.decode_value(raw), secret=state.config.secret, salt=spec.name)
+    handle = payload.get("handle") if payload is not None else None
+    return handle if isinstance(handle, str) else None
+
+
+def forget_cookie(state: AuthState, response: HttpResponseBase) -> None:
+    """Delete the browser's handle cookie, when it sent one."""
+    spec = state.cookies[PENDING_COOKIE]
+    if spec.name in state.request_cookies:
+        ck.delete_cookie(response, spec)

@@ -1,0 +1,70 @@
+"""Finishing a held sign-in once its second factor is proven: the session, as without one.
+
+Used by the browser's route (``POST /auth/mfa``) and the app's
+(``POST /auth/app/mfa``): the code is checked (:func:`webauth.mfa.factors.check_code`,
+each code accepted once), the held sign-in claimed (once), the user read
+again (deactivated meanwhile: refused), and the sign-in concluded by
+:func:`webauth.flows.signin.conclude` with what its first half found, so the
+session, the callbacks and the ``sign_in`` event are those of any sign-in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import AccessDenied, SecondFactorFailed
+from ..flows.outcomes import Attempt, Completed, SignedIn
+from ..flows.signin import conclude, refuse_inactive
+from . import pending as held
+from .factors import check_code
+
+if TYPE_CHECKING:
+    from ..state import AuthState
+
+__all__ = ["ResumedAttempt", "finish"]
+
+
+@dataclass(slots=True)
+class ResumedAttempt(Attempt):
+    """The first half of a held sign-in, as :func:`conclude` needs it (stored already)."""
+
+    provider_id: str
+    callback_url: str
+    signed_in: SignedIn
+
+    def sign_in_params(self) -> dict[str, object]:
+        return {"user": self.signed_in.user, "account": self.signed_in.account}
+
+    def store(self, state: AuthState) -> SignedIn:
+        return self.signed_in  # stored when the first factor passed
+
+
+def finish(
+    state: AuthState, pending: held.Pending, code: object, *, browser: bool = True
+) -> Completed | None:
+    """The new session once *code* proves the second factor of *pending*.
+
+    Raises :class:`~webauth.errors.SecondFactorFailed` for a code that proves
+    nothing (the caller counts it), ``AccessDenied`` for a user who is gone or
+    inactive now; ``None`` when another request finished this sign-in first.
+    """
+    config = state.config
+    if check_code(config, pending.user_id, code) is None:
+        raise SecondFactorFailed("The second-factor code was not right")
+    if not held.claim(config, pending):
+        return None
+    user = config.storage.get_user(pending.user_id)
+    if user is None:
+        raise AccessDenied("The user of the held sign-in is gone", user_caused=True)
+    refuse_inactive(user)
+    signed_in = SignedIn(
+        user=user,
+        user_dict=pending.user_dict,
+        account=pending.account,
+        profile=pending.profile,
+        is_new_user=pending.is_new_user,
+        linked_to_session=pending.linked_to_session,
+    )
+    attempt = ResumedAttempt(pending.provider_id, pending.callback_url, signed_in)
+    return conclude(state, signed_in, attempt, browser=browser)
