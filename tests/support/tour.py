@@ -48,8 +48,11 @@ def idp_issuer(base_url: str) -> str:
     return idp_origin(base_url) + "/idp"
 
 
-def site_settings(base_url: str, *, catalog: bool = False, strategy: str = "jwt") -> dict[str, Any]:
-    """``WEBAUTH`` with every provider kind; *catalog*: also every built-in OAuth provider."""
+def site_settings(
+    base_url: str, *, catalog: bool = False, strategy: str = "jwt", mfa: bool = False
+) -> dict[str, Any]:
+    """``WEBAUTH`` with every provider kind; *catalog*: also every built-in OAuth provider;
+    *mfa*: the second factor on."""
     from webauth.providers import Email, Passkey
     from webauth.providers.catalog import CATALOG, provider_class
     from webauth.providers.oauth import OIDC
@@ -81,6 +84,7 @@ def site_settings(base_url: str, *, catalog: bool = False, strategy: str = "jwt"
         "session": {"strategy": strategy},
         "experimental": {"enable_webauthn": True},
         "providers": providers,
+        "mfa": {"enabled": mfa},
     }
 
 
@@ -174,6 +178,7 @@ class Stop:
     catalog: bool = False  # the sign-in page with every built-in OAuth provider
     strategy: str = "jwt"  # the session strategy (the account center's sessions page lists
     # database sessions)
+    mfa: bool = False  # WEBAUTH["mfa"] on
 
 
 def _goto(path: str) -> Callable[[Tour], Any]:
@@ -341,6 +346,83 @@ def _account_reauthenticate(tour: Tour) -> Any:
     return page
 
 
+def _with_a_key(username: str) -> str:
+    """*username* (made if needed) with a confirmed TOTP key; the key."""
+    import pyotp
+    from django.contrib.auth import get_user_model
+
+    from webauth.conf import get_config
+    from webauth.mfa import factors
+
+    users = get_user_model().objects
+    user = users.filter(username=username).first() or users.create_user(
+        username, email=f"{username}@example.com", password=PASSWORD
+    )
+    config = get_config()
+    enrolment = factors.begin_totp(config, user.pk, account=user.email, issuer="localhost")
+    assert factors.confirm_totp(
+        config, user.pk, enrolment.factor.id, pyotp.TOTP(enrolment.key).now()
+    )
+    return enrolment.key
+
+
+def _mfa_code(tour: Tour) -> Any:
+    _with_a_key("erin")
+    page = tour.signed_in("erin")  # the first factor: the sign-in is held
+    page.goto("/auth/mfa")
+    assert page.locator("#webauth-mfa-code").is_visible()
+    return page
+
+
+def _mfa_wrong_code(tour: Tour) -> Any:
+    page = _mfa_code(tour)
+    page.fill("#webauth-mfa-code", "000000")
+    with page.expect_navigation():
+        page.press("#webauth-mfa-code", "Enter")
+    assert page.get_by_role("alert").is_visible()
+    return page
+
+
+def _account_security_adding(tour: Tour) -> Any:
+    page = tour.signed_in("alice")
+    page.goto("/account/security/")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Add an authenticator app").click()
+    assert page.locator(".webauth-qr-code svg").is_visible()
+    return page
+
+
+def _account_security_codes(tour: Tour) -> Any:
+    import pyotp
+
+    page = _account_security_adding(tour)
+    key = page.locator("[data-key]").inner_text().replace(" ", "")
+    page.fill("#webauth-add-key-code", pyotp.TOTP(key).now())
+    with page.expect_navigation():
+        page.press("#webauth-add-key-code", "Enter")
+    assert page.locator(".webauth-code-list li").count() == 10
+    return page
+
+
+def _account_security_keys(tour: Tour) -> Any:
+    _with_a_key("frank")
+    page = tour.signed_in("frank")
+    page.goto("/auth/mfa")  # the held sign-in: finished with a recovery code below
+    from django.contrib.auth import get_user_model
+
+    from webauth.conf import get_config
+    from webauth.mfa import factors
+
+    frank = get_user_model().objects.get(username="frank")
+    codes = factors.new_recovery_codes(get_config(), frank.pk)
+    page.fill("#webauth-mfa-code", codes[0])
+    with page.expect_navigation():
+        page.press("#webauth-mfa-code", "Enter")
+    page.goto("/account/security/")
+    assert page.get_by_role("button", name="Get new recovery codes").is_visible()
+    return page
+
+
 def stops() -> Iterator[Stop]:
     """Every built-in page in every state a person sees it in (error pages: every type)."""
     from webauth.pages import ERROR_PAGES
@@ -418,9 +500,37 @@ def stops() -> Iterator[Stop]:
         "re-authentication: every way in bob has",
         _account_reauthenticate,
     )
+    yield Stop("mfa-code", "second factor: the code page", _mfa_code, mfa=True)
+    yield Stop("mfa-wrong-code", "second factor: a wrong code", _mfa_wrong_code, mfa=True)
+    yield Stop(
+        "account-security",
+        "account center: security, no authenticator app yet",
+        _account_at("/account/security/"),
+        mfa=True,
+    )
+    yield Stop(
+        "account-security-adding",
+        "account center: adding an authenticator app (its QR code)",
+        _account_security_adding,
+        mfa=True,
+    )
+    yield Stop(
+        "account-security-codes",
+        "account center: the recovery codes, shown once",
+        _account_security_codes,
+        mfa=True,
+    )
+    yield Stop(
+        "account-security-keys",
+        "account center: an authenticator app and its recovery codes",
+        _account_security_keys,
+        mfa=True,
+    )
 
 
 def visit(tour: Tour, stop: Stop) -> Any:
     """Configure the site for *stop*, open its page; the Playwright page."""
-    tour.configure(site_settings(tour.base_url, catalog=stop.catalog, strategy=stop.strategy))
+    tour.configure(
+        site_settings(tour.base_url, catalog=stop.catalog, strategy=stop.strategy, mfa=stop.mfa)
+    )
     return stop.open(tour)

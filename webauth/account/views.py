@@ -28,6 +28,7 @@ from django.utils.translation import gettext_lazy, ngettext, pgettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from ..access import has_user, session_required_response
+from ..conf import get_config
 from ..errors import LastSignInMethod
 from ..flows import can, flow_for
 from ..forms import FormResult
@@ -40,10 +41,18 @@ from ..reauth import is_fresh, require_fresh, safe_next, signed_in_at
 from ..state import get_state
 from ..user_sessions import revoke_session, sign_out_everywhere
 from ..utils import own_transactions, user_id
-from . import sections
+from . import sections, security
 from .email import EmailChangeError, change_email, send_code
 
-__all__ = ["connections", "email", "index", "passkeys", "reauthenticate", "sessions"]
+__all__ = [
+    "connections",
+    "email",
+    "index",
+    "passkeys",
+    "reauthenticate",
+    "security_page",
+    "sessions",
+]
 
 #: The extra tag of the account center's messages.
 MESSAGE_TAG = "webauth-account"
@@ -57,10 +66,15 @@ _MENU = (
     ("connections", gettext_lazy("Connections")),
     ("passkeys", gettext_lazy("Passkeys")),
     ("email", gettext_lazy("Email")),
+    ("security", gettext_lazy("Security")),
 )
 
 
 def _nav(current: str) -> list[dict[str, object]]:
+    # The Security section only where a second factor can be added (WEBAUTH["mfa"]).
+    shown = [
+        (n, label) for n, label in _MENU if n != "security" or security.available(get_config())
+    ]
     return [
         {
             "name": name,
@@ -68,7 +82,7 @@ def _nav(current: str) -> list[dict[str, object]]:
             "url": sections.section_url(name),
             "current": name == current,
         }
-        for name, label in _MENU
+        for name, label in shown
     ]
 
 
@@ -301,6 +315,58 @@ def email(request: HttpRequest) -> HttpResponseBase:
         return again({**_said(False, str(exc)), "pending": pending}, 400)
     text = _("Your email address is now %(address)s.") % {"address": updated.email}
     return _outcome(request, back, True, text, again)
+
+
+# -- security: the second factor -----------------------------------------------------------
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def security_page(request: HttpRequest) -> HttpResponseBase:
+    """Authenticator apps and recovery codes: add a key (``op=begin``, then
+    ``op=confirm`` with ``factor`` and ``code``), remove one (``op=remove``,
+    ``factor``) or get new recovery codes (``op=codes``); all but confirming are
+    behind re-authentication."""
+    if not _signed_in(request):
+        return session_required_response(request)
+
+    def again(extra: Mapping[str, object], status: int) -> HttpResponse:
+        shown = extra.get("shown")
+        context = security.security_context(
+            request, shown if isinstance(shown, security.Shown) else None
+        )
+        return _render(request, "security", {**context, **extra}, status=status)
+
+    if request.method != "POST":
+        return again({}, 200)
+    back = _back(request, "security")
+    op = request.POST.get("op")
+    if not security.available(get_config()) or op not in ("begin", "confirm", "remove", "codes"):
+        return _outcome(request, back, False, _("Unknown action."), again)
+    if op == "confirm":
+        # No new proof: only a fresh session could begin adding this key.
+        done, shown = security.confirm(
+            request, request.POST.get("factor", ""), request.POST.get("code", "")
+        )
+        if done:
+            text = _("The authenticator app was added.")
+            return again({**_said(True, text), "shown": shown}, 200)
+        if shown.adding is None:
+            return _outcome(request, back, False, _("No such authenticator app."), again)
+        wrong = _("That code is not right. Try again.")
+        return again({**_said(False, wrong), "shown": shown, "code_error": wrong}, 400)
+    refused = require_fresh(request, next_url=back)
+    if refused is not None:
+        return refused
+    if op == "begin":
+        return again({"shown": security.begin(request)}, 200)
+    if op == "codes":
+        if not security.security_context(request).get("keys"):
+            return _outcome(request, back, False, _("No such authenticator app."), again)
+        text = _("Your new recovery codes replace the old ones.")
+        return again({**_said(True, text), "shown": security.regenerate(request)}, 200)
+    if not security.remove(request, request.POST.get("factor", "")):
+        return _outcome(request, back, False, _("No such authenticator app."), again)
+    return _outcome(request, back, True, _("The authenticator app was removed."), again)
 
 
 # -- re-authentication ---------------------------------------------------------------------

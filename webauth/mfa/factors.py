@@ -35,6 +35,7 @@ __all__ = [
     "recovery_codes_left",
     "remove_factor",
     "seal",
+    "storage_of",
     "unseal",
 ]
 
