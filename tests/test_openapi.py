@@ -19,7 +19,7 @@ from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 
 from webauth import urls as webauth_urls
 from webauth.actions import app_session
-from webauth.actions.app import APP_ROUTES, app_view
+from webauth.actions.app import APP_ROUTES, app_mfa_view, app_view
 from webauth.actions.app_session import app_session_view
 from webauth.conf import build_config, get_config
 from webauth.openapi import description, load_description, openapi_view
@@ -154,6 +154,8 @@ def _served_methods(pattern: URLPattern) -> set[str]:
         return {"POST"}
     if view is openapi_view:
         return {"GET"}
+    if view is app_mfa_view:
+        return {"POST"}
     raise AssertionError(f"a webauth route the description does not know: {pattern.name}")
 
 

@@ -68,6 +68,7 @@ __all__ = [
     "OAuthProfileParseError",
     "OAuthSignInError",
     "RateLimited",
+    "SecondFactorExpired",
     "SecondFactorFailed",
     "SessionTokenError",
     "SignOutError",
@@ -358,6 +359,13 @@ class DuplicateConditionalUI(AuthError):
 
 class MissingWebAuthnAutocomplete(AuthError):
     """A conditional-UI WebAuthn provider without a ``webauthn`` autocomplete field."""
+
+
+class SecondFactorExpired(AuthError):
+    """No sign-in waits for this second factor any more: none, expired, used, or too many
+    wrong codes. The visitor signs in again."""
+
+    user_caused = True
 
 
 class SecondFactorFailed(AuthError):

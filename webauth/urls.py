@@ -13,7 +13,7 @@ each with a ``provider_id``. For example
 
 from django.urls import path, re_path
 
-from .actions.app import app_view
+from .actions.app import app_mfa_view, app_view
 from .actions.app_session import app_session_view
 from .openapi import openapi_view
 from .utils import require_installed
@@ -65,6 +65,8 @@ urlpatterns = [
         )
         for action in ("signin", "callback", "webauthn-options", "idtoken", "authorize", "token")
     ),
+    # The second factor of an app's held sign-in (WEBAUTH["mfa"], docs/mfa.md).
+    re_path(r"^app/mfa/?$", app_mfa_view, name="app-mfa"),
     # -- end of the app sign-in routes ------------------------------------------------------
     # Not an Auth.js action, so nothing Auth.js serves is shadowed: with
     # WEBAUTH["openapi"] off the view answers the catch-all's 400 "Bad request.".

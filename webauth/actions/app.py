@@ -14,6 +14,7 @@ route                                         flow (:mod:`webauth.flows.app`)
 ``POST /auth/app/idtoken/<oauth id>``         ``id_token_sign_in``
 ``POST /auth/app/authorize/<oauth id>``       ``authorize``
 ``POST /auth/app/token/<oauth id>``           ``token``
+``POST /auth/app/mfa``                        the second factor (:func:`app_mfa_view`)
 ============================================  =============================================
 
 :func:`app_view` reads the request without its cookies (a single-page app on
@@ -47,12 +48,14 @@ from ..errors import (
 )
 from ..flows import AppFlowFunction, app, app_routes
 from ..flows.email import InvalidEmail
+from ..flows.render import for_app
 from ..flows.webauthn import UnknownCredential
+from ..mfa.verify import prove
 from ..responses import json_response
 from ..utils import own_transactions
 from .preamble import Unconfigured, load_config, open_state
 
-__all__ = ["APP_ROUTES", "app_view"]
+__all__ = ["APP_ROUTES", "app_mfa_view", "app_view"]
 
 #: ``(method, action)`` -> provider type -> the flow that answers it: made once
 #: from each kind's ``app_routes`` (:data:`webauth.flows.FLOWS`).
@@ -71,6 +74,8 @@ _STATUS = {
     "OAuthAccountNotLinked": 401,
     "AccountNotLinked": 401,
     "OAuthProfileParseError": 401,
+    "SecondFactorFailed": 401,
+    "SecondFactorExpired": 401,
     "InvalidProvider": 404,
     "UnknownAction": 404,
     "ExperimentalFeatureNotEnabled": 404,
@@ -115,6 +120,43 @@ app_view.csrf_exempt = True  # type: ignore[attr-defined]
 app_view.login_required = False  # type: ignore[attr-defined]
 # Never inside ATOMIC_REQUESTS' transaction: webauth's own are outermost (utils.own_transactions).
 own_transactions(app_view)
+
+
+def app_mfa_view(request: HttpRequest) -> HttpResponseBase:
+    """``POST /auth/app/mfa``: ``{"mfaToken", "code"}`` -> the session token, once the code fits.
+
+    ``mfaToken`` is what a sign-in route answered for a user with a second
+    factor (``{"step": "second_factor", "mfaToken", "methods", "expiresIn"}``).
+    A wrong code: ``401 {"error": "SecondFactorFailed"}`` (try again); no
+    sign-in waits any more (expired, used, too many wrong codes):
+    ``401 {"error": "SecondFactorExpired"}`` (sign in again).
+    """
+    try:
+        config = load_config()
+    except Unconfigured:
+        return _answer({"error": "Configuration"}, 500)
+    if not config.bearer or not config.mfa.enabled:
+        return _answer({"error": UnknownAction.type}, 404)
+    if request.method != "POST":
+        response = _answer({"error": UnknownAction.type}, 405)
+        response["Allow"] = "POST"
+        return response
+    try:
+        state = open_state(request, config, "app")
+    except Unconfigured:
+        return _answer({"error": "Configuration"}, 500)
+    try:
+        body = _json_body(request)
+        _pending, outcome = prove(state, body.get("mfaToken"), body.get("code"), "app")
+        answer = for_app(state, outcome)
+    except Exception as exc:
+        return _error_response(config, exc)
+    return _answer(answer, 200)
+
+
+app_mfa_view.csrf_exempt = True  # type: ignore[attr-defined]
+app_mfa_view.login_required = False  # type: ignore[attr-defined]
+own_transactions(app_mfa_view)
 
 
 def _json_body(request: HttpRequest) -> dict[str, object]:

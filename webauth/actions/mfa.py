@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING
 
 from django.utils.translation import gettext
 
-from .. import ratelimit
-from ..errors import MissingCSRF, SecondFactorFailed
-from ..flows.render import for_browser
+from ..errors import MissingCSRF, RateLimited, SecondFactorExpired, SecondFactorFailed
+from ..flows.render import for_browser, rate_limited
 from ..mfa import pending as held
 from ..mfa.step import forget_cookie, held_handle
-from ..mfa.verify import finish
+from ..mfa.verify import prove
 from ..pages import render_page
 from ..responses import redirect
 
@@ -72,22 +71,18 @@ def mfa_verify(state: AuthState, provider_id: str | None) -> HttpResponse:
     """Check the code; the session and the landing page once it is right."""
     if not state.csrf_verified:
         raise MissingCSRF("CSRF token was missing during an action mfa")
-    pending = _pending(state) if state.config.mfa.enabled else None
-    if pending is None:
-        return _start_again(state)
-    decision = ratelimit.hit(state.request, "mfa_failed", pending.user_id, config=state.config)
-    if not decision:
-        return _start_again(state)
     try:
-        outcome = finish(state, pending, state.body.get("code"))
+        pending, outcome = prove(state, held_handle(state), state.body.get("code"), "browser")
     except SecondFactorFailed as exc:
         state.config.logger.error(exc)
-        if not held.count_failure(state.config, pending):
-            return _start_again(state)
         return _page(state, wrong=True)
-    ratelimit.refund(decision)
-    if outcome is None:  # another request used this sign-in a moment ago
+    except SecondFactorExpired as exc:
+        state.config.logger.error(exc)
         return _start_again(state)
+    except RateLimited as exc:
+        response = rate_limited(state, exc)
+        forget_cookie(state, response)
+        return response
     response = for_browser(state, outcome, pending.callback_url)
     forget_cookie(state, response)
     return response

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import AccessDenied, SecondFactorFailed
+from .. import ratelimit
+from ..errors import AccessDenied, RateLimited, SecondFactorExpired, SecondFactorFailed
 from ..flows.outcomes import Attempt, Completed, SignedIn
 from ..flows.signin import conclude, refuse_inactive
 from . import pending as held
@@ -22,7 +23,7 @@ from .factors import check_code
 if TYPE_CHECKING:
     from ..state import AuthState
 
-__all__ = ["ResumedAttempt", "finish"]
+__all__ = ["ResumedAttempt", "finish", "prove"]
 
 
 @dataclass(slots=True)
@@ -68,3 +69,33 @@ def finish(
     )
     attempt = ResumedAttempt(pending.provider_id, pending.callback_url, signed_in)
     return conclude(state, signed_in, attempt, browser=browser)
+
+
+def prove(
+    state: AuthState, handle: object, code: object, client: held.Client
+) -> tuple[held.Pending, Completed]:
+    """Finish the sign-in held under *handle* for *client* with *code*: it, and its session.
+
+    The route's whole part, for a browser and an app alike. Raises
+    :class:`~webauth.errors.SecondFactorFailed` for a wrong code that may be
+    tried again, :class:`~webauth.errors.SecondFactorExpired` when no sign-in
+    waits (none, expired, used, or this wrong code was one too many), and
+    ``RateLimited`` beyond the ``mfa_failed`` limit.
+    """
+    config = state.config
+    pending = held.load(config, handle, client) if config.mfa.enabled else None
+    if pending is None:
+        raise SecondFactorExpired("No sign-in waits for this second factor")
+    decision = ratelimit.hit(state.request, "mfa_failed", pending.user_id, config=config)
+    if not decision:
+        raise RateLimited("Too many second-factor codes", retry_after=decision.retry_after)
+    try:
+        outcome = finish(state, pending, code, browser=client == "browser")
+    except SecondFactorFailed:
+        if not held.count_failure(config, pending):
+            raise SecondFactorExpired("Too many wrong second-factor codes") from None
+        raise
+    ratelimit.refund(decision)
+    if outcome is None:
+        raise SecondFactorExpired("The sign-in was finished by another request")
+    return pending, outcome
