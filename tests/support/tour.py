@@ -49,7 +49,12 @@ def idp_issuer(base_url: str) -> str:
 
 
 def site_settings(
-    base_url: str, *, catalog: bool = False, strategy: str = "jwt", mfa: bool = False
+    base_url: str,
+    *,
+    catalog: bool = False,
+    strategy: str = "jwt",
+    mfa: bool = False,
+    mfa_required: str | None = None,
 ) -> dict[str, Any]:
     """``WEBAUTH`` with every provider kind; *catalog*: also every built-in OAuth provider;
     *mfa*: the second factor on."""
@@ -84,7 +89,7 @@ def site_settings(
         "session": {"strategy": strategy},
         "experimental": {"enable_webauthn": True},
         "providers": providers,
-        "mfa": {"enabled": mfa},
+        "mfa": {"enabled": mfa, "required": mfa_required},
     }
 
 
@@ -179,6 +184,7 @@ class Stop:
     strategy: str = "jwt"  # the session strategy (the account center's sessions page lists
     # database sessions)
     mfa: bool = False  # WEBAUTH["mfa"] on
+    mfa_required: str | None = None  # WEBAUTH["mfa"]["required"]
 
 
 def _goto(path: str) -> Callable[[Tour], Any]:
@@ -383,6 +389,36 @@ def _mfa_wrong_code(tour: Tour) -> Any:
     return page
 
 
+def _mfa_enrolment(tour: Tour) -> Any:
+    # Under mfa.required = "all", heidi (no key yet) adds one before her sign-in ends.
+    from django.contrib.auth import get_user_model
+
+    from webauth.models import RecoveryCode, SecondFactor
+
+    users = get_user_model().objects
+    heidi = users.filter(username="heidi").first() or users.create_user(
+        "heidi", email="heidi@example.com", password=PASSWORD
+    )
+    SecondFactor.objects.filter(user=heidi).delete()  # each visit starts with no key
+    RecoveryCode.objects.filter(user=heidi).delete()
+    page = tour.signed_in("heidi")
+    page.goto("/auth/mfa")
+    assert page.locator(".webauth-qr-code svg").is_visible()
+    return page
+
+
+def _mfa_enrolment_codes(tour: Tour) -> Any:
+    import pyotp
+
+    page = _mfa_enrolment(tour)
+    key = page.locator("[data-key]").inner_text().replace(" ", "")
+    page.fill("#webauth-mfa-code", pyotp.TOTP(key).now())
+    with page.expect_navigation():
+        page.press("#webauth-mfa-code", "Enter")
+    assert page.locator(".webauth-code-list li").count() == 10
+    return page
+
+
 def _account_security_adding(tour: Tour) -> Any:
     page = tour.signed_in("alice")
     page.goto("/account/security/")
@@ -503,6 +539,20 @@ def stops() -> Iterator[Stop]:
     yield Stop("mfa-code", "second factor: the code page", _mfa_code, mfa=True)
     yield Stop("mfa-wrong-code", "second factor: a wrong code", _mfa_wrong_code, mfa=True)
     yield Stop(
+        "mfa-enrolment",
+        "second factor required: adding an authenticator app before the session",
+        _mfa_enrolment,
+        mfa=True,
+        mfa_required="all",
+    )
+    yield Stop(
+        "mfa-enrolment-codes",
+        "second factor required: the first recovery codes, with the new session",
+        _mfa_enrolment_codes,
+        mfa=True,
+        mfa_required="all",
+    )
+    yield Stop(
         "account-security",
         "account center: security, no authenticator app yet",
         _account_at("/account/security/"),
@@ -531,6 +581,12 @@ def stops() -> Iterator[Stop]:
 def visit(tour: Tour, stop: Stop) -> Any:
     """Configure the site for *stop*, open its page; the Playwright page."""
     tour.configure(
-        site_settings(tour.base_url, catalog=stop.catalog, strategy=stop.strategy, mfa=stop.mfa)
+        site_settings(
+            tour.base_url,
+            catalog=stop.catalog,
+            strategy=stop.strategy,
+            mfa=stop.mfa,
+            mfa_required=stop.mfa_required,
+        )
     )
     return stop.open(tour)

@@ -36,7 +36,7 @@ def available(config: Config) -> bool:
 
 def issuer(request: HttpRequest, config: Config) -> str:
     """The name an authenticator app shows for the key: ``mfa.issuer``, else the site's host."""
-    return config.mfa.issuer or request.get_host()
+    return factors.issuer_for(config, request.get_host())
 
 
 @dataclass(frozen=True, slots=True)

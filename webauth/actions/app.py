@@ -147,8 +147,10 @@ def app_mfa_view(request: HttpRequest) -> HttpResponseBase:
         return _answer({"error": "Configuration"}, 500)
     try:
         body = _json_body(request)
-        _pending, outcome = prove(state, body.get("mfaToken"), body.get("code"), "app")
-        answer = for_app(state, outcome)
+        proven = prove(state, body.get("mfaToken"), body.get("code"), "app")
+        answer = for_app(state, proven.outcome)
+        if proven.recovery_codes is not None:  # the first key, added under mfa.required
+            answer = {**answer, "recoveryCodes": proven.recovery_codes}
     except Exception as exc:
         return _error_response(config, exc)
     return _answer(answer, 200)

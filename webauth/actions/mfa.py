@@ -17,6 +17,8 @@ from django.utils.translation import gettext
 from ..errors import MissingCSRF, RateLimited, SecondFactorExpired, SecondFactorFailed
 from ..flows.render import for_browser, rate_limited
 from ..mfa import pending as held
+from ..mfa import totp
+from ..mfa.factors import confirmed_factors, enrolment_for, issuer_for
 from ..mfa.step import forget_cookie, held_handle
 from ..mfa.verify import prove
 from ..pages import render_page
@@ -44,13 +46,33 @@ def _start_again(state: AuthState) -> HttpResponse:
     return response
 
 
-def _page(state: AuthState, *, wrong: bool = False) -> HttpResponse:
+def _enrolment(state: AuthState, pending: held.Pending) -> dict[str, str] | None:
+    """The key a user who must add one is adding (``mfa.required``); ``None`` if they have one."""
+    config = state.config
+    if confirmed_factors(config, pending.user_id):
+        return None
+    account = str(pending.user_dict.get("email") or pending.user_dict.get("name") or "")
+    enrolment = enrolment_for(
+        config,
+        pending.user_id,
+        account=account or pending.user_id,
+        issuer=issuer_for(config, state.request.get_host()),
+    )
+    key = enrolment.key
+    return {
+        "key": " ".join(key[i : i + 4] for i in range(0, len(key), 4)),
+        "qr": totp.qr_svg(enrolment.uri, title=gettext("QR code for your authenticator app")),
+    }
+
+
+def _page(state: AuthState, pending: held.Pending, *, wrong: bool = False) -> HttpResponse:
     return render_page(
         state,
         "webauth/mfa.html",
         {
             "action": f"{state.base_url}/mfa",
             "csrf_token_value": state.csrf.token,
+            "enrolment": _enrolment(state, pending),
             "error": WRONG_CODE if wrong else None,
             "error_message": gettext("That code is not right. Try again.") if wrong else None,
             "signin_url": f"{state.base_url}/signin",
@@ -61,21 +83,27 @@ def _page(state: AuthState, *, wrong: bool = False) -> HttpResponse:
 
 
 def mfa_page(state: AuthState, provider_id: str | None) -> HttpResponse:
-    """The code form, for a browser whose sign-in waits for its second factor."""
-    if not state.config.mfa.enabled or _pending(state) is None:
+    """The code form (or, for a user who must add a key first, the key and its form)."""
+    pending = _pending(state) if state.config.mfa.enabled else None
+    if pending is None:
         return _start_again(state)
-    return _page(state)
+    return _page(state, pending)
 
 
 def mfa_verify(state: AuthState, provider_id: str | None) -> HttpResponse:
-    """Check the code; the session and the landing page once it is right."""
+    """Check the code; the session and the landing page once it is right.
+
+    A user who has just added their first key gets their recovery codes on a
+    page of their own (with the new session's cookie), and goes on from there.
+    """
     if not state.csrf_verified:
         raise MissingCSRF("CSRF token was missing during an action mfa")
     try:
-        pending, outcome = prove(state, held_handle(state), state.body.get("code"), "browser")
+        proven = prove(state, held_handle(state), state.body.get("code"), "browser")
     except SecondFactorFailed as exc:
         state.config.logger.error(exc)
-        return _page(state, wrong=True)
+        pending = _pending(state)
+        return _page(state, pending, wrong=True) if pending else _start_again(state)
     except SecondFactorExpired as exc:
         state.config.logger.error(exc)
         return _start_again(state)
@@ -83,6 +111,15 @@ def mfa_verify(state: AuthState, provider_id: str | None) -> HttpResponse:
         response = rate_limited(state, exc)
         forget_cookie(state, response)
         return response
-    response = for_browser(state, outcome, pending.callback_url)
+    if proven.recovery_codes is not None:
+        response = render_page(
+            state,
+            "webauth/mfa_codes.html",
+            {"codes": proven.recovery_codes, "continue_url": proven.pending.callback_url},
+            config=state.config,
+        )
+        state.write_session(response, proven.outcome.session)
+    else:
+        response = for_browser(state, proven.outcome, proven.pending.callback_url)
     forget_cookie(state, response)
     return response

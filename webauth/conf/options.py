@@ -221,7 +221,7 @@ class RateLimitOptions:
 
 
 #: The keys of ``WEBAUTH["mfa"]``.
-MFA_KEYS = frozenset({"enabled", "issuer", "skew", "pending_max_age", "attempts"})
+MFA_KEYS = frozenset({"enabled", "issuer", "skew", "pending_max_age", "attempts", "required"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +234,9 @@ class MfaOptions:
     time steps either side of now a TOTP code may be from. ``pending_max_age``:
     seconds a signed-in-but-unproven sign-in waits for its second factor.
     ``attempts``: wrong codes one such sign-in may have before it is dropped.
+    ``required``: who must have a second factor (``None``: nobody; a user
+    without one is asked to add one before the first factor's sign-in ends),
+    as a function of the user (``webauth.mfa.policy``).
     """
 
     enabled: bool = False
@@ -241,6 +244,7 @@ class MfaOptions:
     skew: int = 1
     pending_max_age: int = 300
     attempts: int = 5
+    required: Callable[[object], bool] | None = None
 
 
 @dataclass(frozen=True, eq=False)

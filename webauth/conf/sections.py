@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from ..client_ip import TrustedProxies, networks_from
 from ..jwt import DEFAULT_MAX_AGE
 from ..logger import AuthLogger
+from ..mfa.policy import requirement
 from ..providers.base import Provider
 from ..providers.catalog import CATALOG, provider_class
 from ..utils import did_you_mean, resolve
@@ -313,9 +314,21 @@ def mfa(value: object) -> MfaOptions:
             f"accepts codes {numbers['skew']} steps of 30 s either side of now",
             "Use 0 or 1 (the default): a wider window lets an old code through.",
         )
+    try:
+        required = requirement(
+            given.get("required"), lambda path: as_callable("mfa.required", path)
+        )
+    except ValueError as exc:
+        raise config_error(
+            "mfa.required",
+            str(exc),
+            "Use 'all', 'staff', 'superusers', {'groups': ['admins']}, or a function of the "
+            "user (or its dotted path) answering whether that user must have a second factor.",
+        ) from None
     return MfaOptions(
         enabled=bool(as_bool("mfa.enabled", given.get("enabled"), False)),
         issuer=as_str("mfa.issuer", given.get("issuer")),
+        required=required,
         **numbers,
     )
 

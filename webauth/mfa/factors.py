@@ -29,8 +29,11 @@ __all__ = [
     "Enrolment",
     "begin_totp",
     "check_code",
+    "confirm_enrolment",
     "confirm_totp",
     "confirmed_factors",
+    "enrolment_for",
+    "issuer_for",
     "new_recovery_codes",
     "recovery_codes_left",
     "remove_factor",
@@ -90,6 +93,33 @@ def begin_totp(
     return Enrolment(
         factor=stored, key=key, uri=totp.provisioning_uri(key, account=account, issuer=issuer)
     )
+
+
+def issuer_for(config: Config, host: str) -> str:
+    """The name an authenticator app shows for a key: ``mfa.issuer``, else the site's *host*."""
+    return config.mfa.issuer or host
+
+
+def enrolment_for(config: Config, user_id: str, *, account: str, issuer: str) -> Enrolment:
+    """The key the user is adding: the unconfirmed one they have, else a new one.
+
+    A page that shows the key again (reloaded, or after a wrong code) shows the
+    same key, so that one already scanned stays the right one.
+    """
+    for factor in storage_of(config).list_second_factors(str(user_id)):
+        key = unseal(config, factor.secret) if not factor.confirmed else None
+        if key is not None and factor.kind == "totp":
+            uri = totp.provisioning_uri(key, account=account, issuer=issuer)
+            return Enrolment(factor=factor, key=key, uri=uri)
+    return begin_totp(config, user_id, account=account, issuer=issuer)
+
+
+def confirm_enrolment(config: Config, user_id: str, code: object) -> bool:
+    """Confirm the key the user is adding (:func:`enrolment_for`) with a code from it."""
+    for factor in storage_of(config).list_second_factors(str(user_id)):
+        if not factor.confirmed and factor.kind == "totp":
+            return confirm_totp(config, user_id, factor.id, code)
+    return False
 
 
 def confirm_totp(config: Config, user_id: str, factor_id: str, code: object) -> bool:

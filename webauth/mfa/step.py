@@ -4,7 +4,9 @@ Registered by the app's ``ready()``; asked after every sign-in's first half
 whatever the flow, so no flow knows about it. A user with a confirmed second
 factor is not given a session: the sign-in is held (:mod:`webauth.mfa.pending`)
 and the client is told to prove the second factor (``/auth/mfa`` for a
-browser, ``mfaToken`` for an app). A passkey sign-in already is two factors
+browser, ``mfaToken`` for an app). A user who has none but whom
+``mfa.required`` names (:mod:`webauth.mfa.policy`) is held the same way and
+adds one there first. A passkey sign-in already is two factors
 (possession, and the user verification webauth requires) and is never asked.
 """
 
@@ -19,7 +21,8 @@ from ..adapters.base import FLOW_METHODS
 from ..flows import can
 from ..responses import redirect
 from . import pending as held
-from .factors import confirmed_factors
+from .factors import confirmed_factors, enrolment_for, issuer_for
+from .policy import django_user
 
 if TYPE_CHECKING:
     from django.http import HttpResponse, HttpResponseBase
@@ -49,13 +52,15 @@ class SecondFactorStep:
             return False  # possession and user verification: two factors already
         user_id = signed_in.user_dict.get("id")
         storage = config.storage
-        if (
-            not user_id
-            or not storage.configured
-            or not all(storage.has(m) for m in FLOW_METHODS["mfa"])
-        ):
+        if not user_id or not storage.configured:
             return False
-        return bool(confirmed_factors(config, str(user_id)))
+        if not all(storage.has(method) for method in FLOW_METHODS["mfa"]):
+            return False  # an adapter without the second factor's methods: nobody has one
+        if confirmed_factors(config, str(user_id)):
+            return True
+        # Nobody to ask yet: the policy may still require one (then it is added now).
+        required = config.mfa.required
+        return required is not None and bool(required(django_user(signed_in.user)))
 
     def browser_answer(self, state: AuthState, pending: NeedsStep) -> HttpResponse:
         record = held.hold(state.config, pending, "browser")
@@ -73,13 +78,27 @@ class SecondFactorStep:
         return response
 
     def app_answer(self, state: AuthState, pending: NeedsStep) -> dict[str, object]:
-        record = held.hold(state.config, pending, "app")
-        return {
+        config = state.config
+        record = held.hold(config, pending, "app")
+        answer: dict[str, object] = {
             "step": self.name,
             "mfaToken": record.handle,
             "methods": list(METHODS),
-            "expiresIn": state.config.mfa.pending_max_age,
+            "expiresIn": config.mfa.pending_max_age,
         }
+        if not confirmed_factors(config, record.user_id):
+            # mfa.required and no key yet: the key to add, confirmed by its first code.
+            account = str(record.user_dict.get("email") or record.user_dict.get("name") or "")
+            host = state.request.get_host()
+            enrolment = enrolment_for(
+                config,
+                record.user_id,
+                account=account or record.user_id,
+                issuer=issuer_for(config, host),
+            )
+            answer["methods"] = ["totp"]
+            answer["enrolment"] = {"key": enrolment.key, "uri": enrolment.uri}
+        return answer
 
 
 #: The step the app registers.

@@ -18,12 +18,12 @@ from ..errors import AccessDenied, RateLimited, SecondFactorExpired, SecondFacto
 from ..flows.outcomes import Attempt, Completed, SignedIn
 from ..flows.signin import conclude, refuse_inactive
 from . import pending as held
-from .factors import check_code
+from .factors import check_code, confirm_enrolment, confirmed_factors, new_recovery_codes
 
 if TYPE_CHECKING:
     from ..state import AuthState
 
-__all__ = ["ResumedAttempt", "finish", "prove"]
+__all__ = ["Proven", "ResumedAttempt", "finish", "prove"]
 
 
 @dataclass(slots=True)
@@ -42,16 +42,27 @@ class ResumedAttempt(Attempt):
 
 
 def finish(
-    state: AuthState, pending: held.Pending, code: object, *, browser: bool = True
+    state: AuthState,
+    pending: held.Pending,
+    code: object,
+    *,
+    browser: bool = True,
+    enrolling: bool = False,
 ) -> Completed | None:
     """The new session once *code* proves the second factor of *pending*.
 
-    Raises :class:`~webauth.errors.SecondFactorFailed` for a code that proves
-    nothing (the caller counts it), ``AccessDenied`` for a user who is gone or
-    inactive now; ``None`` when another request finished this sign-in first.
+    *enrolling*: the user has none yet (``mfa.required``) and *code* confirms
+    the key they are adding. Raises :class:`~webauth.errors.SecondFactorFailed`
+    for a code that proves nothing (the caller counts it), ``AccessDenied`` for
+    a user who is gone or inactive now; ``None`` when another request finished
+    this sign-in first.
     """
     config = state.config
-    if check_code(config, pending.user_id, code) is None:
+    if enrolling:
+        proven = confirm_enrolment(config, pending.user_id, code)
+    else:
+        proven = check_code(config, pending.user_id, code) is not None
+    if not proven:
         raise SecondFactorFailed("The second-factor code was not right")
     if not held.claim(config, pending):
         return None
@@ -71,10 +82,22 @@ def finish(
     return conclude(state, signed_in, attempt, browser=browser)
 
 
-def prove(
-    state: AuthState, handle: object, code: object, client: held.Client
-) -> tuple[held.Pending, Completed]:
-    """Finish the sign-in held under *handle* for *client* with *code*: it, and its session.
+@dataclass(frozen=True, slots=True)
+class Proven:
+    """A held sign-in finished: what was held, the session, and, for a user who has
+    just added their first key, their recovery codes (to show once)."""
+
+    pending: held.Pending
+    outcome: Completed
+    recovery_codes: list[str] | None = None
+
+
+def prove(state: AuthState, handle: object, code: object, client: held.Client) -> Proven:
+    """Finish the sign-in held under *handle* for *client* with *code*.
+
+    For a user who has no key yet (``mfa.required``), *code* confirms the key
+    being added (:func:`webauth.mfa.factors.enrolment_for`), and the first
+    recovery codes come with the answer.
 
     The route's whole part, for a browser and an app alike. Raises
     :class:`~webauth.errors.SecondFactorFailed` for a wrong code that may be
@@ -89,8 +112,9 @@ def prove(
     decision = ratelimit.hit(state.request, "mfa_failed", pending.user_id, config=config)
     if not decision:
         raise RateLimited("Too many second-factor codes", retry_after=decision.retry_after)
+    enrolling = not confirmed_factors(config, pending.user_id)
     try:
-        outcome = finish(state, pending, code, browser=client == "browser")
+        outcome = finish(state, pending, code, browser=client == "browser", enrolling=enrolling)
     except SecondFactorFailed:
         if not held.count_failure(config, pending):
             raise SecondFactorExpired("Too many wrong second-factor codes") from None
@@ -98,4 +122,5 @@ def prove(
     ratelimit.refund(decision)
     if outcome is None:
         raise SecondFactorExpired("The sign-in was finished by another request")
-    return pending, outcome
+    codes = new_recovery_codes(config, pending.user_id) if enrolling else None
+    return Proven(pending, outcome, codes)

@@ -1,0 +1,180 @@
+"""A policy that requires a second factor (``WEBAUTH["mfa"]["required"]``).
+
+A user the policy names who has no key is held after the first factor, adds
+an authenticator app on ``/auth/mfa`` (its QR code, its key, a code from it)
+and only then gets a session, with the first recovery codes shown once. No
+session exists before, so nothing else on the site is reachable.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from datetime import UTC, datetime
+
+import pyotp
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.exceptions import ImproperlyConfigured
+from django.test import Client
+from freezegun import freeze_time
+
+from webauth.conf import build_config, get_config
+from webauth.mfa import factors
+
+from .support.helpers import csrf_pair, session_cookie
+
+SECRET = "test-secret-0123456789abcdef0123456789abcdef"
+PASSWORD = "correct horse battery staple"
+NOW = float(int(time.time()))
+
+pytestmark = pytest.mark.django_db
+
+
+def at(when: float) -> str:
+    return datetime.fromtimestamp(when, UTC).isoformat()
+
+
+def only_named_grace(user) -> bool:
+    """A project's own rule (a dotted path in the tests' settings)."""
+    return getattr(user, "username", "") == "grace"
+
+
+@pytest.fixture
+def site(settings):
+    def configure(required, **extra):
+        settings.WEBAUTH = {
+            "secret": SECRET,
+            "adapter": "webauth.adapters.django.DjangoAdapter",
+            "bearer": True,
+            "providers": ["webauth.providers.DjangoCredentials"],
+            "mfa": {"enabled": True, "required": required},
+            **extra,
+        }
+
+    return configure
+
+
+@pytest.fixture
+def people(db):
+    users = get_user_model().objects
+    return {
+        "staff": users.create_user("ada", "ada@example.com", PASSWORD, is_staff=True),
+        "member": users.create_user("grace", "grace@example.com", PASSWORD),
+        "other": users.create_user("linus", "linus@example.com", PASSWORD),
+    }
+
+
+def first_factor(client, username):
+    return client.post(
+        "/auth/callback/credentials",
+        {
+            "csrfToken": csrf_pair(client),
+            "username": username,
+            "password": PASSWORD,
+            "callbackUrl": "/landing",
+        },
+    )
+
+
+def shown_key(response) -> str:
+    match = re.search(r"data-key>([A-Z2-7 ]+)</code>", response.content.decode())
+    assert match, "no key on the page"
+    return match.group(1).replace(" ", "")
+
+
+def test_a_staff_member_without_a_key_adds_one_before_the_session(site, people):
+    site("staff")
+    client = Client()
+    with freeze_time(at(NOW)):
+        held = first_factor(client, "ada")
+        assert held["Location"].endswith("/auth/mfa") and session_cookie(held) is None
+        assert client.get("/auth/session").json() is None  # nothing reachable yet
+        page = client.get("/auth/mfa")
+        assert b"Your account needs two-step verification." in page.content
+        assert b"<svg" in page.content
+        key = shown_key(page)
+        assert shown_key(client.get("/auth/mfa")) == key  # reloaded: the same key
+
+        wrong = client.post(
+            "/auth/mfa",
+            {
+                "csrfToken": csrf_pair(client),
+                "code": "000000" if pyotp.TOTP(key).now() != "000000" else "111111",
+            },
+        )
+        assert wrong.status_code == 400 and shown_key(wrong) == key
+        assert factors.confirmed_factors(get_config(), people["staff"].pk) == []
+
+        done = client.post(
+            "/auth/mfa", {"csrfToken": csrf_pair(client), "code": pyotp.TOTP(key).at(NOW)}
+        )
+        assert done.status_code == 200
+        assert session_cookie(done)
+        codes = re.findall(r"<li><code>([0-9a-z-]+)</code></li>", done.content.decode())
+        assert len(codes) == 10
+        assert b'href="http://testserver/landing"' in done.content
+    assert client.get("/auth/session").json()["user"]["email"] == "ada@example.com"
+    assert len(factors.confirmed_factors(get_config(), people["staff"].pk)) == 1
+    assert factors.recovery_codes_left(get_config(), people["staff"].pk) == 10
+
+
+def test_the_others_sign_in_as_before(site, people):
+    site("staff")
+    assert session_cookie(first_factor(Client(), "linus"))
+
+
+@pytest.mark.parametrize(
+    ("required", "held"),
+    [
+        ("all", {"ada", "grace", "linus"}),
+        ("staff", {"ada"}),
+        ("superusers", set()),
+        ({"groups": ["admins"]}, {"grace"}),
+        ("tests.test_mfa_policy.only_named_grace", {"grace"}),
+    ],
+)
+def test_whom_each_policy_names(site, people, required, held):
+    Group.objects.create(name="admins").user_set.add(people["member"])
+    site(required)
+    asked = set()
+    for name in ("ada", "grace", "linus"):
+        if session_cookie(first_factor(Client(), name)) is None:
+            asked.add(name)
+    assert asked == held
+
+
+def test_an_app_adds_the_key_it_is_given_and_gets_the_recovery_codes(site, people):
+    site("staff")
+    with freeze_time(at(NOW)):
+        step = (
+            Client()
+            .post(
+                "/auth/app/signin/credentials",
+                json.dumps({"username": "ada", "password": PASSWORD}),
+                content_type="application/json",
+            )
+            .json()
+        )
+        assert step["step"] == "second_factor" and step["methods"] == ["totp"]
+        key = re.search(r"secret=([A-Z2-7]+)", step["enrolment"]["uri"]).group(1)
+        assert key == step["enrolment"]["key"]
+        done = Client().post(
+            "/auth/app/mfa",
+            json.dumps({"mfaToken": step["mfaToken"], "code": pyotp.TOTP(key).at(NOW)}),
+            content_type="application/json",
+        )
+        assert done.status_code == 200
+        answer = done.json()
+        assert answer["sessionToken"] and len(answer["recoveryCodes"]) == 10
+
+
+@pytest.mark.parametrize(
+    "required",
+    ["everyone", "", {"groups": []}, {"groups": [""]}, {"group": ["admins"]}, "no.such.module", 3],
+)
+def test_a_policy_webauth_cannot_read_is_refused_at_start_up(required):
+    with pytest.raises(ImproperlyConfigured, match=r"mfa\.required"):
+        build_config({"secret": SECRET, "mfa": {"enabled": True, "required": required}}, {}.get)
