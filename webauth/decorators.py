@@ -45,6 +45,7 @@ from django.http import HttpRequest
 
 from .access import has_user, session_required_response
 from .helpers import get_session
+from .mfa.access import require_mfa
 from .reauth import require_fresh
 from .responses import private_no_store
 
@@ -52,6 +53,7 @@ __all__ = [
     "AuthRequiredMixin",
     "ReauthRequiredMixin",
     "auth_required",
+    "mfa_required",
     "reauth_required",
     "session_passes_test",
 ]
@@ -152,6 +154,43 @@ def reauth_required(
         @wraps(view)
         def _view(request: HttpRequest, *args: object, **kwargs: object) -> Any:
             refused = require_fresh(request, max_age=max_age, redirect_to=redirect_to)
+            if refused is not None:
+                return refused
+            return view(request, *args, **kwargs)
+
+        return _view  # type: ignore[return-value]
+
+    if function is not None:
+        return decorator(function)
+    return decorator
+
+
+def mfa_required(function: V | None = None, *, max_age: int | None = None) -> Any:
+    """Require a session that proved two factors (at most *max_age* seconds ago when given).
+
+    Use as ``@mfa_required`` or ``@mfa_required(max_age=600)`` (step-up).
+    Without a session the view answers as ``@auth_required`` does; a user with
+    a second factor goes to the re-authentication page, signs in again with it
+    and comes back; one without goes to the account center to add one
+    (:func:`webauth.mfa.access.require_mfa`). A passkey sign-in counts as two
+    factors.
+    """
+
+    def decorator(view: V) -> V:
+        if iscoroutinefunction(view):
+
+            @wraps(view)
+            async def _async_view(request: HttpRequest, *args: object, **kwargs: object) -> Any:
+                refused = await sync_to_async(require_mfa)(request, max_age=max_age)
+                if refused is not None:
+                    return refused
+                return await view(request, *args, **kwargs)
+
+            return _async_view  # type: ignore[return-value]
+
+        @wraps(view)
+        def _view(request: HttpRequest, *args: object, **kwargs: object) -> Any:
+            refused = require_mfa(request, max_age=max_age)
             if refused is not None:
                 return refused
             return view(request, *args, **kwargs)

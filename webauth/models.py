@@ -220,6 +220,10 @@ class Session(models.Model):
     # The user's session auth hash (an HMAC of the password hash) at sign-in: the
     # session ends when the password changes. Empty for sessions older than it.
     auth_hash = models.CharField(_("auth hash"), max_length=128, blank=True, editable=False)
+    # How the user proved who they are (webauth.mfa, docs/mfa.md): the methods,
+    # space-separated, and when two factors last were. Empty for older sessions.
+    amr = models.CharField(_("methods"), max_length=64, blank=True, default="", editable=False)
+    mfa_at = models.DateTimeField(_("second factor proven"), null=True, blank=True, editable=False)
 
     class Meta:
         verbose_name = _("session")

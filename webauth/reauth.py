@@ -115,17 +115,20 @@ def safe_next(request: HttpRequest, url: Any, default: str) -> str:
     return default
 
 
-def reauth_url(request: HttpRequest, next_url: str | None = None) -> str:
+def reauth_url(request: HttpRequest, next_url: str | None = None, *, mfa: bool = False) -> str:
     """Where the user proves who they are again, then returns to *next_url* (this page).
 
-    The account center's page when it is routed, else the sign-in page.
+    The account center's page when it is routed, else the sign-in page. With
+    *mfa* the page asks for a new sign-in even of a fresh session (one that
+    did not prove two factors: :mod:`webauth.mfa.access`).
     """
     target = safe_next(request, next_url, "") or request.get_full_path()
     try:
         page = reverse(REAUTH_PAGE)
     except NoReverseMatch:
         return signin_url(request, callback_url=target)
-    return f"{page}?{urlencode({'next': target})}"
+    query = {"next": target, **({"mfa": "1"} if mfa else {})}
+    return f"{page}?{urlencode(query)}"
 
 
 def require_fresh(

@@ -130,6 +130,8 @@ class AdapterSession(_Record):
     and ``auth_hash`` (the user's session auth hash at sign-in, which ends the
     session when the password changes) are webauth additions too: an adapter
     that returns them gets those checks, one that does not is read without them.
+    So are ``amr`` (how the user proved who they are, space-separated names)
+    and ``mfa_at`` (when two factors last were): docs/mfa.md.
     """
 
     session_token: str
@@ -139,6 +141,8 @@ class AdapterSession(_Record):
     ip_address: str | None = None
     created_at: datetime | None = None
     auth_hash: str | None = None
+    amr: str | None = None
+    mfa_at: datetime | None = None
 
 
 @dataclass(slots=True)

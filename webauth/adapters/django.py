@@ -756,6 +756,8 @@ class DjangoAdapter:
             ip_address=obj.ip_address,
             created_at=obj.created_at,
             auth_hash=obj.auth_hash or None,
+            amr=obj.amr or None,
+            mfa_at=obj.mfa_at,
         )
 
     def create_session(self, session: AdapterSession | Mapping[str, object]) -> AdapterSession:
@@ -771,6 +773,8 @@ class DjangoAdapter:
             user_agent=(record.user_agent or "")[:512],
             ip_address=_valid_ip(record.ip_address),
             auth_hash=(record.auth_hash or "")[:128],
+            amr=(record.amr or "")[:64],
+            mfa_at=aware(record.mfa_at) if record.mfa_at is not None else None,
         )
         obj.save(using=self.using, force_insert=True)
         return self._session_record(obj, record.session_token)

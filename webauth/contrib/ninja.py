@@ -36,6 +36,7 @@ from ninja.security.base import AuthBase
 from ninja.utils import check_csrf
 
 from ..access import has_user
+from ..mfa.access import has_mfa
 from ..state import get_state
 
 __all__ = ["WebAuth"]
@@ -47,8 +48,14 @@ class WebAuth(AuthBase):
     openapi_type: str = "http"
     openapi_scheme: str = "bearer"
 
-    def __init__(self, *, csrf: bool = True) -> None:
+    def __init__(
+        self, *, csrf: bool = True, mfa: bool = False, mfa_max_age: int | None = None
+    ) -> None:
         self.csrf = csrf
+        #: Only sessions that proved two factors (``@mfa_required``'s twin):
+        #: others are ``403``; *mfa_max_age* for step-up.
+        self.mfa = mfa
+        self.mfa_max_age = mfa_max_age
         super().__init__()
 
     def __call__(self, request: HttpRequest) -> Any:
@@ -58,6 +65,8 @@ class WebAuth(AuthBase):
             return None
         session = state.session
         user = state.session_user if has_user(session) else None
+        if user is not None and self.mfa and not has_mfa(request, self.mfa_max_age):
+            raise HttpError(403, "A second factor is required")
         if user is None or state.bearer:
             return user
         # A cookie session: the browser sends it with requests other sites make it

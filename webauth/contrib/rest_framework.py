@@ -54,9 +54,10 @@ from rest_framework.permissions import BasePermission
 
 from ..access import has_user
 from ..conf import get_config
+from ..mfa.access import has_mfa
 from ..state import get_state
 
-__all__ = ["HasSession", "IsSignedIn", "WebAuthAuthentication"]
+__all__ = ["HasSecondFactor", "HasSession", "IsSignedIn", "WebAuthAuthentication"]
 
 
 def _django_request(request: Any) -> HttpRequest:
@@ -128,3 +129,21 @@ class IsSignedIn(BasePermission):
 
 #: Another name for :class:`IsSignedIn`.
 HasSession = IsSignedIn
+
+
+class HasSecondFactor(IsSignedIn):
+    """:class:`IsSignedIn`, and the session proved two factors (``@mfa_required``'s twin).
+
+    Set ``max_age`` on a subclass for step-up: two factors at most that many
+    seconds ago. A refused request is ``403``; a client signs in again with its
+    second factor for a session that has them (docs/mfa.md).
+    """
+
+    max_age: int | None = None
+    message = "This needs a session that proved a second factor."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        """Whether the session is signed in and proved two factors, recently enough."""
+        return super().has_permission(request, view) and has_mfa(
+            _django_request(request), self.max_age
+        )

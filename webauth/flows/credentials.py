@@ -85,6 +85,8 @@ _FIELDS_LIMIT = 8
 class CredentialsAttempt(Attempt):
     """A user that ``authorize`` accepted."""
 
+    amr = ("pwd",)
+
     provider_id: str
     callback_url: str
     user: object

@@ -615,6 +615,8 @@ def verify_request_context(state: AuthState, pending: Pending | None = None) -> 
 class EmailAttempt(Attempt):
     """A redeemed grant: *identifier* proved they read the mail sent to it."""
 
+    amr = ("email",)
+
     provider_id: str
     callback_url: str
     identifier: str

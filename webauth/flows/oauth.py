@@ -171,6 +171,8 @@ def _user_data(
 class OAuthAttempt(Attempt):
     """A provider account whose tokens and profile the callback has verified."""
 
+    amr = ("fed",)
+
     provider_id: str
     callback_url: str
     provider: OAuth2

@@ -62,6 +62,11 @@ class Attempt(ABC):
     provider_id: str
     #: Where the user goes once signed in.
     callback_url: str
+    #: How the person proved who they are, as the session's ``amr`` names it
+    #: (docs/mfa.md): ``pwd``, ``email``, ``fed``, ``passkey`` (with ``mfa``:
+    #: a passkey is two factors), and after a second factor ``otp`` or
+    #: ``recovery_code`` with ``mfa``.
+    amr: tuple[str, ...] = ()
 
     @abstractmethod
     def sign_in_params(self) -> dict[str, object]:

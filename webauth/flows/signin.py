@@ -40,6 +40,7 @@ this module does not change.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from django.apps import apps
@@ -137,7 +138,7 @@ def conclude(
         _cycle_django_session(state, signed_in.user)
         _rotate_django_csrf(state)
     _django_logged_in(state, signed_in.user)
-    result = _new_session(state, signed_in)
+    result = _new_session(state, signed_in, attempt.amr)
     message: dict[str, object] = {
         "user": signed_in.user,
         "account": signed_in.account,
@@ -212,16 +213,21 @@ def _django_logged_in(state: AuthState, user: object) -> None:
         user_logged_in.send(sender=type(instance), request=state.request, user=instance)
 
 
-def _new_session(state: AuthState, signed_in: SignedIn) -> SessionResult:
+def _new_session(state: AuthState, signed_in: SignedIn, amr: tuple[str, ...]) -> SessionResult:
     config = state.config
     salt = state.cookies["session_token"].name
     sessions = state.sessions
     since = None
+    # Two factors proven now (a passkey, or a second factor just passed).
+    mfa_at = time.time() if "mfa" in amr else None
     if signed_in.linked_to_session:
         # Linking proved an account of the person's own, not that they are the
         # user: the session carries on from its sign-in (else anyone holding a
-        # stale session would make it fresh by linking an account of theirs).
+        # stale session would make it fresh by linking an account of theirs),
+        # and with the assurance it had.
         since = sessions.signed_in_at(config, state.session_token, salt)
+        kept = sessions.assurance(config, state.session_token, salt)
+        amr, mfa_at = kept.amr, kept.mfa_at
     meta = state.request.META
     new = NewSession(
         user=signed_in.user,
@@ -233,5 +239,7 @@ def _new_session(state: AuthState, signed_in: SignedIn) -> SessionResult:
         ip_address=meta.get("REMOTE_ADDR") or None,
         replaces=state.session_token,
         since=since,
+        amr=amr,
+        mfa_at=mfa_at,
     )
     return sessions.create(config, salt, new)

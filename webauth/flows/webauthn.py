@@ -743,6 +743,8 @@ class WebAuthnAttempt(Attempt):
     handle the browser was given.
     """
 
+    amr = ("passkey", "mfa")
+
     provider_id: str
     callback_url: str
     account: AdapterAccount

@@ -52,6 +52,8 @@ class Pending:
     profile: Any = None
     is_new_user: bool = False
     linked_to_session: bool = False
+    #: How the first factor was proven (the attempt's ``amr``).
+    amr: list[str] = field(default_factory=list)
     #: The handle itself (never stored: only its hash is a key).
     handle: str = field(default="", compare=False)
 
@@ -77,6 +79,7 @@ def hold(config: Config, outcome: NeedsStep, client: Client) -> Pending:
         profile=signed_in.profile,
         is_new_user=signed_in.is_new_user,
         linked_to_session=signed_in.linked_to_session,
+        amr=list(outcome.attempt.amr),
     )
     handle = secrets.token_urlsafe(32)
     record = asdict(pending)

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 __all__ = ["Proven", "ResumedAttempt", "finish", "prove"]
 
 
+#: What each way of proving the second factor is called in the session's ``amr``.
+_AMR = {"totp": "otp", "recovery_code": "recovery_code"}
+
+
 @dataclass(slots=True)
 class ResumedAttempt(Attempt):
     """The first half of a held sign-in, as :func:`conclude` needs it (stored already)."""
@@ -33,6 +37,7 @@ class ResumedAttempt(Attempt):
     provider_id: str
     callback_url: str
     signed_in: SignedIn
+    amr: tuple[str, ...] = ()
 
     def sign_in_params(self) -> dict[str, object]:
         return {"user": self.signed_in.user, "account": self.signed_in.account}
@@ -59,10 +64,10 @@ def finish(
     """
     config = state.config
     if enrolling:
-        proven = confirm_enrolment(config, pending.user_id, code)
+        method = "otp" if confirm_enrolment(config, pending.user_id, code) else None
     else:
-        proven = check_code(config, pending.user_id, code) is not None
-    if not proven:
+        method = _AMR.get(check_code(config, pending.user_id, code) or "")
+    if method is None:
         raise SecondFactorFailed("The second-factor code was not right")
     if not held.claim(config, pending):
         return None
@@ -78,7 +83,8 @@ def finish(
         is_new_user=pending.is_new_user,
         linked_to_session=pending.linked_to_session,
     )
-    attempt = ResumedAttempt(pending.provider_id, pending.callback_url, signed_in)
+    amr = (*pending.amr, method, "mfa")
+    attempt = ResumedAttempt(pending.provider_id, pending.callback_url, signed_in, amr)
     return conclude(state, signed_in, attempt, browser=browser)
 
 

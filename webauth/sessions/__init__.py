@@ -16,7 +16,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import EndedSession, NewSession, SessionResult, SessionStrategy, iso_expires
+from .base import (
+    Assurance,
+    EndedSession,
+    NewSession,
+    SessionResult,
+    SessionStrategy,
+    iso_expires,
+)
 from .binding import (
     AUTH_HASH_CLAIM,
     AUTH_TIME_CLAIM,
@@ -53,12 +60,14 @@ __all__ = [
     "AUTH_TIME_CLAIM",
     "SESSION_CHECK_METHOD",
     "STRATEGIES",
+    "Assurance",
     "DatabaseSessions",
     "EndedSession",
     "JwtSessions",
     "NewSession",
     "SessionResult",
     "SessionStrategy",
+    "assurance",
     "auth_hash_matches",
     "binding_claims",
     "decode_token",
@@ -107,6 +116,15 @@ def read_session(config: Config, raw: str | None, salt: str, **options: Any) -> 
     (:func:`read_jwt_session`); a database session comes with its user.
     """
     return STRATEGIES[config.session.strategy].read(config, raw, salt, **options)
+
+
+def assurance(config: Config, raw: str | None, salt: str) -> Assurance:
+    """How the user of the session of cookie value *raw* proved who they are (docs/mfa.md).
+
+    The JWT's ``amr`` and ``webauth_mfa_time`` claims, or the database
+    session's ``amr`` and ``mfa_at``; nothing for no session or an unreadable one.
+    """
+    return STRATEGIES[config.session.strategy].assurance(config, raw, salt)
 
 
 def signed_in_at(config: Config, raw: str | None, salt: str) -> float | None:

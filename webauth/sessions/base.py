@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "UNSET",
+    "Assurance",
     "EndedSession",
     "NewSession",
     "SessionResult",
@@ -114,7 +115,9 @@ class NewSession:
     ``account`` and ``profile`` what the ``jwt`` callback gets; ``replaces``
     the request's previous session token (deleted: no session fixation);
     ``since`` the sign-in time to record when it is not now (a sign-in that
-    only linked an account carries on the session's time).
+    only linked an account carries on the session's time); ``amr`` how the
+    person proved who they are and ``mfa_at`` when they last proved two
+    factors (:class:`Assurance`).
     """
 
     user: object
@@ -126,6 +129,22 @@ class NewSession:
     ip_address: str | None = None
     replaces: str | None = None
     since: float | None = None
+    amr: tuple[str, ...] = ()
+    mfa_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Assurance:
+    """How a session's user proved who they are (docs/mfa.md).
+
+    ``amr``: the methods, in the spirit of RFC 8176 (``pwd``, ``email``,
+    ``fed``, ``passkey``, ``otp``, ``recovery_code``, and ``mfa`` for two
+    factors); ``mfa_at``: when two factors were last proven (a POSIX time), or
+    ``None``. A session made before webauth recorded these has neither.
+    """
+
+    amr: tuple[str, ...] = ()
+    mfa_at: float | None = None
 
 
 #: Claims a test's session carries beside those a sign-in would give it.
@@ -223,6 +242,10 @@ class SessionStrategy(ABC):
     @abstractmethod
     def signed_in_at(self, config: Config, raw: str | None, salt: str) -> float | None:
         """When the session of cookie value *raw* signed in (a POSIX time), if it says."""
+
+    @abstractmethod
+    def assurance(self, config: Config, raw: str | None, salt: str) -> Assurance:
+        """How the user of the session of cookie value *raw* proved who they are."""
 
     @abstractmethod
     def current_user(self, config: Config, raw: str | None, salt: str) -> AdapterUser | None:

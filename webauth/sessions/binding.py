@@ -8,7 +8,7 @@ exists, is active and keeps the same password, under either strategy.
 from __future__ import annotations
 
 import hmac
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -18,16 +18,21 @@ from django.utils.crypto import constant_time_compare
 
 from ..types import AdapterUser
 from ..utils import user_model
+from .base import Assurance
 
 if TYPE_CHECKING:
     from ..conf import Config
 
 __all__ = [
+    "AMR_CLAIM",
     "AUTH_HASH_CLAIM",
     "AUTH_TIME_CLAIM",
+    "MFA_TIME_CLAIM",
     "OWN_CLAIMS",
     "SESSION_CHECK_METHOD",
     "UserUnavailable",
+    "assurance_claims",
+    "assurance_of",
     "auth_hash_matches",
     "auth_time",
     "binding_claims",
@@ -43,7 +48,10 @@ __all__ = [
 #: app keeps working; webauth keeps them whatever the ``jwt`` callback returns.
 AUTH_HASH_CLAIM = "webauth_auth_hash"
 AUTH_TIME_CLAIM = "webauth_auth_time"
-OWN_CLAIMS = (AUTH_HASH_CLAIM, AUTH_TIME_CLAIM)
+#: How the user proved who they are (docs/mfa.md), and when two factors last were.
+AMR_CLAIM = "amr"
+MFA_TIME_CLAIM = "webauth_mfa_time"
+OWN_CLAIMS = (AUTH_HASH_CLAIM, AUTH_TIME_CLAIM, AMR_CLAIM, MFA_TIME_CLAIM)
 
 
 class UserUnavailable(Exception):
@@ -242,6 +250,28 @@ def binding_claims(user: object, now: float) -> dict[str, object]:
     if auth_hash is not None:
         claims[AUTH_HASH_CLAIM] = auth_hash
     return claims
+
+
+def assurance_claims(amr: Sequence[str], mfa_at: float | None) -> dict[str, object]:
+    """The claims that say how a session's user proved who they are (none for none)."""
+    claims: dict[str, object] = {}
+    if amr:
+        claims[AMR_CLAIM] = list(amr)
+    if mfa_at is not None:
+        claims[MFA_TIME_CLAIM] = int(mfa_at)
+    return claims
+
+
+def assurance_of(token: Mapping[str, object]) -> Assurance:
+    """What a token's claims say of how its user proved who they are."""
+    amr = token.get(AMR_CLAIM)
+    mfa_at = token.get(MFA_TIME_CLAIM)
+    return Assurance(
+        amr=tuple(m for m in amr if isinstance(m, str)) if isinstance(amr, list) else (),
+        mfa_at=float(mfa_at)
+        if isinstance(mfa_at, int | float) and not isinstance(mfa_at, bool)
+        else None,
+    )
 
 
 def auth_time(token: Mapping[str, object]) -> float | None:

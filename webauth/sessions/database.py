@@ -19,6 +19,7 @@ from ..types import AdapterSession, AdapterUser
 from ..utils import aware, user_to_dict
 from .base import (
     UNSET,
+    Assurance,
     EndedSession,
     NewSession,
     SessionResult,
@@ -172,6 +173,8 @@ def new_database_session(config: Config, new: NewSession) -> SessionResult:
         ip_address=new.ip_address,
         created_at=signed_in,
         auth_hash=session_auth_hash(user) if user is not None else None,
+        amr=" ".join(new.amr) or None,
+        mfa_at=datetime.fromtimestamp(new.mfa_at, UTC) if new.mfa_at is not None else None,
     )
     created = storage.create_session(record)
     stored_expires = aware(created.expires) if created is not None else expires
@@ -255,6 +258,21 @@ class DatabaseSessions(SessionStrategy):
         except AuthError:  # a failing adapter (logged): the time is unknown
             return None
         return timestamp(pair[0].created_at) if pair is not None else None
+
+    def assurance(self, config: Config, raw: str | None, salt: str) -> Assurance:
+        if not raw:
+            return Assurance()
+        try:
+            pair = config.storage.get_session_and_user(raw)
+        except AuthError:  # a failing adapter (logged): nothing is known
+            return Assurance()
+        if pair is None:
+            return Assurance()
+        stored = pair[0]
+        return Assurance(
+            amr=tuple((stored.amr or "").split()),
+            mfa_at=timestamp(stored.mfa_at) if stored.mfa_at is not None else None,
+        )
 
     def current_user(self, config: Config, raw: str | None, salt: str) -> AdapterUser | None:
         if not raw:

@@ -23,6 +23,7 @@ from ..typing_aliases import EventFields
 from ..utils import call, user_to_dict
 from .base import (
     UNSET,
+    Assurance,
     EndedSession,
     SessionResult,
     SessionStrategy,
@@ -37,6 +38,8 @@ from .binding import (
     UserUnavailable,
     _session_check,
     _session_check_usable,
+    assurance_claims,
+    assurance_of,
     auth_hash_matches,
     auth_time,
     binding_claims,
@@ -307,7 +310,11 @@ def new_jwt_session(config: Config, salt: str, new: NewSession) -> SessionResult
     if token is None:
         return SessionResult(clear=True)
     now = time.time()
-    token = {**token, **binding_claims(user, now if since is None else min(since, now))}
+    token = {
+        **token,
+        **binding_claims(user, now if since is None else min(since, now)),
+        **assurance_claims(new.amr, new.mfa_at),
+    }
     jwt_max_age, expires_ts = jwt_lifetime(config, token, now)
     return SessionResult(
         token=token,
@@ -391,6 +398,15 @@ class JwtSessions(SessionStrategy):
         except Exception:  # a custom jwt.decode may raise for a bad token
             return None
         return auth_time(token) if token is not None else None
+
+    def assurance(self, config: Config, raw: str | None, salt: str) -> Assurance:
+        if not raw:
+            return Assurance()
+        try:
+            token = decode_token(config, raw, salt)
+        except Exception:  # a custom jwt.decode may raise for a bad token
+            return Assurance()
+        return assurance_of(token) if token is not None else Assurance()
 
     def current_user(self, config: Config, raw: str | None, salt: str) -> AdapterUser | None:
         if not raw:
