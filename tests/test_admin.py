@@ -257,7 +257,12 @@ def test_user_page_lists_linked_accounts_and_passkeys_never_tokens(admin_client,
         assert secret not in page
     # Read-only: no way to add or delete a row from the user's page.
     formsets = {f.formset.prefix: f for f in response.context["inline_admin_formsets"]}
-    assert set(formsets) == {"webauth_accounts", "webauth_authenticators"}
+    # The second factors too (webauth.mfa), read-only, never the sealed key.
+    assert set(formsets) == {
+        "webauth_accounts",
+        "webauth_authenticators",
+        "webauth_second_factors",
+    }
     for inline in formsets.values():
         assert not inline.has_add_permission and not inline.formset.can_delete
 
@@ -303,6 +308,7 @@ def test_only_djangos_stock_user_admin_is_extended():
     from webauth.admin import (
         AccountInline,
         PasskeyInline,
+        SecondFactorInline,
         UserAdminWithSignIns,
         show_sign_ins_on_user_admin,
     )
@@ -315,7 +321,7 @@ def test_only_djangos_stock_user_admin_is_extended():
     show_sign_ins_on_user_admin(stock)
     show_sign_ins_on_user_admin(stock)  # again: no change, no AlreadyRegistered
     assert type(stock.get_model_admin(User)) is UserAdminWithSignIns
-    assert UserAdminWithSignIns.inlines == (AccountInline, PasskeyInline)
+    assert UserAdminWithSignIns.inlines == (AccountInline, PasskeyInline, SecondFactorInline)
 
     class ProjectUserAdmin(UserAdmin):
         list_display = ("username",)

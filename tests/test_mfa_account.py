@@ -59,7 +59,10 @@ def ada(db):
 @pytest.fixture
 def browser(site, ada):
     client = Client()
-    force_sign_in(client, ada)
+    # Signed in at NOW, which the tests freeze the clock at or after: a session
+    # issued later than the frozen clock would not be one yet.
+    with freeze_time(at(NOW)):
+        force_sign_in(client, ada)
     return client
 
 

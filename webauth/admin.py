@@ -31,7 +31,9 @@ from django.utils.translation import gettext_lazy as _
 from .conf import Config, get_config
 from .flows import providers_with
 from .linked_accounts import LastSignInMethod, unlink
-from .models import Account, Authenticator, Session, User, VerificationToken
+from .mfa.changes import announce
+from .mfa.factors import reset
+from .models import Account, Authenticator, SecondFactor, Session, User, VerificationToken
 from .sessions import strategy_of
 
 #: A row of the ways-in lists (an account, a passkey).
@@ -286,6 +288,47 @@ class PasskeyInline(_ReadOnlyInline):
     verbose_name_plural = _("passkeys")
 
 
+class SecondFactorInline(_ReadOnlyInline):
+    """A user's second factors on the user's admin page (read-only; the key is never
+    shown). The user list's action resets them all."""
+
+    model = SecondFactor
+    fields = ("kind", "name", "confirmed", "created_at", "last_used_at")
+    readonly_fields = fields
+    ordering = ("created_at",)
+    verbose_name = _("second factor")
+    verbose_name_plural = _("second factors")
+    show_change_link = False
+
+
+@admin.action(description=_("Reset the two-step verification of the selected users"))
+def reset_second_factors(
+    modeladmin: admin.ModelAdmin[Any], request: HttpRequest, queryset: QuerySet[Any]
+) -> None:
+    """Remove the users' second factors and recovery codes (they lost their phone, say).
+
+    Each reset sends the ``second_factor`` event with ``action="reset"`` and
+    ``by`` the admin who did it. Under ``mfa.required`` the user adds a new key
+    at their next sign-in.
+    """
+    config = get_config()
+    count = 0
+    for user in queryset:
+        if reset(config, user):
+            announce(config, user, "reset", request=request, by=request.user)
+            count += 1
+    modeladmin.message_user(
+        request,
+        ngettext(
+            "The two-step verification of %(count)d user was reset.",
+            "The two-step verification of %(count)d users was reset.",
+            count,
+        )
+        % {"count": count},
+        messages.SUCCESS,
+    )
+
+
 @admin.register(VerificationToken)
 class VerificationTokenAdmin(ExplainedChangeList):
     """Pending email sign-in grants (link and code stored hashed; shown for support,
@@ -317,9 +360,11 @@ class VerificationTokenAdmin(ExplainedChangeList):
 
 
 class UserAdminWithSignIns(DjangoUserAdmin):
-    """Django's ``UserAdmin`` with the user's linked accounts and passkeys below."""
+    """Django's ``UserAdmin`` with the user's linked accounts, passkeys and second
+    factors below, and the action that resets the second factors."""
 
-    inlines = (AccountInline, PasskeyInline)
+    inlines = (AccountInline, PasskeyInline, SecondFactorInline)
+    actions = (reset_second_factors,)
 
     def get_inlines(self, request: HttpRequest, obj: object = None) -> Any:
         # A user being added has none (and the add form posts no formsets).
@@ -367,7 +412,8 @@ if settings.AUTH_USER_MODEL == "webauth.User":
 
         add_form = UserCreationForm
         form = UserChangeForm
-        inlines = (AccountInline, PasskeyInline)
+        inlines = (AccountInline, PasskeyInline, SecondFactorInline)
+        actions = (reset_second_factors,)
 
         ordering = ("email",)
         list_display = ("email", "name", "is_staff", "is_active", "date_joined")

@@ -14,6 +14,7 @@ signal             keyword arguments
 ``user_updated``   ``user``, ``request``
 ``account_linked`` ``user``, ``account``, ``profile``, ``request``
 ``session_read``   ``session``, ``token`` (jwt strategy), ``request``
+``second_factor``  ``user``, ``action``, ``request``; ``by`` (an admin's reset)
 =================  ==========================================================
 """
 
@@ -22,6 +23,7 @@ from django.dispatch import Signal
 __all__ = [
     "EVENT_SIGNALS",
     "account_linked",
+    "second_factor",
     "session_read",
     "signed_in",
     "signed_out",
@@ -35,6 +37,9 @@ user_created = Signal()
 user_updated = Signal()
 account_linked = Signal()
 session_read = Signal()
+#: webauth's: a second factor was added, removed, reset by an admin, used up
+#: (a recovery code), renewed (new recovery codes) or refused (``action``).
+second_factor = Signal()
 
 #: event name (as in ``WEBAUTH["events"]``) -> signal
 EVENT_SIGNALS = {
@@ -44,4 +49,5 @@ EVENT_SIGNALS = {
     "update_user": user_updated,
     "link_account": account_linked,
     "session": session_read,
+    "second_factor": second_factor,
 }

@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from ..adapters.base import FLOW_METHODS
 from ..conf import Config, get_config
 from ..mfa import factors, totp
+from ..mfa.changes import announce
 from ..utils import user_id
 
 __all__ = ["Shown", "available", "begin", "confirm", "regenerate", "remove", "security_context"]
@@ -120,6 +121,7 @@ def confirm(request: HttpRequest, factor_id: str, code: str) -> tuple[bool, Show
     if not factors.confirm_totp(config, uid, pending.id, code):
         key = factors.unseal(config, pending.secret)
         return False, Shown(adding=_adding(request, pending.id, key) if key else None)
+    announce(config, request.user, "added", request=request)
     first = factors.recovery_codes_left(config, uid) == 0
     return True, Shown(codes=factors.new_recovery_codes(config, uid) if first else None)
 
@@ -132,10 +134,13 @@ def remove(request: HttpRequest, factor_id: str) -> bool:
         return False
     if not factors.confirmed_factors(config, uid):
         factors.storage_of(config).replace_recovery_codes(uid, [])
+    announce(config, request.user, "removed", request=request)
     return True
 
 
 def regenerate(request: HttpRequest) -> Shown:
     """A new set of recovery codes for a user who has a key; the old set is void."""
     config = get_config()
-    return Shown(codes=factors.new_recovery_codes(config, user_id(request.user)))
+    codes = factors.new_recovery_codes(config, user_id(request.user))
+    announce(config, request.user, "recovery_codes", request=request)
+    return Shown(codes=codes)

@@ -361,7 +361,16 @@ def jwt(value: object, *, session_max_age: int) -> JWTOptions:
 # -- extension points ---------------------------------------------------------------------
 CALLBACK_KEYS = frozenset({"jwt", "session", "sign_in", "redirect"})
 EVENT_KEYS = frozenset(
-    {"sign_in", "sign_out", "create_user", "update_user", "link_account", "session"}
+    {
+        "sign_in",
+        "sign_out",
+        "create_user",
+        "update_user",
+        "link_account",
+        "session",
+        # webauth's own
+        "second_factor",
+    }
 )
 LOGGER_KEYS = frozenset({"error", "warn", "debug"})
 

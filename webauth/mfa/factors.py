@@ -37,6 +37,7 @@ __all__ = [
     "new_recovery_codes",
     "recovery_codes_left",
     "remove_factor",
+    "reset",
     "seal",
     "storage_of",
     "unseal",
@@ -174,6 +175,18 @@ def new_recovery_codes(config: Config, user_id: str) -> list[str]:
 def recovery_codes_left(config: Config, user_id: str) -> int:
     """How many of the user's recovery codes are unused."""
     return storage_of(config).count_recovery_codes(str(user_id))
+
+
+def reset(config: Config, user: object) -> bool:
+    """Remove every second factor and recovery code of *user*; ``True`` if there was any."""
+    uid = str(getattr(user, "pk", user))
+    storage = storage_of(config)
+    had = storage.list_second_factors(uid)
+    for factor in had:
+        storage.delete_second_factor(uid, factor.id)
+    codes = storage.count_recovery_codes(uid)
+    storage.replace_recovery_codes(uid, [])
+    return bool(had) or codes > 0
 
 
 def remove_factor(config: Config, user_id: str, factor_id: str) -> bool:

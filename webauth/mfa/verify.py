@@ -18,9 +18,11 @@ from ..errors import AccessDenied, RateLimited, SecondFactorExpired, SecondFacto
 from ..flows.outcomes import Attempt, Completed, SignedIn
 from ..flows.signin import conclude, refuse_inactive
 from . import pending as held
+from .changes import announce
 from .factors import check_code, confirm_enrolment, confirmed_factors, new_recovery_codes
 
 if TYPE_CHECKING:
+    from ..conf import Config
     from ..state import AuthState
 
 __all__ = ["Proven", "ResumedAttempt", "finish", "prove"]
@@ -68,6 +70,7 @@ def finish(
     else:
         method = _AMR.get(check_code(config, pending.user_id, code) or "")
     if method is None:
+        announce(config, _user_of(config, pending), "failed", request=state.request)
         raise SecondFactorFailed("The second-factor code was not right")
     if not held.claim(config, pending):
         return None
@@ -83,9 +86,18 @@ def finish(
         is_new_user=pending.is_new_user,
         linked_to_session=pending.linked_to_session,
     )
+    if enrolling:
+        announce(config, user, "added", request=state.request)
+    elif method == "recovery_code":
+        announce(config, user, "recovery_code_used", request=state.request)
     amr = (*pending.amr, method, "mfa")
     attempt = ResumedAttempt(pending.provider_id, pending.callback_url, signed_in, amr)
     return conclude(state, signed_in, attempt, browser=browser)
+
+
+def _user_of(config: Config, pending: held.Pending) -> object:
+    # The event's user for a refused code: the stored one, else its id.
+    return config.storage.get_user(pending.user_id) or pending.user_id
 
 
 @dataclass(frozen=True, slots=True)
