@@ -139,6 +139,10 @@ WEBAUTH = {
         ),
         *[p for p in ("github", "google") if os.environ.get(f"AUTH_{p.upper()}_ID")],
     ],
+    # A second factor (docs/mfa.md): anyone may add an authenticator app in the
+    # account center (/account/security/), and staff must: a staff member without
+    # one adds it right after their password, before the sign-in ends.
+    "mfa": {"enabled": True, "required": "staff", "issuer": "webauth example"},
 }
 
 # --- The bundled Example IdP: django-oauth-toolkit as an OpenID provider --------
