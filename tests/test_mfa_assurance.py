@@ -227,3 +227,22 @@ def test_drf_and_ninja_let_through_only_two_factors(site, ada):
         with_code(strong, pyotp.TOTP(key).at(NOW))
         assert strong.get("/api/payroll").json() == {"ok": True}
         assert strong.get("/ninja/payroll").json() == {"ok": True}
+
+
+@pytest.mark.parametrize("strategy", ["jwt", "database"])
+def test_the_session_route_makes_no_more_queries_with_mfa_on(site, ada, settings, strategy):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    site(strategy)
+    key = add_key(ada)
+    client = Client()
+    with freeze_time(at(NOW)):
+        with_code(client, pyotp.TOTP(key).at(NOW))
+        client.get("/auth/session")  # warm: the first read may bind or re-issue
+        with CaptureQueriesContext(connection) as on:
+            assert client.get("/auth/session").json()["user"]["email"] == "ada@example.com"
+        settings.WEBAUTH = {**settings.WEBAUTH, "mfa": {"enabled": False}}
+        with CaptureQueriesContext(connection) as off:
+            assert client.get("/auth/session").json()["user"]["email"] == "ada@example.com"
+    assert len(on.captured_queries) == len(off.captured_queries)

@@ -14,6 +14,9 @@ from oauth2_provider.oauth2_validators import OAuth2Validator
 #: ``<username>@idp.example``). The provider runs in the live server's thread
 #: of the same process, so a test sets these before the sign-in.
 EMAIL_CLAIMS: dict[str, str] = {}
+#: ``amr`` claims (RFC 8176) a test has the provider put in its users' ID tokens,
+#: by username: how the provider says it signed them in (none by default).
+AMR_CLAIMS: dict[str, list[str]] = {}
 
 
 class Validator(OAuth2Validator):
@@ -26,9 +29,12 @@ class Validator(OAuth2Validator):
         # The relying party shares this database in the tests; an email the
         # user table does not hold keeps the two sides' users apart.
         username = user.get_username()
-        return {
+        claims = {
             "email": EMAIL_CLAIMS.get(username, f"{username}@idp.example"),
             "email_verified": True,
             "name": user.get_full_name() or user.get_username(),
             "preferred_username": user.get_username(),
         }
+        if username in AMR_CLAIMS:
+            claims["amr"] = AMR_CLAIMS[username]
+        return claims

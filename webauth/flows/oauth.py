@@ -171,8 +171,6 @@ def _user_data(
 class OAuthAttempt(Attempt):
     """A provider account whose tokens and profile the callback has verified."""
 
-    amr = ("fed",)
-
     provider_id: str
     callback_url: str
     provider: OAuth2
@@ -183,6 +181,16 @@ class OAuthAttempt(Attempt):
     known: AdapterUser | None = None
     #: Without an adapter: the provider's user under a fresh id (as Auth.js).
     unstored: dict[str, object] | None = None
+
+    @property
+    def amr(self) -> tuple[str, ...]:  # type: ignore[override]
+        """``fed``, and ``mfa`` when the verified ID token says the provider asked for
+        a second factor that the provider's ``mfa_amr`` accepts."""
+        accepted = self.provider.mfa_amr
+        said = self.profile.get("amr") if self.provider.id_token and accepted else None
+        if isinstance(said, list) and any(value in accepted for value in said):
+            return ("fed", "mfa")
+        return ("fed",)
 
     def sign_in_params(self) -> dict[str, object]:
         user = self.unstored if self.unstored is not None else (self.known or self.user_data)

@@ -53,6 +53,8 @@ class SignedIn:
     #: Whether the sign-in only linked a new way in to the user the request was
     #: signed in as (the new session keeps that session's sign-in time).
     linked_to_session: bool = False
+    #: How the person proved who they are (the attempt's ``amr``), for the steps.
+    amr: tuple[str, ...] = ()
 
 
 class Attempt(ABC):

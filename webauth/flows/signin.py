@@ -119,6 +119,7 @@ def complete(state: AuthState, attempt: Attempt, *, browser: bool = True) -> Out
         return Elsewhere(elsewhere)
     signed_in = attempt.store(state)
     refuse_inactive(signed_in.user)  # the user the flow's rules found (an email match...)
+    signed_in.amr = attempt.amr
     step = next_step(state, signed_in) if STEPS else None
     if step is not None:
         return NeedsStep(step=step, signed_in=signed_in, attempt=attempt)

@@ -50,6 +50,8 @@ class SecondFactorStep:
         account = signed_in.account or {}
         if can(str(account.get("type") or ""), "is_passkey"):
             return False  # possession and user verification: two factors already
+        if "mfa" in signed_in.amr:
+            return False  # the OpenID provider asked for its own (its mfa_amr)
         user_id = signed_in.user_dict.get("id")
         storage = config.storage
         if not user_id or not storage.configured:

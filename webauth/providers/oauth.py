@@ -60,6 +60,7 @@ _OPTIONS = (
     "redirect_proxy_url",
     "style",
     "app_client_ids",
+    "mfa_amr",
 )
 
 
@@ -97,6 +98,12 @@ class OAuth2(Provider):
         replacing :meth:`profile`.
     ``redirect_proxy_url``
         This provider's redirect proxy, instead of the global ``redirect_proxy_url``.
+    ``mfa_amr``
+        The values of the ID token's ``amr`` claim (RFC 8176) that mean the
+        provider itself asked for a second factor, such as ``("mfa",)``: a
+        sign-in whose verified ID token has one of them counts as two factors,
+        and webauth's own second factor is not asked for (docs/mfa.md). Only
+        for providers with ``id_token``; empty (the default): never.
     ``style``
         ``{"logo": <static path>, "bg": <css colour>, "text": <css colour>}`` for buttons.
     ``app_client_ids``
@@ -129,6 +136,7 @@ class OAuth2(Provider):
     redirect_proxy_url: str | None = None
     style: Mapping[str, str] = {}
     app_client_ids: tuple[str, ...] = ()
+    mfa_amr: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -145,7 +153,7 @@ class OAuth2(Provider):
         for key, value in options.items():
             if key == "checks" and value is not None:
                 value = tuple(value)
-            if key == "app_client_ids" and isinstance(value, list):
+            if key in ("app_client_ids", "mfa_amr") and isinstance(value, list):
                 value = tuple(value)
             if key == "authorization_params" and value is not None:
                 value = {**type(self).authorization_params, **value}
