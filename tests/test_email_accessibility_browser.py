@@ -20,7 +20,7 @@ import re
 import pytest
 from django.contrib.auth import get_user_model
 from django.core import mail
-from django.test import Client
+from django.test import Client, RequestFactory
 from django.urls import include, path
 from django.utils import translation
 
@@ -99,6 +99,21 @@ def email_change_email(settings, theme):
     return html_of(message)
 
 
+def second_factor_email(settings, theme):
+    """The notice of a reset (the same template says "added" and "removed")."""
+    from webauth.conf import get_config
+    from webauth.mfa.notices import notify
+
+    configure(settings, theme)
+    settings.WEBAUTH = {**settings.WEBAUTH, "mfa": {"enabled": True}}
+    mail.outbox.clear()
+    number = next(_NUMBERS)
+    user = get_user_model().objects.create_user(f"ada{number}", email=f"ada{number}@example.com")
+    assert notify(get_config(), user, "reset", RequestFactory().get("/"))
+    [message] = mail.outbox
+    return html_of(message)
+
+
 def violations(page, html, name):
     """What axe-core finds in *html* at each window size, as text."""
     page.set_content(html)
@@ -127,6 +142,7 @@ def test_every_email_passes_axe(browser, settings):
                     "sign-in email with a code": sign_in_email(settings, theme),
                     "sign-in email with a link only": sign_in_email(settings, theme, code=None),
                     "address-change email": email_change_email(settings, theme),
+                    "second-factor notice": second_factor_email(settings, theme),
                 }
             for kind, html in messages.items():
                 # Read in its language (a screen reader picks its voice by it).
@@ -134,7 +150,7 @@ def test_every_email_passes_axe(browser, settings):
                 problems += violations(page, html, f"{kind}, {theme_name}, {language}")
                 checked += 1
     page.close()
-    assert checked == len(THEMES) * len(LANGUAGES) * 3
+    assert checked == len(THEMES) * len(LANGUAGES) * 4
     assert not problems, "\n".join(problems)
 
 

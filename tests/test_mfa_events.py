@@ -113,3 +113,43 @@ def test_the_admin_shows_the_factors_and_resets_them(site, ada, heard, admin_cli
     assert factors.confirmed_factors(config, ada.pk) == []
     assert factors.recovery_codes_left(config, ada.pk) == 0
     assert heard == [("reset", "ada", admin_user.get_username())]
+
+
+def test_the_owner_is_told_by_email_of_an_addition_a_removal_and_a_reset(
+    site, ada, admin_client, settings, mailoutbox
+):
+    client = Client()
+    with freeze_time(at(NOW)):
+        force_sign_in(client, ada)
+        adding = client.post("/account/security/", {"op": "begin"})
+        factor = adding.context["adding"]["factor"]
+        key = adding.context["adding"]["key"].replace(" ", "")
+        client.post(
+            "/account/security/", {"op": "confirm", "factor": factor, "code": pyotp.TOTP(key).now()}
+        )
+        client.post("/account/security/", {"op": "codes"})  # not a change to be told of
+        client.post("/account/security/", {"op": "remove", "factor": factor})
+    assert [m.to for m in mailoutbox] == [["ada@example.com"]] * 2
+    added, removed = mailoutbox
+    assert added.subject == "Two-step verification changed on testserver"
+    assert "An authenticator app was added to your account on testserver." in added.body
+    assert "was removed from your account" in removed.body
+    assert key not in added.body and key not in added.alternatives[0][0]
+
+    mailoutbox.clear()
+    factors.new_recovery_codes(get_config(), ada.pk)
+    admin_client.post(
+        reverse("admin:auth_user_changelist"),
+        {"action": "reset_second_factors", "_selected_action": [ada.pk]},
+    )
+    [reset] = mailoutbox
+    assert "An administrator of testserver reset the two-step verification" in reset.body
+
+    settings.WEBAUTH = {**settings.WEBAUTH, "mfa": {"enabled": True, "notify": False}}
+    mailoutbox.clear()
+    factors.new_recovery_codes(get_config(), ada.pk)
+    admin_client.post(
+        reverse("admin:auth_user_changelist"),
+        {"action": "reset_second_factors", "_selected_action": [ada.pk]},
+    )
+    assert mailoutbox == []

@@ -221,7 +221,9 @@ class RateLimitOptions:
 
 
 #: The keys of ``WEBAUTH["mfa"]``.
-MFA_KEYS = frozenset({"enabled", "issuer", "skew", "pending_max_age", "attempts", "required"})
+MFA_KEYS = frozenset(
+    {"enabled", "issuer", "skew", "pending_max_age", "attempts", "required", "notify"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +247,8 @@ class MfaOptions:
     pending_max_age: int = 300
     attempts: int = 5
     required: Callable[[object], bool] | None = None
+    #: Mail the owner when a key is added or removed, or an admin resets them.
+    notify: bool = True
 
 
 @dataclass(frozen=True, eq=False)

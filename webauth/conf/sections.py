@@ -329,6 +329,7 @@ def mfa(value: object) -> MfaOptions:
         enabled=bool(as_bool("mfa.enabled", given.get("enabled"), False)),
         issuer=as_str("mfa.issuer", given.get("issuer")),
         required=required,
+        notify=bool(as_bool("mfa.notify", given.get("notify"), True)),
         **numbers,
     )
 

@@ -3,7 +3,8 @@
 ``action`` says what happened: ``added`` (a key confirmed), ``removed``,
 ``recovery_codes`` (a new set), ``recovery_code_used``, ``failed`` (a wrong
 code at sign-in), ``reset`` (an admin removed them all; ``by`` is that
-admin). The message never holds a key or a code.
+admin). The message never holds a key or a code. The owner is told of an
+addition, a removal and a reset by email (:mod:`webauth.mfa.notices`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..events import emit
+from .notices import notify
 from .policy import django_user
 
 if TYPE_CHECKING:
@@ -36,6 +38,7 @@ def announce(
     if action not in ACTIONS:
         raise ValueError(f"unknown second-factor action {action!r}")
     extra: dict[str, object] = {"by": by} if by is not None else {}
+    notify(config, user, action, request)
     emit(
         config,
         "second_factor",
