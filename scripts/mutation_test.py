@@ -64,6 +64,36 @@ class Target:
 # The narrowest set of test files that is meant to catch every change in each module.
 TARGETS: dict[str, Target] = {
     "csrf": Target("webauth/csrf.py", ("tests/test_csrf.py",)),
+    # The second factor (issue 22).
+    "mfa_totp": Target("webauth/mfa/totp.py", ("tests/test_mfa_factors.py",)),
+    "mfa_recovery": Target("webauth/mfa/recovery.py", ("tests/test_mfa_factors.py",)),
+    "mfa_factors": Target(
+        "webauth/mfa/factors.py",
+        ("tests/test_mfa_factors.py", "tests/test_mfa_account.py", "tests/test_mfa_policy.py"),
+    ),
+    "mfa_pending": Target(
+        "webauth/mfa/pending.py",
+        ("tests/test_mfa_signin.py", "tests/test_mfa_app.py"),
+    ),
+    "mfa_verify": Target(
+        "webauth/mfa/verify.py",
+        (
+            "tests/test_mfa_signin.py",
+            "tests/test_mfa_app.py",
+            "tests/test_mfa_policy.py",
+            "tests/test_mfa_assurance.py",
+        ),
+    ),
+    "mfa_step": Target(
+        "webauth/mfa/step.py",
+        (
+            "tests/test_mfa_signin.py",
+            "tests/test_mfa_app.py",
+            "tests/test_mfa_policy.py",
+            "tests/test_mfa_provider_amr.py",
+        ),
+    ),
+    "mfa_policy": Target("webauth/mfa/policy.py", ("tests/test_mfa_policy.py",)),
     "redirect": Target(
         "webauth/callbacks.py",
         ("tests/test_redirect_callback.py",),

@@ -11,6 +11,8 @@ urlpatterns = [
     path("idp/", include("oauth2_provider.urls", namespace="oauth2_provider")),
     path("", views.home, name="home"),
     path("private/", views.private, name="private"),
+    path("mfa-protected/", views.mfa_protected),
+    path("mfa-protected/strict/", views.mfa_protected_strict),
     path("private-async/", views.private_async, name="private-async"),
     path("private-cbv/", views.PrivateView.as_view(), name="private-cbv"),
     path("private-custom/", views.private_custom, name="private-custom"),

@@ -272,3 +272,18 @@ def passkey_signin(request):
         "</main></body></html>"
     )
     return HttpResponse(template.render({}, request))
+
+
+from webauth.decorators import mfa_required  # noqa: E402
+
+
+@mfa_required
+def mfa_protected(request):
+    """A page for sessions that proved two factors (tests/test_mfa_browser.py)."""
+    return HttpResponse("<main>two factors</main>")
+
+
+@mfa_required(max_age=1)
+def mfa_protected_strict(request):
+    """The same, proven in the last second (step-up)."""
+    return HttpResponse("<main>two factors, just now</main>")

@@ -34,7 +34,6 @@ from ..flows import can, flow_for
 from ..forms import FormResult
 from ..helpers import sign_in
 from ..linked_accounts import unlink
-from ..mfa.access import has_mfa
 from ..pages import passkey_context, provider_forms, render_page, usable_providers
 from ..passkeys import passkeys_view
 from ..providers.credentials import DjangoCredentials
@@ -385,10 +384,10 @@ def reauthenticate(request: HttpRequest) -> HttpResponseBase:
     if not _signed_in(request):
         return session_required_response(request)
     target = safe_next(request, request.GET.get("next"), sections.section_url("index"))
-    # ?mfa=1 (@mfa_required): a fresh session that did not prove two factors
-    # signs in again all the same; its sign-in asks for the second factor.
-    wanted = has_mfa(request) if request.GET.get("mfa") else is_fresh(request)
-    if wanted:
+    # ?mfa=1 (@mfa_required): the session must prove two factors again (none yet,
+    # or not recently enough for the page that sent it here), however fresh: it
+    # always signs in again, and its sign-in asks for the second factor.
+    if not request.GET.get("mfa") and is_fresh(request):
         return HttpResponseRedirect(target)
     state = get_state(request)
     return _render(
