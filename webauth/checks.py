@@ -247,6 +247,8 @@ def _check_adapter(config: Config) -> list[CheckMessage]:
             needs.setdefault(f"{flow.name} sign-in", flow.adapter_methods)
     if config.mfa.enabled:
         needs["the second factor (WEBAUTH['mfa'])"] = FLOW_METHODS["mfa"]
+        if config.mfa.trust_days:
+            needs["trusting browsers (mfa.trust_days)"] = FLOW_METHODS["trusted_browsers"]
     messages: list[CheckMessage] = []
     for what, methods in needs.items():
         missing = missing_methods(config.adapter, methods)

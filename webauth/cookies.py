@@ -70,6 +70,10 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     # webauth's: the handle of a sign-in waiting for its second factor
     # (webauth.mfa; Max-Age: WEBAUTH["mfa"]["pending_max_age"]).
     "mfa_pending": ("authjs.mfa-pending", {}),
+    # webauth's: a browser its user trusts with the second factor (mfa.trust_days),
+    # and the mark of a re-authentication that must prove it all the same.
+    "mfa_trusted": ("authjs.mfa-trusted", {}),
+    "mfa_fresh": ("authjs.mfa-fresh", {"max_age": 10 * 60}),
 }
 
 

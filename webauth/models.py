@@ -39,6 +39,7 @@ __all__ = [
     "RecoveryCode",
     "SecondFactor",
     "Session",
+    "TrustedBrowser",
     "UnprovenEmail",
     "User",
     "UserManager",
@@ -457,3 +458,32 @@ class RecoveryCode(models.Model):
 
     def __str__(self) -> str:
         return f"recovery code {self.pk} of user {self.user_id}"
+
+
+class TrustedBrowser(models.Model):
+    """A browser whose sign-ins skip the second factor for a while (``mfa.trust_days``).
+
+    The browser's cookie holds a random token; this row its SHA-256. Forgotten
+    from the account center, at "sign out everywhere", and by an admin's reset;
+    a password change makes the cookie worthless (it carries the user's
+    session auth hash).
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="webauth_trusted_browsers",
+        verbose_name=_("user"),
+    )
+    token_hash = models.CharField(_("token hash"), max_length=64, unique=True, editable=False)
+    user_agent = models.CharField(_("user agent"), max_length=512, blank=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    expires = models.DateTimeField(_("expires"), db_index=True)
+    last_used_at = models.DateTimeField(_("last used"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("trusted browser")
+        verbose_name_plural = _("trusted browsers")
+
+    def __str__(self) -> str:
+        return f"trusted browser {self.pk} of user {self.user_id}"

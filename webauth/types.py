@@ -25,6 +25,7 @@ __all__ = [
     "AdapterUser",
     "LinkedAccount",
     "SecondFactor",
+    "TrustedBrowser",
     "UserSession",
     "UserSessionCheck",
     "VerificationToken",
@@ -34,6 +35,7 @@ __all__ = [
     "as_second_factor",
     "as_session",
     "as_session_and_user",
+    "as_trusted_browser",
     "as_user",
     "as_user_session_check",
     "as_verification_token",
@@ -236,6 +238,24 @@ class SecondFactor(_Record):
     last_used_at: datetime | None = None
 
 
+@dataclass(slots=True)
+class TrustedBrowser(_Record):
+    """A browser a user chose to trust with their second factor (a webauth addition).
+
+    Its sign-ins skip the code for a while (``mfa.trust_days``). The browser
+    holds a random token in a cookie; the adapter keeps its SHA-256
+    (``token_hash``), which finds the record. ``id`` is the adapter's.
+    """
+
+    id: str
+    user_id: str
+    token_hash: str
+    expires: datetime
+    user_agent: str = ""
+    created_at: datetime | None = None
+    last_used_at: datetime | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class UserSession:
     """One live database session of a user, as a "your devices" page shows it.
@@ -342,6 +362,11 @@ def as_webauthn_challenge(value: object) -> WebAuthnChallenge | None:
 def as_second_factor(value: object) -> SecondFactor | None:
     """A :class:`SecondFactor` from a record or mapping."""
     return _coerce(SecondFactor, value)
+
+
+def as_trusted_browser(value: object) -> TrustedBrowser | None:
+    """A :class:`TrustedBrowser` from a record or mapping."""
+    return _coerce(TrustedBrowser, value)
 
 
 def as_user_session_check(value: object) -> UserSessionCheck | None:

@@ -53,9 +53,16 @@ def revoke_session(user: Any, session_id: object) -> bool:
 
 
 def sign_out_everywhere(user: Any, request: HttpRequest | None = None) -> int:
-    """Delete all the user's sessions, keeping *request*'s own if given; returns the count."""
+    """Delete all the user's sessions, keeping *request*'s own if given; returns the count.
+
+    The user's trusted browsers (``mfa.trust_days``) are forgotten too: each
+    asks for the second factor again.
+    """
     storage = get_config().storage
-    return storage.delete_sessions_by_user_id(user_id(user), _current_token(request))
+    uid = user_id(user)
+    if storage.has("delete_trusted_browsers"):
+        storage.delete_trusted_browsers(uid)
+    return storage.delete_sessions_by_user_id(uid, _current_token(request))
 
 
 async def alist_sessions(user: Any, request: HttpRequest | None = None) -> list[UserSession]:

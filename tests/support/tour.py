@@ -89,7 +89,8 @@ def site_settings(
         "session": {"strategy": strategy},
         "experimental": {"enable_webauthn": True},
         "providers": providers,
-        "mfa": {"enabled": mfa, "required": mfa_required},
+        # "Trust this browser" offered: the code page shows its box.
+        "mfa": {"enabled": mfa, "required": mfa_required, "trust_days": 30},
     }
 
 

@@ -18,11 +18,21 @@ from django.utils.translation import gettext as _
 
 from ..adapters.base import FLOW_METHODS
 from ..conf import Config, get_config
-from ..mfa import factors, totp
+from ..mfa import factors, totp, trust
 from ..mfa.changes import announce
 from ..utils import user_id
+from .sections import describe_device
 
-__all__ = ["Shown", "available", "begin", "confirm", "regenerate", "remove", "security_context"]
+__all__ = [
+    "Shown",
+    "available",
+    "begin",
+    "confirm",
+    "forget_browser",
+    "regenerate",
+    "remove",
+    "security_context",
+]
 
 
 def available(config: Config) -> bool:
@@ -65,9 +75,24 @@ def security_context(request: HttpRequest, shown: Shown | None = None) -> dict[s
         }
         for f in factors.confirmed_factors(config, uid)
     ]
+    storage = config.storage
+    browsers = (
+        [
+            {
+                "id": b.id,
+                "device": describe_device(b.user_agent),
+                "created_at": b.created_at,
+                "expires": b.expires,
+            }
+            for b in storage.list_trusted_browsers(uid)
+        ]
+        if trust.offered(config)
+        else []
+    )
     return {
         "available": True,
         "keys": keys,
+        "browsers": browsers,
         "codes_left": factors.recovery_codes_left(config, uid) if keys else 0,
         "adding": shown.adding if shown else None,
         "codes": shown.codes if shown else None,
@@ -136,6 +161,17 @@ def remove(request: HttpRequest, factor_id: str) -> bool:
         factors.storage_of(config).replace_recovery_codes(uid, [])
     announce(config, request.user, "removed", request=request)
     return True
+
+
+def forget_browser(request: HttpRequest, browser_id: str | None) -> bool:
+    """Forget one of the user's trusted browsers (*browser_id*), or all of them (``None``)."""
+    config = get_config()
+    if not trust.offered(config):
+        return False
+    uid = user_id(request.user)
+    if browser_id is None:
+        return config.storage.delete_trusted_browsers(uid) > 0
+    return config.storage.delete_trusted_browser(uid, browser_id)
 
 
 def regenerate(request: HttpRequest) -> Shown:

@@ -34,6 +34,7 @@ from ..flows import can, flow_for
 from ..forms import FormResult
 from ..helpers import sign_in
 from ..linked_accounts import unlink
+from ..mfa.trust import ask_fresh
 from ..pages import passkey_context, provider_forms, render_page, usable_providers
 from ..passkeys import passkeys_view
 from ..providers.credentials import DjangoCredentials
@@ -340,8 +341,15 @@ def security_page(request: HttpRequest) -> HttpResponseBase:
         return again({}, 200)
     back = _back(request, "security")
     op = request.POST.get("op")
-    if not security.available(get_config()) or op not in ("begin", "confirm", "remove", "codes"):
+    ops = ("begin", "confirm", "remove", "codes", "forget", "forget_all")
+    if not security.available(get_config()) or op not in ops:
         return _outcome(request, back, False, _("Unknown action."), again)
+    if op in ("forget", "forget_all"):
+        # Trusting less needs no new proof.
+        chosen = request.POST.get("browser", "") if op == "forget" else None
+        if security.forget_browser(request, chosen):
+            return _outcome(request, back, True, _("The browser was forgotten."), again)
+        return _outcome(request, back, False, _("No such browser."), again)
     if op == "confirm":
         # No new proof: only a fresh session could begin adding this key.
         done, shown = security.confirm(
@@ -390,7 +398,7 @@ def reauthenticate(request: HttpRequest) -> HttpResponseBase:
     if not request.GET.get("mfa") and is_fresh(request):
         return HttpResponseRedirect(target)
     state = get_state(request)
-    return _render(
+    response = _render(
         request,
         "reauthenticate",
         {
@@ -402,6 +410,9 @@ def reauthenticate(request: HttpRequest) -> HttpResponseBase:
             "user_label": _user_label(request),
         },
     )
+    if request.GET.get("mfa"):
+        ask_fresh(state, response)  # a trusted browser proves the second factor all the same
+    return response
 
 
 def _user_label(request: HttpRequest) -> str:

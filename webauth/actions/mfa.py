@@ -20,6 +20,7 @@ from ..mfa import pending as held
 from ..mfa import totp
 from ..mfa.factors import confirmed_factors, enrolment_for, issuer_for
 from ..mfa.step import forget_cookie, held_handle
+from ..mfa.trust import forget_fresh, offered, remember
 from ..mfa.verify import prove
 from ..pages import render_page
 from ..responses import redirect
@@ -73,6 +74,7 @@ def _page(state: AuthState, pending: held.Pending, *, wrong: bool = False) -> Ht
             "action": f"{state.base_url}/mfa",
             "csrf_token_value": state.csrf.token,
             "enrolment": _enrolment(state, pending),
+            "trust_days": state.config.mfa.trust_days if offered(state.config) else 0,
             "error": WRONG_CODE if wrong else None,
             "error_message": gettext("That code is not right. Try again.") if wrong else None,
             "signin_url": f"{state.base_url}/signin",
@@ -111,6 +113,11 @@ def mfa_verify(state: AuthState, provider_id: str | None) -> HttpResponse:
         response = rate_limited(state, exc)
         forget_cookie(state, response)
         return response
+    if state.body.get("trust") and offered(state.config):
+        # Set on the answer below: the browser skips the code for mfa.trust_days.
+        trust_user: object | None = proven.outcome.signed_in.user
+    else:
+        trust_user = None
     if proven.recovery_codes is not None:
         response = render_page(
             state,
@@ -122,4 +129,7 @@ def mfa_verify(state: AuthState, provider_id: str | None) -> HttpResponse:
     else:
         response = for_browser(state, proven.outcome, proven.pending.callback_url)
     forget_cookie(state, response)
+    forget_fresh(state, response)
+    if trust_user is not None:
+        remember(state, response, trust_user, proven.pending.user_id)
     return response

@@ -90,6 +90,11 @@ EXTENSION_METHODS: tuple[str, ...] = (
     "replace_recovery_codes",
     "use_recovery_code",
     "count_recovery_codes",
+    "create_trusted_browser",
+    "use_trusted_browser",
+    "list_trusted_browsers",
+    "delete_trusted_browser",
+    "delete_trusted_browsers",
 )
 
 #: The methods each session strategy or helper calls, so a system check (or the
@@ -124,6 +129,14 @@ FLOW_METHODS: dict[str, tuple[str, ...]] = {
         "replace_recovery_codes",
         "use_recovery_code",
         "count_recovery_codes",
+    ),
+    # "Trust this browser" (mfa.trust_days).
+    "trusted_browsers": (
+        "create_trusted_browser",
+        "use_trusted_browser",
+        "list_trusted_browsers",
+        "delete_trusted_browser",
+        "delete_trusted_browsers",
     ),
     # A signed-in user's passkeys: list, rename, remove (never the last way in).
     "passkeys": (
@@ -466,6 +479,22 @@ class Adapter(Protocol):
 
     def count_recovery_codes(self, user_id: str) -> int:
         """How many of the user's recovery codes are left unused."""
+
+    def create_trusted_browser(self, browser: records.TrustedBrowser) -> records.TrustedBrowser:
+        """Store a browser the user trusts; the record with its ``id``."""
+
+    def use_trusted_browser(self, user_id: str, token_hash: str) -> records.TrustedBrowser | None:
+        """The user's unexpired trusted browser with this token hash (its ``last_used_at``
+        now set), or ``None``."""
+
+    def list_trusted_browsers(self, user_id: str) -> list[records.TrustedBrowser]:
+        """The user's unexpired trusted browsers, newest first."""
+
+    def delete_trusted_browser(self, user_id: str, browser_id: str) -> bool:
+        """Forget one of the user's trusted browsers; ``False`` when it is not theirs."""
+
+    def delete_trusted_browsers(self, user_id: str) -> int:
+        """Forget every trusted browser of the user; how many there were."""
 
 
 def missing_methods(adapter: object, methods: Iterable[str]) -> list[str]:

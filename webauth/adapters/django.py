@@ -44,6 +44,7 @@ from ..models import (
     RecoveryCode,
     SecondFactor,
     Session,
+    TrustedBrowser,
     UnprovenEmail,
     VerificationToken,
     WebAuthnChallenge,
@@ -65,12 +66,16 @@ from ..types import (
     as_authenticator,
     as_second_factor,
     as_session,
+    as_trusted_browser,
     as_user,
     as_verification_token,
     as_webauthn_challenge,
 )
 from ..types import (
     SecondFactor as SecondFactorRecord,
+)
+from ..types import (
+    TrustedBrowser as TrustedBrowserRecord,
 )
 from ..types import VerificationToken as VerificationTokenRecord
 from ..types import WebAuthnChallenge as WebAuthnChallengeRecord
@@ -1233,6 +1238,76 @@ class DjangoAdapter:
         try:
             rows = RecoveryCode.objects.using(self.using).filter(user_id=user_id)
             return rows.filter(used_at__isnull=True).count()
+        except (ValueError, TypeError):
+            return 0
+
+    # -- trusted browsers (webauth.mfa, mfa.trust_days) ----------------------------------
+    def _browser_record(self, obj: TrustedBrowser) -> TrustedBrowserRecord:
+        return TrustedBrowserRecord(
+            id=str(obj.pk),
+            user_id=str(obj.user_id),
+            token_hash=obj.token_hash,
+            expires=obj.expires,
+            user_agent=obj.user_agent,
+            created_at=obj.created_at,
+            last_used_at=obj.last_used_at,
+        )
+
+    def create_trusted_browser(
+        self, browser: TrustedBrowserRecord | Mapping[str, object]
+    ) -> TrustedBrowserRecord:
+        """Store a trusted browser (its token's hash)."""
+        record = _given(as_trusted_browser(browser), "trusted browser")
+        obj = TrustedBrowser(
+            user_id=record.user_id,
+            token_hash=record.token_hash,
+            user_agent=(record.user_agent or "")[:512],
+            expires=aware(record.expires),
+        )
+        obj.save(using=self._write_db(TrustedBrowser), force_insert=True)
+        return self._browser_record(obj)
+
+    def use_trusted_browser(self, user_id: str, token_hash: str) -> TrustedBrowserRecord | None:
+        """The user's unexpired browser with this token hash, its last use set to now."""
+        if not isinstance(token_hash, str):
+            return None
+        now = timezone.now()
+        try:
+            rows = TrustedBrowser.objects.using(self.using).filter(
+                user_id=user_id, token_hash=token_hash, expires__gt=now
+            )
+            obj = rows.first()
+        except (ValueError, TypeError):
+            return None
+        if obj is None:
+            return None
+        rows.update(last_used_at=now)
+        obj.last_used_at = now
+        return self._browser_record(obj)
+
+    def list_trusted_browsers(self, user_id: str) -> list[TrustedBrowserRecord]:
+        """The user's unexpired trusted browsers, newest first."""
+        try:
+            rows = TrustedBrowser.objects.using(self.using).filter(
+                user_id=user_id, expires__gt=timezone.now()
+            )
+            return [self._browser_record(obj) for obj in rows.order_by("-created_at", "-pk")]
+        except (ValueError, TypeError):
+            return []
+
+    def delete_trusted_browser(self, user_id: str, browser_id: str) -> bool:
+        """Forget one of the user's trusted browsers."""
+        try:
+            rows = TrustedBrowser.objects.using(self.using).filter(user_id=user_id, pk=browser_id)
+            return rows.delete()[0] > 0
+        except (ValueError, TypeError):
+            return False
+
+    def delete_trusted_browsers(self, user_id: str) -> int:
+        """Forget all the user's trusted browsers."""
+        try:
+            rows = TrustedBrowser.objects.using(self.using).filter(user_id=user_id)
+            return int(rows.delete()[0])
         except (ValueError, TypeError):
             return 0
 

@@ -23,6 +23,7 @@ from ..types import (
     as_second_factor,
     as_session,
     as_session_and_user,
+    as_trusted_browser,
     as_user,
     as_user_session_check,
     as_verification_token,
@@ -414,3 +415,28 @@ class Storage:
     def count_recovery_codes(self, user_id: str) -> int:
         """How many of the user's recovery codes are left."""
         return int(self._call("count_recovery_codes", user_id) or 0)
+
+    # -- trusted browsers ----------------------------------------------------------------
+    def create_trusted_browser(self, browser: records.TrustedBrowser) -> records.TrustedBrowser:
+        """Store a browser the user trusts; the stored record."""
+        stored = as_trusted_browser(self._call("create_trusted_browser", browser))
+        if stored is None:
+            raise AdapterError("create_trusted_browser returned nothing")
+        return stored
+
+    def use_trusted_browser(self, user_id: str, token_hash: str) -> records.TrustedBrowser | None:
+        """The user's unexpired trusted browser with this token hash, or ``None``."""
+        return as_trusted_browser(self._call("use_trusted_browser", user_id, token_hash))
+
+    def list_trusted_browsers(self, user_id: str) -> list[records.TrustedBrowser]:
+        """The user's unexpired trusted browsers, newest first."""
+        found = self._call("list_trusted_browsers", user_id) or []
+        return [b for b in (as_trusted_browser(item) for item in found) if b is not None]
+
+    def delete_trusted_browser(self, user_id: str, browser_id: str) -> bool:
+        """Forget one of the user's trusted browsers."""
+        return bool(self._call("delete_trusted_browser", user_id, browser_id))
+
+    def delete_trusted_browsers(self, user_id: str) -> int:
+        """Forget every trusted browser of the user; how many."""
+        return int(self._call("delete_trusted_browsers", user_id) or 0)

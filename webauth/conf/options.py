@@ -222,7 +222,16 @@ class RateLimitOptions:
 
 #: The keys of ``WEBAUTH["mfa"]``.
 MFA_KEYS = frozenset(
-    {"enabled", "issuer", "skew", "pending_max_age", "attempts", "required", "notify"}
+    {
+        "enabled",
+        "issuer",
+        "skew",
+        "pending_max_age",
+        "attempts",
+        "required",
+        "notify",
+        "trust_days",
+    }
 )
 
 
@@ -249,6 +258,9 @@ class MfaOptions:
     required: Callable[[object], bool] | None = None
     #: Mail the owner when a key is added or removed, or an admin resets them.
     notify: bool = True
+    #: Days a browser may skip the code once its user ticks "trust this browser"
+    #: (0: never offered).
+    trust_days: int = 0
 
 
 @dataclass(frozen=True, eq=False)

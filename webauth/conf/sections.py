@@ -299,7 +299,13 @@ def mfa(value: object) -> MfaOptions:
     """``mfa``: the second factor; off by default (docs/mfa.md)."""
     given = keys_of("mfa", value, MFA_KEYS)
     numbers: dict[str, int] = {}
-    for key, default, least in (("skew", 1, 0), ("pending_max_age", 300, 30), ("attempts", 5, 1)):
+    checked = (
+        ("skew", 1, 0),
+        ("pending_max_age", 300, 30),
+        ("attempts", 5, 1),
+        ("trust_days", 0, 0),
+    )
+    for key, default, least in checked:
         number = given.get(key, default)
         if isinstance(number, bool) or not isinstance(number, int) or number < least:
             raise config_error(
@@ -308,6 +314,12 @@ def mfa(value: object) -> MfaOptions:
                 f"Leave it out for the default, {default}.",
             )
         numbers[key] = number
+    if numbers["trust_days"] > 365:
+        raise config_error(
+            "mfa.trust_days",
+            f"trusts a browser for {numbers['trust_days']} days",
+            "Use at most 365 (a year); 30 is common, 0 (the default) never offers it.",
+        )
     if numbers["skew"] > 2:
         raise config_error(
             "mfa.skew",

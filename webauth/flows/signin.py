@@ -139,7 +139,7 @@ def conclude(
         _cycle_django_session(state, signed_in.user)
         _rotate_django_csrf(state)
     _django_logged_in(state, signed_in.user)
-    result = _new_session(state, signed_in, attempt.amr)
+    result = _new_session(state, signed_in, signed_in.amr or attempt.amr)
     message: dict[str, object] = {
         "user": signed_in.user,
         "account": signed_in.account,

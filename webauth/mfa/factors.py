@@ -178,7 +178,8 @@ def recovery_codes_left(config: Config, user_id: str) -> int:
 
 
 def reset(config: Config, user: object) -> bool:
-    """Remove every second factor and recovery code of *user*; ``True`` if there was any."""
+    """Remove every second factor, recovery code and trusted browser of *user*; ``True`` if
+    there was any."""
     uid = str(getattr(user, "pk", user))
     storage = storage_of(config)
     had = storage.list_second_factors(uid)
@@ -186,7 +187,8 @@ def reset(config: Config, user: object) -> bool:
         storage.delete_second_factor(uid, factor.id)
     codes = storage.count_recovery_codes(uid)
     storage.replace_recovery_codes(uid, [])
-    return bool(had) or codes > 0
+    trusted = storage.delete_trusted_browsers(uid) if storage.has("delete_trusted_browsers") else 0
+    return bool(had) or codes > 0 or trusted > 0
 
 
 def remove_factor(config: Config, user_id: str, factor_id: str) -> bool:

@@ -23,6 +23,7 @@ from ..responses import redirect
 from . import pending as held
 from .factors import confirmed_factors, enrolment_for, issuer_for
 from .policy import django_user
+from .trust import trusted
 
 if TYPE_CHECKING:
     from django.http import HttpResponse, HttpResponseBase
@@ -59,6 +60,10 @@ class SecondFactorStep:
         if not all(storage.has(method) for method in FLOW_METHODS["mfa"]):
             return False  # an adapter without the second factor's methods: nobody has one
         if confirmed_factors(config, str(user_id)):
+            if trusted(state, django_user(signed_in.user), str(user_id)):
+                # Skipped, not proven: the session says so (and never "mfa").
+                signed_in.amr = (*signed_in.amr, "trusted_browser")
+                return False
             return True
         # Nobody to ask yet: the policy may still require one (then it is added now).
         required = config.mfa.required

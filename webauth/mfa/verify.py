@@ -78,6 +78,7 @@ def finish(
     if user is None:
         raise AccessDenied("The user of the held sign-in is gone", user_caused=True)
     refuse_inactive(user)
+    amr = (*pending.amr, method, "mfa")
     signed_in = SignedIn(
         user=user,
         user_dict=pending.user_dict,
@@ -85,12 +86,12 @@ def finish(
         profile=pending.profile,
         is_new_user=pending.is_new_user,
         linked_to_session=pending.linked_to_session,
+        amr=amr,
     )
     if enrolling:
         announce(config, user, "added", request=state.request)
     elif method == "recovery_code":
         announce(config, user, "recovery_code_used", request=state.request)
-    amr = (*pending.amr, method, "mfa")
     attempt = ResumedAttempt(pending.provider_id, pending.callback_url, signed_in, amr)
     return conclude(state, signed_in, attempt, browser=browser)
 

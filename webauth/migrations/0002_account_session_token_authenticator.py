@@ -8,93 +8,207 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('webauth', '0001_initial'),
+        ("webauth", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Authenticator',
+            name="Authenticator",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
                 # Not unique here: MySQL refuses a unique index on a varchar this long.
                 # 0003 gives the uniqueness to credential_id_hash (and removes the
                 # unique index that this migration created before it was changed).
-                ('credential_id', models.CharField(max_length=1400, verbose_name='credential id')),
-                ('provider_account_id', models.CharField(max_length=255, verbose_name='provider account id')),
-                ('credential_public_key', models.TextField(verbose_name='public key')),
-                ('counter', models.BigIntegerField(default=0, verbose_name='counter')),
-                ('credential_backed_up', models.BooleanField(default=False, verbose_name='backed up')),
-                ('credential_device_type', models.CharField(max_length=32, verbose_name='device type')),
-                ('transports', models.CharField(blank=True, max_length=255, null=True, verbose_name='transports')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created')),
-                ('last_used_at', models.DateTimeField(blank=True, null=True, verbose_name='last used')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='webauth_authenticators', to=settings.AUTH_USER_MODEL, verbose_name='user')),
+                ("credential_id", models.CharField(max_length=1400, verbose_name="credential id")),
+                (
+                    "provider_account_id",
+                    models.CharField(max_length=255, verbose_name="provider account id"),
+                ),
+                ("credential_public_key", models.TextField(verbose_name="public key")),
+                ("counter", models.BigIntegerField(default=0, verbose_name="counter")),
+                (
+                    "credential_backed_up",
+                    models.BooleanField(default=False, verbose_name="backed up"),
+                ),
+                (
+                    "credential_device_type",
+                    models.CharField(max_length=32, verbose_name="device type"),
+                ),
+                (
+                    "transports",
+                    models.CharField(
+                        blank=True, max_length=255, null=True, verbose_name="transports"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created")),
+                (
+                    "last_used_at",
+                    models.DateTimeField(blank=True, null=True, verbose_name="last used"),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="webauth_authenticators",
+                        to=settings.AUTH_USER_MODEL,
+                        verbose_name="user",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'passkey',
-                'verbose_name_plural': 'passkeys',
+                "verbose_name": "passkey",
+                "verbose_name_plural": "passkeys",
             },
         ),
         migrations.CreateModel(
-            name='VerificationToken',
+            name="VerificationToken",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('identifier', models.CharField(max_length=320, verbose_name='identifier')),
-                ('token_hash', models.CharField(editable=False, max_length=64, verbose_name='token hash')),
-                ('expires', models.DateTimeField(db_index=True, verbose_name='expires')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("identifier", models.CharField(max_length=320, verbose_name="identifier")),
+                (
+                    "token_hash",
+                    models.CharField(editable=False, max_length=64, verbose_name="token hash"),
+                ),
+                ("expires", models.DateTimeField(db_index=True, verbose_name="expires")),
             ],
             options={
-                'verbose_name': 'verification token',
-                'verbose_name_plural': 'verification tokens',
-                'constraints': [models.UniqueConstraint(fields=('identifier', 'token_hash'), name='webauth_vtoken_unique')],
+                "verbose_name": "verification token",
+                "verbose_name_plural": "verification tokens",
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("identifier", "token_hash"), name="webauth_vtoken_unique"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Account',
+            name="Account",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('type', models.CharField(max_length=32, verbose_name='type')),
-                ('provider', models.CharField(max_length=128, verbose_name='provider')),
-                ('provider_account_id', models.CharField(max_length=255, verbose_name='provider account id')),
-                ('access_token', models.TextField(blank=True, null=True, verbose_name='access token')),
-                ('refresh_token', models.TextField(blank=True, null=True, verbose_name='refresh token')),
-                ('id_token', models.TextField(blank=True, null=True, verbose_name='ID token')),
-                ('scope', models.TextField(blank=True, null=True, verbose_name='scope')),
-                ('token_type', models.CharField(blank=True, max_length=64, null=True, verbose_name='token type')),
-                ('expires_at', models.BigIntegerField(blank=True, null=True, verbose_name='expires at')),
-                ('session_state', models.TextField(blank=True, null=True, verbose_name='session state')),
-                ('extra', models.JSONField(blank=True, default=dict, verbose_name='other fields')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created')),
-                ('updated_at', models.DateTimeField(auto_now=True, verbose_name='updated')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='webauth_accounts', to=settings.AUTH_USER_MODEL, verbose_name='user')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("type", models.CharField(max_length=32, verbose_name="type")),
+                ("provider", models.CharField(max_length=128, verbose_name="provider")),
+                (
+                    "provider_account_id",
+                    models.CharField(max_length=255, verbose_name="provider account id"),
+                ),
+                (
+                    "access_token",
+                    models.TextField(blank=True, null=True, verbose_name="access token"),
+                ),
+                (
+                    "refresh_token",
+                    models.TextField(blank=True, null=True, verbose_name="refresh token"),
+                ),
+                ("id_token", models.TextField(blank=True, null=True, verbose_name="ID token")),
+                ("scope", models.TextField(blank=True, null=True, verbose_name="scope")),
+                (
+                    "token_type",
+                    models.CharField(
+                        blank=True, max_length=64, null=True, verbose_name="token type"
+                    ),
+                ),
+                (
+                    "expires_at",
+                    models.BigIntegerField(blank=True, null=True, verbose_name="expires at"),
+                ),
+                (
+                    "session_state",
+                    models.TextField(blank=True, null=True, verbose_name="session state"),
+                ),
+                ("extra", models.JSONField(blank=True, default=dict, verbose_name="other fields")),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created")),
+                ("updated_at", models.DateTimeField(auto_now=True, verbose_name="updated")),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="webauth_accounts",
+                        to=settings.AUTH_USER_MODEL,
+                        verbose_name="user",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'account',
-                'verbose_name_plural': 'accounts',
-                'constraints': [models.UniqueConstraint(fields=('provider', 'provider_account_id'), name='webauth_account_provider_unique')],
+                "verbose_name": "account",
+                "verbose_name_plural": "accounts",
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("provider", "provider_account_id"),
+                        name="webauth_account_provider_unique",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Session',
+            name="Session",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('token_hash', models.CharField(editable=False, max_length=64, unique=True, verbose_name='token hash')),
-                ('expires', models.DateTimeField(db_index=True, verbose_name='expires')),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now, verbose_name='created')),
-                ('updated_at', models.DateTimeField(default=django.utils.timezone.now, verbose_name='last extended')),
-                ('user_agent', models.CharField(blank=True, max_length=512, verbose_name='user agent')),
-                ('ip_address', models.GenericIPAddressField(blank=True, null=True, verbose_name='IP address')),
-                ('user', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='webauth_sessions', to=settings.AUTH_USER_MODEL, verbose_name='user')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "token_hash",
+                    models.CharField(
+                        editable=False, max_length=64, unique=True, verbose_name="token hash"
+                    ),
+                ),
+                ("expires", models.DateTimeField(db_index=True, verbose_name="expires")),
+                (
+                    "created_at",
+                    models.DateTimeField(default=django.utils.timezone.now, verbose_name="created"),
+                ),
+                (
+                    "updated_at",
+                    models.DateTimeField(
+                        default=django.utils.timezone.now, verbose_name="last extended"
+                    ),
+                ),
+                (
+                    "user_agent",
+                    models.CharField(blank=True, max_length=512, verbose_name="user agent"),
+                ),
+                (
+                    "ip_address",
+                    models.GenericIPAddressField(blank=True, null=True, verbose_name="IP address"),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="webauth_sessions",
+                        to=settings.AUTH_USER_MODEL,
+                        verbose_name="user",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'session',
-                'verbose_name_plural': 'sessions',
-                'indexes': [models.Index(fields=['user', 'expires'], name='webauth_session_user_exp')],
+                "verbose_name": "session",
+                "verbose_name_plural": "sessions",
+                "indexes": [
+                    models.Index(fields=["user", "expires"], name="webauth_session_user_exp")
+                ],
             },
         ),
     ]

@@ -61,7 +61,6 @@ def drop_old_credential_id_unique(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("webauth", "0002_account_session_token_authenticator"),
     ]

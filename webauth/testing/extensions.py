@@ -57,12 +57,14 @@ from ..types import (
     AdapterAuthenticator,
     AdapterUser,
     SecondFactor,
+    TrustedBrowser,
     UserSessionCheck,
     VerificationToken,
     WebAuthnChallenge,
     as_account,
     as_authenticator,
     as_second_factor,
+    as_trusted_browser,
     as_user,
     as_user_session_check,
     as_verification_token,
@@ -1119,3 +1121,51 @@ class AdapterExtensionsSuite(AdapterHelpers):
         winners = [r for r in race([use] * 50) if r]
         assert len(winners) == 1, f"{len(winners)} callers spent one code"
         assert self.run(adapter, "count_recovery_codes", user.id) == 1
+
+    # -- trusted browsers (mfa.trust_days) --------------------------------------------------------
+    def trust(
+        self, adapter: object, user: AdapterUser, token_hash: str, days: int = 30
+    ) -> TrustedBrowser:
+        stored = as_trusted_browser(
+            self.run(
+                adapter,
+                "create_trusted_browser",
+                TrustedBrowser(
+                    id="",
+                    user_id=user.id,
+                    token_hash=token_hash,
+                    expires=now() + timedelta(days=days),
+                    user_agent="Firefox on Linux",
+                ),
+            )
+        )
+        assert stored is not None and stored.id
+        return stored
+
+    def test_a_trusted_browser_is_found_by_its_users_token_hash_only(self, adapter: object) -> None:
+        user, other = self.new_user(adapter), self.new_user(adapter)
+        stored = self.trust(adapter, user, "a" * 64)
+        found = as_trusted_browser(self.run(adapter, "use_trusted_browser", user.id, "a" * 64))
+        assert found is not None and found.id == stored.id and found.last_used_at is not None
+        assert self.run(adapter, "use_trusted_browser", other.id, "a" * 64) is None
+        assert self.run(adapter, "use_trusted_browser", user.id, "b" * 64) is None
+
+    def test_an_expired_trusted_browser_is_neither_used_nor_listed(self, adapter: object) -> None:
+        user = self.new_user(adapter)
+        self.trust(adapter, user, "c" * 64, days=-1)
+        assert self.run(adapter, "use_trusted_browser", user.id, "c" * 64) is None
+        assert self.run(adapter, "list_trusted_browsers", user.id) == []
+
+    def test_trusted_browsers_are_listed_and_forgotten(self, adapter: object) -> None:
+        user, other = self.new_user(adapter), self.new_user(adapter)
+        first = self.trust(adapter, user, "d" * 64)
+        self.trust(adapter, user, "e" * 64)
+        self.trust(adapter, other, "f" * 64)
+        listed = self.run(adapter, "list_trusted_browsers", user.id) or []
+        assert len(listed) == 2
+        assert not self.run(adapter, "delete_trusted_browser", other.id, first.id)
+        assert self.run(adapter, "delete_trusted_browser", user.id, first.id)
+        assert self.run(adapter, "use_trusted_browser", user.id, "d" * 64) is None
+        assert self.run(adapter, "delete_trusted_browsers", user.id) == 1
+        assert self.run(adapter, "list_trusted_browsers", user.id) == []
+        assert len(self.run(adapter, "list_trusted_browsers", other.id) or []) == 1

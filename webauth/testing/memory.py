@@ -53,6 +53,7 @@ from ..types import (
     as_authenticator,
     as_second_factor,
     as_session,
+    as_trusted_browser,
     as_user,
     as_verification_token,
     as_webauthn_challenge,
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
         AdapterSession,
         AdapterUser,
         SecondFactor,
+        TrustedBrowser,
         UserSessionCheck,
         VerificationToken,
         WebAuthnChallenge,
@@ -131,6 +133,9 @@ class MemoryAdapter:
         self.recovery_codes: dict[str, dict[str, bool]] = {}
         self._factor_ids = itertools.count(1)
         self._factors = threading.Lock()  # TOTP steps and recovery codes: one caller at a time
+        #: Trusted browsers by id.
+        self.trusted_browsers: dict[str, TrustedBrowser] = {}
+        self._browser_ids = itertools.count(1)
 
     # -- users ---------------------------------------------------------------------------------
     async def create_user(self, user: Record) -> AdapterUser:
@@ -634,3 +639,50 @@ class MemoryAdapter:
     async def count_recovery_codes(self, user_id: str) -> int:
         """The user's unspent codes."""
         return sum(not spent for spent in self.recovery_codes.get(str(user_id), {}).values())
+
+    # -- trusted browsers --------------------------------------------------------------------
+    async def create_trusted_browser(self, browser: Record) -> TrustedBrowser:
+        """Store a trusted browser under the next id."""
+        record = dataclasses.replace(_record(as_trusted_browser(browser), "trusted browser"))
+        record.id = str(next(self._browser_ids))
+        record.created_at, record.last_used_at = datetime.now(UTC), None
+        self.trusted_browsers[record.id] = record
+        return dataclasses.replace(record)
+
+    async def use_trusted_browser(self, user_id: str, token_hash: str) -> TrustedBrowser | None:
+        """The user's unexpired browser with this token hash, its last use set to now."""
+        now = datetime.now(UTC)
+        for record in self.trusted_browsers.values():
+            if record.user_id == str(user_id) and hmac.compare_digest(
+                record.token_hash, str(token_hash)
+            ):
+                if record.expires <= now:
+                    return None
+                record.last_used_at = now
+                return dataclasses.replace(record)
+        return None
+
+    async def list_trusted_browsers(self, user_id: str) -> list[TrustedBrowser]:
+        """The user's unexpired trusted browsers, newest first."""
+        now = datetime.now(UTC)
+        mine = [
+            b
+            for b in self.trusted_browsers.values()
+            if b.user_id == str(user_id) and b.expires > now
+        ]
+        return [dataclasses.replace(b) for b in sorted(mine, key=lambda b: -int(b.id))]
+
+    async def delete_trusted_browser(self, user_id: str, browser_id: str) -> bool:
+        """Forget one of the user's trusted browsers."""
+        found = self.trusted_browsers.get(str(browser_id))
+        if found is None or found.user_id != str(user_id):
+            return False
+        del self.trusted_browsers[str(browser_id)]
+        return True
+
+    async def delete_trusted_browsers(self, user_id: str) -> int:
+        """Forget all the user's trusted browsers."""
+        doomed = [k for k, b in self.trusted_browsers.items() if b.user_id == str(user_id)]
+        for key in doomed:
+            del self.trusted_browsers[key]
+        return len(doomed)
