@@ -44,7 +44,10 @@ def test_a_code_matches_its_own_step_and_one_either_side():
     assert totp.matching_step(key, app.at(NOW - 30), now=NOW) == step - 1
     assert totp.matching_step(key, app.at(NOW + 30), now=NOW) == step + 1
     assert totp.matching_step(key, app.at(NOW - 60), now=NOW) is None
+    assert totp.matching_step(key, app.at(NOW + 60), now=NOW) is None
     assert totp.matching_step(key, app.at(NOW - 30), now=NOW, skew=0) is None
+    assert totp.matching_step(key, app.at(NOW + 30), now=NOW, skew=0) is None
+    assert totp.matching_step(key, app.at(NOW + 60), now=NOW, skew=2) == step + 2
 
 
 def test_a_code_is_six_digits_whatever_the_spacing():
@@ -71,6 +74,11 @@ def test_the_provisioning_uri_and_its_qr_code():
     assert "secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP" in uri and "issuer=Example" in uri
     svg = totp.qr_svg(uri, title="Scan me")
     assert svg.startswith("<svg") and "<title>Scan me</title>" in svg
+    # Four pixels a module, and the quiet zone of four modules a camera needs.
+    import segno
+
+    side = segno.make(uri, error="m").symbol_size(scale=4, border=4)[0]
+    assert f'width="{side}" height="{side}"' in svg
     assert "<script" not in svg and "<image" not in svg  # inline vector, no bitmap
 
 

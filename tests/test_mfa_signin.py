@@ -82,7 +82,9 @@ def test_the_first_factor_makes_no_session_and_asks_for_the_second(client, key):
         assert response.status_code == 302
         assert response["Location"] == "http://testserver/auth/mfa"
         assert session_cookie(response) is None
-        assert response.cookies[PENDING]["httponly"] and response.cookies[PENDING]["max-age"] == "300"
+        assert (
+            response.cookies[PENDING]["httponly"] and response.cookies[PENDING]["max-age"] == "300"
+        )
         # Skipping the step: the session route has nobody.
         assert client.get("/auth/session").json() is None
         page = client.get("/auth/mfa")
@@ -254,3 +256,34 @@ def test_fifty_simultaneous_right_codes_make_one_session(key):
             thread.join(60)
     assert len(sessions) == 50
     assert len([s for s in sessions if s]) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_fifty_sign_ins_racing_with_one_recovery_code_make_one_session(key, ada):
+    codes = factors.new_recovery_codes(get_config(), ada.pk)
+    with freeze_time(at(NOW)):
+        # Fifty browsers, each with its own held sign-in (the password is known).
+        browsers = []
+        for _ in range(50):
+            client = Client()
+            first_factor(client)
+            browsers.append((client, csrf_pair(client)))
+        barrier = threading.Barrier(50)
+        sessions: list[str | None] = []
+
+        def send(client, token) -> None:
+            try:
+                barrier.wait(30)
+                answer = client.post("/auth/mfa", {"csrfToken": token, "code": codes[0]})
+                sessions.append(session_cookie(answer))
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=send, args=pair) for pair in browsers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    assert len(sessions) == 50
+    assert len([s for s in sessions if s]) == 1
+    assert factors.recovery_codes_left(get_config(), ada.pk) == 9

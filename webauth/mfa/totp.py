@@ -50,7 +50,7 @@ def qr_svg(uri: str, *, title: str) -> str:
     """
     return str(
         segno.make(uri, error="m").svg_inline(
-            scale=4, border=4, dark="#000", light="#fff", title=title, svgclass="webauth-qr"
+            scale=4, border=4, dark="#000", light="#fff", title=title
         )
     )
 
@@ -68,15 +68,18 @@ def normalize_code(code: object) -> str | None:
 def matching_step(key: str, code: object, *, skew: int = 1, now: float | None = None) -> int | None:
     """The time step *code* is right for, within *skew* steps of now; ``None`` if none.
 
-    Every candidate step is compared (constant time each), the current one first.
+    Every candidate step is compared, each in constant time. Two steps' codes
+    agree once in a million: then the later step is the one recorded, so that
+    neither code can be used again.
     """
     digits = normalize_code(code)
     if digits is None:
         return None
     totp = pyotp.TOTP(key, digits=DIGITS, interval=PERIOD)
     current = int((time.time() if now is None else now) // PERIOD)
-    found = None
-    for step in sorted(range(current - skew, current + skew + 1), key=lambda s: abs(s - current)):
-        if hmac.compare_digest(totp.generate_otp(step), digits) and found is None:
-            found = step
-    return found
+    matches = [
+        step
+        for step in range(current - skew, current + skew + 1)
+        if hmac.compare_digest(totp.generate_otp(step), digits)
+    ]
+    return max(matches, default=None)
