@@ -95,6 +95,10 @@ def test_a_recovery_code_is_read_leniently():
     assert recovery.normalize(" 7K2M-QX9A 0OIL-ab12 ") == "7k2mqx9a0011ab12"
     for bad in (None, 7, "", "7k2m-qx9a-0000", "7k2m-qx9a-0000-000u", "x" * 65):
         assert recovery.normalize(bad) is None
+    # At most 64 characters are read, spacing included.
+    spaced = "7k2m-qx9a-0000-1111".ljust(64)
+    assert recovery.normalize(spaced) == "7k2mqx9a00001111"
+    assert recovery.normalize(spaced + " ") is None
 
 
 @given(st.sampled_from(recovery.new_codes(50)))
