@@ -178,3 +178,40 @@ def test_an_app_adds_the_key_it_is_given_and_gets_the_recovery_codes(site, peopl
 def test_a_policy_webauth_cannot_read_is_refused_at_start_up(required):
     with pytest.raises(ImproperlyConfigured, match=r"mfa\.required"):
         build_config({"secret": SECRET, "mfa": {"enabled": True, "required": required}}, {}.get)
+
+
+def test_a_grace_period_lets_the_user_put_it_off_until_it_ends(site, people, settings):
+    site("staff")
+    settings.WEBAUTH = {**settings.WEBAUTH, "mfa": {**settings.WEBAUTH["mfa"], "grace_days": 7}}
+    client = Client()
+    with freeze_time(at(NOW)) as clock:
+        first_factor(client, "ada")
+        page = client.get("/auth/mfa").content.decode()
+        assert "You can put this off for 7 more days." in page
+        later = client.post("/auth/mfa", {"csrfToken": csrf_pair(client), "later": "1"})
+        assert later["Location"] == "http://testserver/landing" and session_cookie(later)
+        assert client.get("/auth/session").json()["user"]["email"] == "ada@example.com"
+        assert factors.confirmed_factors(get_config(), people["staff"].pk) == []
+
+        clock.tick(6 * 86400)  # the clock started at the first time she was asked
+        other = Client()
+        first_factor(other, "ada")
+        assert "You can put this off for 1 more day." in other.get("/auth/mfa").content.decode()
+
+        clock.tick(86400)
+        late = Client()
+        first_factor(late, "ada")
+        assert "put this off" not in late.get("/auth/mfa").content.decode()
+        refused = late.post("/auth/mfa", {"csrfToken": csrf_pair(late), "later": "1"})
+        assert refused["Location"].endswith("error=SecondFactorExpired")
+        assert session_cookie(refused) is None
+
+
+def test_without_a_grace_period_it_cannot_be_put_off(site, people):
+    site("staff")
+    client = Client()
+    with freeze_time(at(NOW)):
+        first_factor(client, "ada")
+        assert "put this off" not in client.get("/auth/mfa").content.decode()
+        refused = client.post("/auth/mfa", {"csrfToken": csrf_pair(client), "later": "1"})
+        assert refused["Location"].endswith("error=SecondFactorExpired")

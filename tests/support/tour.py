@@ -90,7 +90,7 @@ def site_settings(
         "experimental": {"enable_webauthn": True},
         "providers": providers,
         # "Trust this browser" offered: the code page shows its box.
-        "mfa": {"enabled": mfa, "required": mfa_required, "trust_days": 30},
+        "mfa": {"enabled": mfa, "required": mfa_required, "trust_days": 30, "grace_days": 7},
     }
 
 

@@ -111,16 +111,15 @@ def _adding(request: HttpRequest, factor_id: str, key: str) -> dict[str, str]:
 
 
 def begin(request: HttpRequest) -> Shown:
-    """A new unconfirmed key for the user (earlier unconfirmed ones are dropped)."""
+    """The key the user is adding: the unconfirmed one they have, else a new one.
+
+    The same key again, so that one already scanned stays right (and the time
+    ``mfa.grace_days`` counts from stays the first time they were asked).
+    """
     config = get_config()
     uid = user_id(request.user)
-    for stale in factors.storage_of(config).list_second_factors(uid):
-        if not stale.confirmed:
-            factors.remove_factor(config, uid, stale.id)
     account = str(getattr(request.user, "email", "") or request.user.get_username())
-    enrolment = factors.begin_totp(
-        config, uid, account=account, issuer=issuer(request, config), name=_("Authenticator app")
-    )
+    enrolment = factors.enrolment_for(config, uid, account=account, issuer=issuer(request, config))
     return Shown(adding=_adding(request, enrolment.factor.id, enrolment.key))
 
 

@@ -18,10 +18,10 @@ from ..errors import MissingCSRF, RateLimited, SecondFactorExpired, SecondFactor
 from ..flows.render import for_browser, rate_limited
 from ..mfa import pending as held
 from ..mfa import totp
-from ..mfa.factors import confirmed_factors, enrolment_for, issuer_for
+from ..mfa.factors import confirmed_factors, enrolment_for, grace_left, issuer_for
 from ..mfa.step import forget_cookie, held_handle
 from ..mfa.trust import forget_fresh, offered, remember
-from ..mfa.verify import prove
+from ..mfa.verify import postpone, prove
 from ..pages import render_page
 from ..responses import redirect
 
@@ -47,7 +47,7 @@ def _start_again(state: AuthState) -> HttpResponse:
     return response
 
 
-def _enrolment(state: AuthState, pending: held.Pending) -> dict[str, str] | None:
+def _enrolment(state: AuthState, pending: held.Pending) -> dict[str, object] | None:
     """The key a user who must add one is adding (``mfa.required``); ``None`` if they have one."""
     config = state.config
     if confirmed_factors(config, pending.user_id):
@@ -60,9 +60,12 @@ def _enrolment(state: AuthState, pending: held.Pending) -> dict[str, str] | None
         issuer=issuer_for(config, state.request.get_host()),
     )
     key = enrolment.key
+    left = grace_left(config, pending.user_id)
     return {
         "key": " ".join(key[i : i + 4] for i in range(0, len(key), 4)),
         "qr": totp.qr_svg(enrolment.uri, title=gettext("QR code for your authenticator app")),
+        # mfa.grace_days: whole days left to put it off (a part of one counts as one).
+        "grace_days": left.days + (1 if left.seconds else 0) if left else 0,
     }
 
 
@@ -84,6 +87,21 @@ def _page(state: AuthState, pending: held.Pending, *, wrong: bool = False) -> Ht
     )
 
 
+def _put_off(state: AuthState) -> HttpResponse:
+    """ "Not now", within ``mfa.grace_days``: the session of the first factor alone."""
+    pending = _pending(state) if state.config.mfa.enabled else None
+    try:
+        outcome = postpone(state, pending) if pending is not None else None
+    except SecondFactorExpired as exc:
+        state.config.logger.error(exc)
+        outcome = None
+    if pending is None or outcome is None:
+        return _start_again(state)
+    response = for_browser(state, outcome, pending.callback_url)
+    forget_cookie(state, response)
+    return response
+
+
 def mfa_page(state: AuthState, provider_id: str | None) -> HttpResponse:
     """The code form (or, for a user who must add a key first, the key and its form)."""
     pending = _pending(state) if state.config.mfa.enabled else None
@@ -100,6 +118,8 @@ def mfa_verify(state: AuthState, provider_id: str | None) -> HttpResponse:
     """
     if not state.csrf_verified:
         raise MissingCSRF("CSRF token was missing during an action mfa")
+    if state.body.get("later"):
+        return _put_off(state)
     try:
         proven = prove(state, held_handle(state), state.body.get("code"), "browser")
     except SecondFactorFailed as exc:

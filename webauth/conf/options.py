@@ -231,6 +231,7 @@ MFA_KEYS = frozenset(
         "required",
         "notify",
         "trust_days",
+        "grace_days",
     }
 )
 
@@ -261,6 +262,9 @@ class MfaOptions:
     #: Days a browser may skip the code once its user ticks "trust this browser"
     #: (0: never offered).
     trust_days: int = 0
+    #: Days a user whom ``required`` names may put off adding a key, from when
+    #: they are first asked (0: not at all).
+    grace_days: int = 0
 
 
 @dataclass(frozen=True, eq=False)

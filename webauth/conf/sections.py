@@ -304,6 +304,7 @@ def mfa(value: object) -> MfaOptions:
         ("pending_max_age", 300, 30),
         ("attempts", 5, 1),
         ("trust_days", 0, 0),
+        ("grace_days", 0, 0),
     )
     for key, default, least in checked:
         number = given.get(key, default)
@@ -314,6 +315,12 @@ def mfa(value: object) -> MfaOptions:
                 f"Leave it out for the default, {default}.",
             )
         numbers[key] = number
+    if numbers["grace_days"] > 365:
+        raise config_error(
+            "mfa.grace_days",
+            f"lets a user put off their second factor for {numbers['grace_days']} days",
+            "Use at most 365; 0 (the default) asks at once.",
+        )
     if numbers["trust_days"] > 365:
         raise config_error(
             "mfa.trust_days",

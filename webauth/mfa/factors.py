@@ -14,6 +14,7 @@ their users must use a recovery code.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from .. import jwt as jose
@@ -33,6 +34,7 @@ __all__ = [
     "confirm_totp",
     "confirmed_factors",
     "enrolment_for",
+    "grace_left",
     "issuer_for",
     "new_recovery_codes",
     "recovery_codes_left",
@@ -113,6 +115,27 @@ def enrolment_for(config: Config, user_id: str, *, account: str, issuer: str) ->
             uri = totp.provisioning_uri(key, account=account, issuer=issuer)
             return Enrolment(factor=factor, key=key, uri=uri)
     return begin_totp(config, user_id, account=account, issuer=issuer)
+
+
+def grace_left(config: Config, user_id: str) -> timedelta | None:
+    """How long a user whom ``mfa.required`` names may still put off adding a key.
+
+    Counted from when they were first shown the key to add (their oldest
+    unconfirmed key); ``None`` without ``mfa.grace_days``, before that, or
+    once it is over.
+    """
+    days = config.mfa.grace_days
+    if not days:
+        return None
+    started = [
+        f.created_at
+        for f in storage_of(config).list_second_factors(str(user_id))
+        if not f.confirmed and f.created_at is not None
+    ]
+    if not started:
+        return None
+    left = min(started) + timedelta(days=days) - datetime.now(UTC)
+    return left if left > timedelta(0) else None
 
 
 def confirm_enrolment(config: Config, user_id: str, code: object) -> bool:

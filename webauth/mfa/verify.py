@@ -19,13 +19,19 @@ from ..flows.outcomes import Attempt, Completed, SignedIn
 from ..flows.signin import conclude, refuse_inactive
 from . import pending as held
 from .changes import announce
-from .factors import check_code, confirm_enrolment, confirmed_factors, new_recovery_codes
+from .factors import (
+    check_code,
+    confirm_enrolment,
+    confirmed_factors,
+    grace_left,
+    new_recovery_codes,
+)
 
 if TYPE_CHECKING:
     from ..conf import Config
     from ..state import AuthState
 
-__all__ = ["Proven", "ResumedAttempt", "finish", "prove"]
+__all__ = ["Proven", "ResumedAttempt", "finish", "postpone", "prove"]
 
 
 #: What each way of proving the second factor is called in the session's ``amr``.
@@ -72,13 +78,35 @@ def finish(
     if method is None:
         announce(config, _user_of(config, pending), "failed", request=state.request)
         raise SecondFactorFailed("The second-factor code was not right")
+    if enrolling:
+        announce(config, _user_of(config, pending), "added", request=state.request)
+    elif method == "recovery_code":
+        announce(config, _user_of(config, pending), "recovery_code_used", request=state.request)
+    return _resume(state, pending, (*pending.amr, method, "mfa"), browser=browser)
+
+
+def postpone(state: AuthState, pending: held.Pending) -> Completed | None:
+    """Finish the held sign-in of a user who must add a key but may still wait
+    (``mfa.grace_days``): the session, saying only how the first factor was
+    proven. ``SecondFactorExpired`` when the grace is over (or never was)."""
+    config = state.config
+    if confirmed_factors(config, pending.user_id) or not grace_left(config, pending.user_id):
+        raise SecondFactorExpired("This sign-in cannot put off its second factor")
+    return _resume(state, pending, tuple(pending.amr), browser=True)
+
+
+def _resume(
+    state: AuthState, pending: held.Pending, amr: tuple[str, ...], *, browser: bool
+) -> Completed | None:
+    # Claimed once, the user read again (deactivated meanwhile: refused), then
+    # concluded as any sign-in is.
+    config = state.config
     if not held.claim(config, pending):
         return None
     user = config.storage.get_user(pending.user_id)
     if user is None:
         raise AccessDenied("The user of the held sign-in is gone", user_caused=True)
     refuse_inactive(user)
-    amr = (*pending.amr, method, "mfa")
     signed_in = SignedIn(
         user=user,
         user_dict=pending.user_dict,
@@ -88,10 +116,6 @@ def finish(
         linked_to_session=pending.linked_to_session,
         amr=amr,
     )
-    if enrolling:
-        announce(config, user, "added", request=state.request)
-    elif method == "recovery_code":
-        announce(config, user, "recovery_code_used", request=state.request)
     attempt = ResumedAttempt(pending.provider_id, pending.callback_url, signed_in, amr)
     return conclude(state, signed_in, attempt, browser=browser)
 
