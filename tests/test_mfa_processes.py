@@ -10,21 +10,18 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 import requests
 
-from .support.helpers import wait_until_serving
+from .support.gunicorn import REPO_ROOT, gunicorn
 from .support.redis import URL as REDIS_URL
 from .support.redis import redis_or_skip
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct horse battery staple"
 
 # The users and their key, made in the SQLite file before the workers start.
@@ -42,12 +39,6 @@ assert factors.confirm_totp(config, user.pk, enrolment.factor.id, pyotp.TOTP(enr
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def four_workers(tmp_path):
     redis_or_skip()
@@ -62,33 +53,8 @@ def four_workers(tmp_path):
     run = {"env": env, "cwd": REPO_ROOT, "check": True, "capture_output": True, "timeout": 300}
     subprocess.run([sys.executable, "-m", "django", "migrate", "-v", "0"], **run)
     subprocess.run([sys.executable, "-c", SETUP.format(password=PASSWORD)], **run)
-    port = _free_port()
-    log = (tmp_path / "gunicorn.log").open("w")
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "--workers",
-            "4",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--chdir",
-            str(REPO_ROOT),
-            "tests.support.ratelimit_site:application",
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(base, server, tmp_path / "gunicorn.log")
+    with gunicorn(env, tmp_path) as base:
         yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
 
 
 def test_exactly_the_limit_of_200_wrong_codes_is_judged_across_four_processes(four_workers):

@@ -3,7 +3,6 @@
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 import uuid
@@ -30,7 +29,8 @@ from webauth.pages import SIGNIN_ERRORS
 from webauth.providers import Credentials, DjangoCredentials
 from webauth.providers.oauth import OIDC
 
-from .support.helpers import csrf_pair, wait_until_serving
+from .support.gunicorn import gunicorn
+from .support.helpers import csrf_pair
 from .support.redis import HOST as REDIS_HOST
 from .support.redis import PORT as REDIS_PORT
 from .support.redis import REDIS_CACHE, fresh_redis_cache, redis_or_skip
@@ -993,17 +993,10 @@ def test_checks_silent_when_limits_are_off(settings):
 # -- across processes: 4 gunicorn workers sharing Django's RedisCache ---------------------------
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def gunicorn_site(tmp_path):
     """tests.support.settings_ratelimit served by 4 gunicorn sync workers on Redis."""
     redis_or_skip()
-    port = _free_port()
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.support.settings_ratelimit",
@@ -1011,32 +1004,8 @@ def gunicorn_site(tmp_path):
         "WEBAUTH_TEST_REDIS_URL": REDIS_URL,
         "PYTHONPATH": str(REPO_ROOT),
     }
-    log = (tmp_path / "gunicorn.log").open("w")
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "--workers",
-            "4",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--chdir",
-            str(REPO_ROOT),
-            "tests.support.ratelimit_site:application",
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(base, server, tmp_path / "gunicorn.log")
+    with gunicorn(env, tmp_path) as base:
         yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
 
 
 def _concurrently(count, send):

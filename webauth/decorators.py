@@ -41,7 +41,7 @@ from functools import wraps
 from typing import Any, TypeVar
 
 from asgiref.sync import iscoroutinefunction, sync_to_async
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponseBase
 
 from .access import has_user, session_required_response
 from .helpers import get_session
@@ -137,32 +137,10 @@ def reauth_required(
     only its ``POST``, call :func:`webauth.reauth.require_fresh` in the view.
     """
 
-    def decorator(view: V) -> V:
-        if iscoroutinefunction(view):
+    def refuse(request: HttpRequest) -> HttpResponseBase | None:
+        return require_fresh(request, max_age=max_age, redirect_to=redirect_to)
 
-            @wraps(view)
-            async def _async_view(request: HttpRequest, *args: object, **kwargs: object) -> Any:
-                refused = await sync_to_async(require_fresh)(
-                    request, max_age=max_age, redirect_to=redirect_to
-                )
-                if refused is not None:
-                    return refused
-                return await view(request, *args, **kwargs)
-
-            return _async_view  # type: ignore[return-value]
-
-        @wraps(view)
-        def _view(request: HttpRequest, *args: object, **kwargs: object) -> Any:
-            refused = require_fresh(request, max_age=max_age, redirect_to=redirect_to)
-            if refused is not None:
-                return refused
-            return view(request, *args, **kwargs)
-
-        return _view  # type: ignore[return-value]
-
-    if function is not None:
-        return decorator(function)
-    return decorator
+    return _guarded(refuse, function)
 
 
 def mfa_required(function: V | None = None, *, max_age: int | None = None) -> Any:
@@ -176,12 +154,26 @@ def mfa_required(function: V | None = None, *, max_age: int | None = None) -> An
     factors.
     """
 
+    def refuse(request: HttpRequest) -> HttpResponseBase | None:
+        return require_mfa(request, max_age=max_age)
+
+    return _guarded(refuse, function)
+
+
+def _guarded(refuse: Callable[[HttpRequest], HttpResponseBase | None], function: V | None) -> Any:
+    """A view decorator that answers with *refuse*'s response when it has one.
+
+    Sync and ``async`` views alike (*refuse* runs in a thread for the latter).
+    *function* given: the decorated view (``@decorator``); else the decorator
+    (``@decorator(...)``).
+    """
+
     def decorator(view: V) -> V:
         if iscoroutinefunction(view):
 
             @wraps(view)
             async def _async_view(request: HttpRequest, *args: object, **kwargs: object) -> Any:
-                refused = await sync_to_async(require_mfa)(request, max_age=max_age)
+                refused = await sync_to_async(refuse)(request)
                 if refused is not None:
                     return refused
                 return await view(request, *args, **kwargs)
@@ -190,7 +182,7 @@ def mfa_required(function: V | None = None, *, max_age: int | None = None) -> An
 
         @wraps(view)
         def _view(request: HttpRequest, *args: object, **kwargs: object) -> Any:
-            refused = require_mfa(request, max_age=max_age)
+            refused = refuse(request)
             if refused is not None:
                 return refused
             return view(request, *args, **kwargs)

@@ -112,14 +112,19 @@ def app_view(request: HttpRequest, action: str, provider_id: str) -> HttpRespons
     return _answer(answer, 200)
 
 
-# webauth's app routes are called with a JSON body and no cookie, so no CSRF
-# token: a browser cannot send a cross-site JSON POST without a CORS preflight,
-# and nothing here acts on a cookie or sets one (as Django's csrf_exempt).
-app_view.csrf_exempt = True  # type: ignore[attr-defined]
-# Reachable without a session when a project turns on LoginRequiredMiddleware.
-app_view.login_required = False  # type: ignore[attr-defined]
-# Never inside ATOMIC_REQUESTS' transaction: webauth's own are outermost (utils.own_transactions).
-own_transactions(app_view)
+def _app_route(view: Any) -> None:
+    # webauth's app routes are called with a JSON body and no cookie, so no CSRF
+    # token: a browser cannot send a cross-site JSON POST without a CORS preflight,
+    # and nothing here acts on a cookie or sets one (as Django's csrf_exempt).
+    view.csrf_exempt = True
+    # Reachable without a session when a project turns on LoginRequiredMiddleware.
+    view.login_required = False
+    # Never inside ATOMIC_REQUESTS' transaction: webauth's own are outermost
+    # (utils.own_transactions).
+    own_transactions(view)
+
+
+_app_route(app_view)
 
 
 def app_mfa_view(request: HttpRequest) -> HttpResponseBase:
@@ -156,9 +161,7 @@ def app_mfa_view(request: HttpRequest) -> HttpResponseBase:
     return _answer(answer, 200)
 
 
-app_mfa_view.csrf_exempt = True  # type: ignore[attr-defined]
-app_mfa_view.login_required = False  # type: ignore[attr-defined]
-own_transactions(app_mfa_view)
+_app_route(app_mfa_view)
 
 
 def _json_body(request: HttpRequest) -> dict[str, object]:

@@ -57,6 +57,26 @@ ADAPTER_METHODS: tuple[str, ...] = (
     "update_authenticator_counter",
 )
 
+#: The second factor's methods (webauth.mfa): TOTP keys and recovery codes.
+_MFA_METHODS = (
+    "create_second_factor",
+    "list_second_factors",
+    "confirm_second_factor",
+    "delete_second_factor",
+    "use_totp_step",
+    "replace_recovery_codes",
+    "use_recovery_code",
+    "count_recovery_codes",
+)
+#: "Trust this browser" (``mfa.trust_days``).
+_TRUSTED_BROWSER_METHODS = (
+    "create_trusted_browser",
+    "use_trusted_browser",
+    "list_trusted_browsers",
+    "delete_trusted_browser",
+    "delete_trusted_browsers",
+)
+
 #: webauth's additions to the contract; each is optional like the others.
 EXTENSION_METHODS: tuple[str, ...] = (
     "create_user_and_link_account",
@@ -82,19 +102,8 @@ EXTENSION_METHODS: tuple[str, ...] = (
     "delete_authenticator",
     "update_authenticator_backup_state",
     "get_user_session_check",
-    "create_second_factor",
-    "list_second_factors",
-    "confirm_second_factor",
-    "delete_second_factor",
-    "use_totp_step",
-    "replace_recovery_codes",
-    "use_recovery_code",
-    "count_recovery_codes",
-    "create_trusted_browser",
-    "use_trusted_browser",
-    "list_trusted_browsers",
-    "delete_trusted_browser",
-    "delete_trusted_browsers",
+    *_MFA_METHODS,
+    *_TRUSTED_BROWSER_METHODS,
 )
 
 #: The methods each session strategy or helper calls, so a system check (or the
@@ -119,25 +128,9 @@ FLOW_METHODS: dict[str, tuple[str, ...]] = {
         "delete_session_by_id",
         "delete_sessions_by_user_id",
     ),
-    # The second factor (webauth.mfa): TOTP keys and recovery codes.
-    "mfa": (
-        "create_second_factor",
-        "list_second_factors",
-        "confirm_second_factor",
-        "delete_second_factor",
-        "use_totp_step",
-        "replace_recovery_codes",
-        "use_recovery_code",
-        "count_recovery_codes",
-    ),
-    # "Trust this browser" (mfa.trust_days).
-    "trusted_browsers": (
-        "create_trusted_browser",
-        "use_trusted_browser",
-        "list_trusted_browsers",
-        "delete_trusted_browser",
-        "delete_trusted_browsers",
-    ),
+    # The second factor (webauth.mfa) and "trust this browser" (mfa.trust_days).
+    "mfa": _MFA_METHODS,
+    "trusted_browsers": _TRUSTED_BROWSER_METHODS,
     # A signed-in user's passkeys: list, rename, remove (never the last way in).
     "passkeys": (
         "list_authenticators_by_user_id",
