@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import UTC, datetime
 from html import unescape
 
 import pyotp
@@ -24,6 +23,7 @@ from webauth.mfa import factors
 from webauth.test import force_sign_in
 
 from .support.helpers import csrf_pair, session_cookie
+from .support.mfa import at
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 PASSWORD = "correct horse battery staple"
@@ -31,10 +31,6 @@ PAGE = "/account/security/"
 # Now (the sessions the tests force are made at the real time): the codes are
 # computed for it under freeze_time.
 NOW = float(int(time.time()))
-
-
-def at(when: float) -> str:
-    return datetime.fromtimestamp(when, UTC).isoformat()
 
 
 @pytest.fixture

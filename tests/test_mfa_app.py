@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import UTC, datetime
 
 import pyotp
 import pytest
@@ -17,20 +16,15 @@ from django.test import Client
 from freezegun import freeze_time
 
 from webauth import jwt as jose
-from webauth.conf import get_config
-from webauth.mfa import factors
 
 from .support.helpers import csrf_pair, query, session_cookie
+from .support.mfa import add_key, at
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 PASSWORD = "correct horse battery staple"
 NOW = float(int(time.time()))
 
 pytestmark = pytest.mark.django_db
-
-
-def at(when: float) -> str:
-    return datetime.fromtimestamp(when, UTC).isoformat()
 
 
 @pytest.fixture
@@ -51,12 +45,7 @@ def site(settings):
 @pytest.fixture
 def key(site):
     ada = get_user_model().objects.create_user("ada", "ada@example.com", PASSWORD)
-    config = get_config()
-    enrolment = factors.begin_totp(config, ada.pk, account=ada.email, issuer="Example")
-    with freeze_time(at(NOW - 300)):
-        code = pyotp.TOTP(enrolment.key).at(NOW - 300)
-        assert factors.confirm_totp(config, ada.pk, enrolment.factor.id, code)
-    return enrolment.key
+    return add_key(ada, NOW - 300)
 
 
 def call(path, body, **extra):

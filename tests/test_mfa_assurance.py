@@ -35,6 +35,7 @@ from webauth.models import Session
 from webauth.test import force_sign_in
 
 from .support.helpers import csrf_pair, session_cookie
+from .support.mfa import add_key, at
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 PASSWORD = "correct horse battery staple"
@@ -85,10 +86,6 @@ urlpatterns = [
 ]
 
 
-def at(when: float) -> str:
-    return datetime.fromtimestamp(when, UTC).isoformat()
-
-
 @pytest.fixture
 def site(settings):
     def configure(strategy="jwt"):
@@ -108,16 +105,6 @@ def site(settings):
 @pytest.fixture
 def ada(db):
     return get_user_model().objects.create_user("ada", "ada@example.com", PASSWORD)
-
-
-def add_key(user) -> str:
-    config = get_config()
-    enrolment = factors.begin_totp(config, user.pk, account=user.email, issuer="Example")
-    with freeze_time(at(NOW - 300)):
-        assert factors.confirm_totp(
-            config, user.pk, enrolment.factor.id, pyotp.TOTP(enrolment.key).at(NOW - 300)
-        )
-    return enrolment.key
 
 
 def password(client):

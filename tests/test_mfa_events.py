@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 
 import pyotp
 import pytest
@@ -19,16 +18,13 @@ from webauth.signals import second_factor
 from webauth.test import force_sign_in
 
 from .support.helpers import csrf_pair
+from .support.mfa import at
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 PASSWORD = "correct horse battery staple"
 NOW = float(int(time.time()))
 
 pytestmark = pytest.mark.django_db
-
-
-def at(when: float) -> str:
-    return datetime.fromtimestamp(when, UTC).isoformat()
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from datetime import UTC, datetime
 
 import pyotp
 import pytest
@@ -25,16 +24,13 @@ from webauth.conf import build_config, get_config
 from webauth.mfa import factors
 
 from .support.helpers import csrf_pair, session_cookie
+from .support.mfa import at
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 PASSWORD = "correct horse battery staple"
 NOW = float(int(time.time()))
 
 pytestmark = pytest.mark.django_db
-
-
-def at(when: float) -> str:
-    return datetime.fromtimestamp(when, UTC).isoformat()
 
 
 def only_named_grace(user) -> bool:

@@ -10,7 +10,6 @@ that the sign-in would have made, once. The flows know nothing of it
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime
 
 import pyotp
 import pytest
@@ -23,15 +22,12 @@ from webauth.conf import get_config
 from webauth.mfa import factors
 
 from .support.helpers import csrf_pair, query, session_cookie
+from .support.mfa import add_key, at
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 PASSWORD = "correct horse battery staple"
 PENDING = "authjs.mfa-pending"
 NOW = 1_900_000_000.0
-
-
-def at(when: float) -> str:
-    return datetime.fromtimestamp(when, UTC).isoformat()
 
 
 @pytest.fixture
@@ -56,12 +52,7 @@ def ada(db):
 @pytest.fixture
 def key(site, ada):
     """Ada's confirmed TOTP key (confirmed with the code of NOW - 300 s)."""
-    config = get_config()
-    enrolment = factors.begin_totp(config, ada.pk, account=ada.email, issuer="Example")
-    with freeze_time(at(NOW - 300)):
-        code = pyotp.TOTP(enrolment.key).at(NOW - 300)
-        assert factors.confirm_totp(config, ada.pk, enrolment.factor.id, code)
-    return enrolment.key
+    return add_key(ada, NOW - 300)
 
 
 def first_factor(client, password=PASSWORD):

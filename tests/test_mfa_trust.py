@@ -10,7 +10,6 @@ proving: ``@mfa_required`` still asks, and then the trust is ignored.
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 
 import pyotp
 import pytest
@@ -21,13 +20,12 @@ from django.test import Client
 from django.urls import include, path
 from freezegun import freeze_time
 
-from webauth.conf import get_config
 from webauth.decorators import mfa_required
-from webauth.mfa import factors
 from webauth.mfa.access import assurance
 from webauth.models import TrustedBrowser
 
 from .support.helpers import csrf_pair, session_cookie
+from .support.mfa import add_key, at
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 PASSWORD = "correct horse battery staple"
@@ -55,10 +53,6 @@ urlpatterns = [
 ]
 
 
-def at(when: float) -> str:
-    return datetime.fromtimestamp(when, UTC).isoformat()
-
-
 @pytest.fixture
 def site(settings):
     def configure(trust_days=30, strategy="database"):
@@ -82,13 +76,7 @@ def ada(db):
 
 @pytest.fixture
 def key(site, ada):
-    config = get_config()
-    enrolment = factors.begin_totp(config, ada.pk, account=ada.email, issuer="Example")
-    with freeze_time(at(NOW - 300)):
-        assert factors.confirm_totp(
-            config, ada.pk, enrolment.factor.id, pyotp.TOTP(enrolment.key).at(NOW - 300)
-        )
-    return enrolment.key
+    return add_key(ada, NOW - 300)
 
 
 def password(client, callback="/"):
