@@ -92,6 +92,17 @@ def test_a_wrong_code_may_be_tried_again_and_a_used_sign_in_is_gone(key):
         assert (again.status_code, again.json()) == (401, {"error": "SecondFactorExpired"})
 
 
+def test_too_many_wrong_codes_end_the_held_sign_in(site, key):
+    site(attempts=2)
+    with freeze_time(at(NOW)):
+        token = first_factor().json()["mfaToken"]
+        wrong = {"mfaToken": token, "code": "not-a-code"}
+        assert call("/auth/app/mfa", wrong).json() == {"error": "SecondFactorFailed"}
+        assert call("/auth/app/mfa", wrong).json() == {"error": "SecondFactorExpired"}
+        right = {"mfaToken": token, "code": pyotp.TOTP(key).at(NOW)}
+        assert call("/auth/app/mfa", right).json() == {"error": "SecondFactorExpired"}
+
+
 def test_a_browsers_held_sign_in_is_not_an_apps_and_the_reverse(key):
     with freeze_time(at(NOW)):
         browser = Client()

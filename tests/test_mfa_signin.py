@@ -149,6 +149,7 @@ def test_too_many_wrong_codes_drop_the_held_sign_in(client, key, site):
     wrong = "000000" if right != "000000" else "111111"
     with freeze_time(at(NOW)):
         first_factor(client)
+        kept = client.cookies[PENDING].value  # as an attacker would keep it
         assert send_code(client, wrong).status_code == 400
         assert send_code(client, wrong).status_code == 400
         dropped = send_code(client, wrong)
@@ -156,6 +157,60 @@ def test_too_many_wrong_codes_drop_the_held_sign_in(client, key, site):
         late = send_code(client, right)
         assert query(late["Location"])["error"] == "SecondFactorExpired"
         assert session_cookie(late) is None
+        # The held sign-in itself is gone, not only the browser's cookie.
+        replay = Client()
+        replay.cookies[PENDING] = kept
+        again = send_code(replay, right)
+        assert query(again["Location"])["error"] == "SecondFactorExpired"
+        assert session_cookie(again) is None
+
+
+def test_two_held_sign_ins_never_cross(site, key, ada):
+    grace = get_user_model().objects.create_user("grace", "grace@example.com", PASSWORD)
+    grace_key = add_key(grace, NOW - 300)
+    with freeze_time(at(NOW)):
+        ada_browser, grace_browser = Client(), Client()
+        first_factor(ada_browser)
+        grace_browser.post(
+            "/auth/callback/credentials",
+            {"csrfToken": csrf_pair(grace_browser), "username": "grace", "password": PASSWORD},
+        )
+        assert session_cookie(send_code(ada_browser, pyotp.TOTP(key).at(NOW)))
+        assert session_cookie(send_code(grace_browser, pyotp.TOTP(grace_key).at(NOW)))
+    assert ada_browser.get("/auth/session").json()["user"]["email"] == "ada@example.com"
+    assert grace_browser.get("/auth/session").json()["user"]["email"] == "grace@example.com"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_right_codes_racing_on_one_held_sign_in_make_one_session(key, ada):
+    codes = factors.new_recovery_codes(get_config(), ada.pk)
+    with freeze_time(at(NOW)):
+        client = Client()
+        first_factor(client)
+        token = csrf_pair(client)
+        cookies = {name: morsel.value for name, morsel in client.cookies.items()}
+        barrier = threading.Barrier(10)
+        sessions: list[str | None] = []
+
+        def send(code) -> None:
+            mine = Client()
+            for name, value in cookies.items():
+                mine.cookies[name] = value
+            try:
+                barrier.wait(30)
+                answer = mine.post("/auth/mfa", {"csrfToken": token, "code": code})
+                sessions.append(session_cookie(answer))
+            finally:
+                connections.close_all()
+
+        # Ten different recovery codes, each right once: the held sign-in is used once.
+        threads = [threading.Thread(target=send, args=(code,)) for code in codes]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    assert len(sessions) == 10
+    assert len([s for s in sessions if s]) == 1
 
 
 def test_a_held_sign_in_expires(client, key):
