@@ -73,6 +73,8 @@ def test_event_names_map_to_signals():
         "update_user": signals.user_updated,
         "link_account": signals.account_linked,
         "session": signals.session_read,
+        # webauth's own: the second factor (docs/mfa.md)
+        "second_factor": signals.second_factor,
     } == signals.EVENT_SIGNALS
 
 
