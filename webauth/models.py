@@ -71,6 +71,19 @@ def new_user_handle() -> str:
     return base64.urlsafe_b64encode(secrets.token_bytes(64)).rstrip(b"=").decode()
 
 
+def _users(related_name: str, *, one: bool = False, **options: Any) -> Any:
+    """The ``user`` of a row that belongs to one user (a ``OneToOneField`` with *one*),
+    deleted with the user."""
+    field = models.OneToOneField if one else models.ForeignKey
+    return field(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name=related_name,
+        verbose_name=_("user"),
+        **options,
+    )
+
+
 class UserManager(BaseUserManager["User"]):
     """Creates users identified by email address, stored in webauth's canonical form."""
 
@@ -164,12 +177,7 @@ class User(AbstractBaseUser, PermissionsMixin):
 class Account(models.Model):
     """A provider account (OAuth, OIDC, email, WebAuthn) linked to a user."""
 
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.CASCADE,
-        related_name="webauth_accounts",
-        verbose_name=_("user"),
-    )
+    user = _users("webauth_accounts")
     type = models.CharField(_("type"), max_length=32)
     provider = ExactCharField(_("provider"), max_length=128)
     # Opaque and case-sensitive (an OIDC "sub"): compared exactly on every database.
@@ -205,13 +213,8 @@ class Session(models.Model):
     ``created_at`` is the sign-in (``session.absolute_max_age`` counts from it).
     """
 
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.CASCADE,
-        related_name="webauth_sessions",
-        verbose_name=_("user"),
-        db_index=False,  # the (user, expires) index serves lookups by user
-    )
+    # The (user, expires) index serves lookups by user.
+    user = _users("webauth_sessions", db_index=False)
     token_hash = models.CharField(_("token hash"), max_length=64, unique=True, editable=False)
     expires = models.DateTimeField(_("expires"), db_index=True)
     created_at = models.DateTimeField(_("created"), default=timezone.now)
@@ -269,12 +272,7 @@ class VerificationToken(models.Model):
 class Authenticator(models.Model):
     """A WebAuthn credential (passkey) registered to a user."""
 
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.CASCADE,
-        related_name="webauth_authenticators",
-        verbose_name=_("user"),
-    )
+    user = _users("webauth_authenticators")
     # The full id; uniqueness and lookups go through its hash below.
     credential_id = ExactCharField(_("credential id"), max_length=1400)
     credential_id_hash = models.CharField(
@@ -322,12 +320,7 @@ class WebAuthnUserHandle(models.Model):
     key, nor derived from it).
     """
 
-    user = models.OneToOneField(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.CASCADE,
-        related_name="webauth_user_handle",
-        verbose_name=_("user"),
-    )
+    user = _users("webauth_user_handle", one=True)
     handle = ExactCharField(_("user handle"), max_length=86, unique=True, editable=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
@@ -350,12 +343,7 @@ class UnprovenEmail(models.Model):
     (the "pre-account hijacking" defence).
     """
 
-    user = models.OneToOneField(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.CASCADE,
-        related_name="webauth_unproven_email",
-        verbose_name=_("user"),
-    )
+    user = _users("webauth_unproven_email", one=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
     class Meta:
@@ -409,12 +397,7 @@ class SecondFactor(models.Model):
 
     KINDS: ClassVar[list[tuple[str, Any]]] = [("totp", _("authenticator app"))]
 
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.CASCADE,
-        related_name="webauth_second_factors",
-        verbose_name=_("user"),
-    )
+    user = _users("webauth_second_factors")
     kind = models.CharField(_("kind"), max_length=16, choices=KINDS)
     name = models.CharField(_("name"), max_length=100, blank=True, default="")
     secret = models.TextField(_("secret"), editable=False)
@@ -439,12 +422,7 @@ class RecoveryCode(models.Model):
     even for requests racing each other.
     """
 
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.CASCADE,
-        related_name="webauth_recovery_codes",
-        verbose_name=_("user"),
-    )
+    user = _users("webauth_recovery_codes")
     code_hash = models.CharField(_("code hash"), max_length=64, editable=False)
     used_at = models.DateTimeField(_("used"), null=True, blank=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
@@ -469,12 +447,7 @@ class TrustedBrowser(models.Model):
     session auth hash).
     """
 
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.CASCADE,
-        related_name="webauth_trusted_browsers",
-        verbose_name=_("user"),
-    )
+    user = _users("webauth_trusted_browsers")
     token_hash = models.CharField(_("token hash"), max_length=64, unique=True, editable=False)
     user_agent = models.CharField(_("user agent"), max_length=512, blank=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)

@@ -60,6 +60,7 @@ __all__ = [
     "require_fresh",
     "safe_next",
     "signed_in_at",
+    "step_up_challenge",
 ]
 
 #: The URL name of the account center's re-authentication page.
@@ -131,6 +132,21 @@ def reauth_url(request: HttpRequest, next_url: str | None = None, *, mfa: bool =
     return f"{page}?{urlencode(query)}"
 
 
+def step_up_challenge(error: str, max_age: int | None = None) -> HttpResponseBase:
+    """A bearer request's answer when its token proves too little (RFC 9470).
+
+    ``401 {"error": error}`` with ``WWW-Authenticate: Bearer
+    error="insufficient_user_authentication"`` (and ``max_age`` when the
+    sign-in must be that recent): the app signs in again for a new token.
+    """
+    challenge = 'Bearer error="insufficient_user_authentication"'
+    if max_age is not None:
+        challenge += f', max_age="{max_age}"'
+    response = json_response({"error": error}, status=401, no_cache=True)
+    response["WWW-Authenticate"] = challenge
+    return response
+
+
 def require_fresh(
     request: HttpRequest,
     *,
@@ -158,11 +174,7 @@ def require_fresh(
         # An app signs in again through its own routes, for a new token: RFC 9470's
         # step-up challenge says so, and how recent the sign-in must be.
         limit = state.config.reauth_max_age if max_age is None else max_age
-        response = json_response({"error": "ReauthenticationRequired"}, status=401, no_cache=True)
-        response["WWW-Authenticate"] = (
-            f'Bearer error="insufficient_user_authentication", max_age="{limit}"'
-        )
-        return response
+        return step_up_challenge("ReauthenticationRequired", limit)
     url = redirect_to or reauth_url(request, next_url)
     if wants_json(request):
         return JsonResponse({"error": "ReauthenticationRequired", "url": url}, status=401)

@@ -93,9 +93,7 @@ def app_view(request: HttpRequest, action: str, provider_id: str) -> HttpRespons
     flows = APP_ROUTES.get((request.method or "", action))
     if flows is None:
         # As the bearer session's routes answer another method.
-        response = _answer({"error": UnknownAction.type}, 405)
-        response["Allow"] = ", ".join(method for method, name in APP_ROUTES if name == action)
-        return response
+        return _wrong_method(", ".join(method for method, name in APP_ROUTES if name == action))
     try:
         state = open_state(request, config, "app")
     except Unconfigured:
@@ -143,9 +141,7 @@ def app_mfa_view(request: HttpRequest) -> HttpResponseBase:
     if not config.bearer or not config.mfa.enabled:
         return _answer({"error": UnknownAction.type}, 404)
     if request.method != "POST":
-        response = _answer({"error": UnknownAction.type}, 405)
-        response["Allow"] = "POST"
-        return response
+        return _wrong_method("POST")
     try:
         state = open_state(request, config, "app")
     except Unconfigured:
@@ -182,6 +178,13 @@ def _json_body(request: HttpRequest) -> dict[str, object]:
     if most is not None and len(data) > most:
         raise app.InvalidRequest("the body has too many fields")
     return data
+
+
+def _wrong_method(allowed: str) -> HttpResponse:
+    """``405 {"error": "UnknownAction"}`` with ``Allow``."""
+    response = _answer({"error": UnknownAction.type}, 405)
+    response["Allow"] = allowed
+    return response
 
 
 def _answer(data: Any, status: int) -> HttpResponse:

@@ -25,8 +25,7 @@ from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect, Jso
 from django.urls import NoReverseMatch, reverse
 
 from ..access import has_user, session_required_response, wants_json
-from ..reauth import reauth_url
-from ..responses import json_response
+from ..reauth import reauth_url, step_up_challenge
 from ..sessions import Assurance
 from ..sessions import assurance as session_assurance
 from ..state import get_state
@@ -65,9 +64,7 @@ def require_mfa(
     if has_mfa(request, max_age):
         return None
     if state.bearer:
-        response = json_response({"error": "SecondFactorRequired"}, status=401, no_cache=True)
-        response["WWW-Authenticate"] = 'Bearer error="insufficient_user_authentication"'
-        return response
+        return step_up_challenge("SecondFactorRequired")
     if confirmed_factors(state.config, user_id(request.user)):
         url = reauth_url(request, next_url, mfa=True)
     else:

@@ -86,6 +86,15 @@ def _new_handle() -> str:
 R = TypeVar("R")
 
 
+def _delete_users(rows: dict[str, Any], user_id: str, key: str) -> bool:
+    """Delete ``rows[key]`` if it is *user_id*'s; whether it was."""
+    found = rows.get(str(key))
+    if found is None or found.user_id != str(user_id):
+        return False
+    del rows[str(key)]
+    return True
+
+
 def _record(value: R | None, name: str) -> R:
     if value is None:
         raise TypeError(f"a {name} record is required")
@@ -605,11 +614,7 @@ class MemoryAdapter:
 
     async def delete_second_factor(self, user_id: str, factor_id: str) -> bool:
         """Remove the user's factor; ``False`` when it is not the user's."""
-        found = self.second_factors.get(str(factor_id))
-        if found is None or found.user_id != str(user_id):
-            return False
-        del self.second_factors[str(factor_id)]
-        return True
+        return _delete_users(self.second_factors, user_id, factor_id)
 
     async def use_totp_step(self, factor_id: str, step: int) -> bool:
         """Raise the factor's last step to *step* if it is below (under a lock: one caller wins)."""
@@ -674,11 +679,7 @@ class MemoryAdapter:
 
     async def delete_trusted_browser(self, user_id: str, browser_id: str) -> bool:
         """Forget one of the user's trusted browsers."""
-        found = self.trusted_browsers.get(str(browser_id))
-        if found is None or found.user_id != str(user_id):
-            return False
-        del self.trusted_browsers[str(browser_id)]
-        return True
+        return _delete_users(self.trusted_browsers, user_id, browser_id)
 
     async def delete_trusted_browsers(self, user_id: str) -> int:
         """Forget all the user's trusted browsers."""
