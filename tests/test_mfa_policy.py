@@ -211,3 +211,64 @@ def test_without_a_grace_period_it_cannot_be_put_off(site, people):
         assert "put this off" not in client.get("/auth/mfa").content.decode()
         refused = client.post("/auth/mfa", {"csrfToken": csrf_pair(client), "later": "1"})
         assert refused["Location"].endswith("error=SecondFactorExpired")
+
+
+# -- the setting read into a function of the user (webauth.mfa.policy) ---------------------------
+
+
+def test_each_form_of_the_setting_names_its_users(people, db):
+    from django.utils.module_loading import import_string
+
+    from webauth.mfa.policy import KEYWORDS, django_user, requirement
+    from webauth.types import AdapterUser
+
+    root = get_user_model().objects.create_superuser("root", "root@example.com", PASSWORD)
+    Group.objects.create(name="admins").user_set.add(people["member"])
+    ada, grace, linus = people["staff"], people["member"], people["other"]
+    assert KEYWORDS == ("all", "staff", "superusers")
+    assert requirement(None, import_string) is None
+    assert requirement(False, import_string) is None
+
+    def named(setting):
+        rule = requirement(setting, import_string)
+        return {u.username for u in (ada, grace, linus, root) if rule(u)}
+
+    assert named("all") == {"ada", "grace", "linus", "root"}
+    assert named("staff") == {"ada", "root"}
+    assert named("superusers") == {"root"}
+    assert named({"groups": ["admins"]}) == {"grace", "root"}  # superusers have every right
+    assert named("tests.test_mfa_policy.only_named_grace") == {"grace"}
+
+    # An adapter's record stands for its model instance; a record without one
+    # (or any other object) for itself, which is nobody's staff or member.
+    record = AdapterUser(id=str(ada.pk), instance=ada)
+    assert django_user(record) is ada
+    assert requirement("staff", import_string)(record)
+    bare = AdapterUser(id="99", instance=None)
+    assert django_user(bare) is bare
+    assert not requirement("staff", import_string)(bare)
+    assert not requirement("superusers", import_string)(bare)
+    assert not requirement({"groups": ["admins"]}, import_string)(bare)
+    assert requirement({"groups": ["admins"]}, import_string)(AdapterUser(id="1", instance=grace))
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("everyone", "is not one of all, staff, superusers, nor a dotted path"),
+        ({"groups": []}, 'a dict must be {"groups": [<group name>, ...]}'),
+        ({"groups": "admins"}, 'a dict must be {"groups": [<group name>, ...]}'),
+        ({"group": ["admins"]}, 'a dict must be {"groups": [<group name>, ...]}'),
+        ({"groups": ["admins"], "also": 1}, 'a dict must be {"groups": [<group name>, ...]}'),
+        ({"groups": [""]}, "group names must be non-empty strings"),
+        ({"groups": [3]}, "group names must be non-empty strings"),
+        ("tests.test_mfa_policy.PASSWORD", "is not callable"),
+    ],
+)
+def test_a_setting_that_names_nobody_says_why(setting, message):
+    from django.utils.module_loading import import_string
+
+    from webauth.mfa.policy import requirement
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        requirement(setting, import_string)
