@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from types import SimpleNamespace
 
 import pyotp
 import pytest
@@ -250,6 +251,8 @@ def test_each_form_of_the_setting_names_its_users(people, db):
     assert not requirement("superusers", import_string)(bare)
     assert not requirement({"groups": ["admins"]}, import_string)(bare)
     assert requirement({"groups": ["admins"]}, import_string)(AdapterUser(id="1", instance=grace))
+    # Something with a "groups" that is not Django's: no member of anything.
+    assert not requirement({"groups": ["admins"]}, import_string)(SimpleNamespace(groups="admins"))
 
 
 @pytest.mark.parametrize(

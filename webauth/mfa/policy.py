@@ -17,8 +17,7 @@ session exists until then, so nothing else on the site is reachable.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-
-from django.contrib.auth import get_user_model
+from typing import Any
 
 from ..types import AdapterUser
 
@@ -55,9 +54,10 @@ def _in_groups(names: Sequence[str]) -> Requirement:
         instance = django_user(user)
         if getattr(instance, "is_superuser", False):
             return True
-        if not isinstance(instance, get_user_model()) or not hasattr(instance, "groups"):
-            return False
-        return bool(instance.groups.filter(name__in=wanted).exists())
+        groups: Any = getattr(instance, "groups", None)
+        if not hasattr(groups, "filter"):
+            return False  # not a user with Django's groups (no PermissionsMixin)
+        return bool(groups.filter(name__in=wanted).exists())
 
     return member
 
