@@ -333,3 +333,31 @@ def test_fifty_sign_ins_racing_with_one_recovery_code_make_one_session(key, ada)
     assert len(sessions) == 50
     assert len([s for s in sessions if s]) == 1
     assert factors.recovery_codes_left(get_config(), ada.pk) == 9
+
+
+@pytest.mark.parametrize(("require_uv", "asked"), [(True, False), (False, True)])
+def test_a_passkey_is_two_factors_only_with_user_verification(settings, db, require_uv, asked):
+    from webauth.providers import Passkey
+
+    from .support.authenticator import SoftAuthenticator
+    from .test_flows_webauthn import register, sign_in
+
+    settings.WEBAUTH = {
+        "secret": SECRET,
+        "adapter": "webauth.adapters.django.DjangoAdapter",
+        "session": {"strategy": "jwt"},
+        "experimental": {"enable_webauthn": True},
+        "providers": [Passkey(require_user_verification=require_uv)],
+        "mfa": {"enabled": True},
+    }
+    authenticator = SoftAuthenticator()
+    assert register(Client(), authenticator).status_code == 200
+    user = get_user_model().objects.get(email="new@example.com")
+    add_key(user, NOW - 300)
+    with freeze_time(at(NOW)):
+        answer = sign_in(Client(), authenticator)
+    if asked:
+        assert answer.json()["url"].endswith("/auth/mfa")
+        assert session_cookie(answer) is None
+    else:
+        assert session_cookie(answer)

@@ -640,6 +640,7 @@ def _authenticate(
         callback_url=callback_url,
         account=account,
         user=user,
+        user_verified=wa.require_user_verification,
     )
 
 
@@ -718,6 +719,7 @@ def _register(
         authenticator=authenticator,
         email=email if signed_in is None else None,
         handle=handle,
+        user_verified=wa.require_user_verification,
     )
 
 
@@ -743,8 +745,6 @@ class WebAuthnAttempt(Attempt):
     handle the browser was given.
     """
 
-    amr = ("passkey", "mfa")
-
     provider_id: str
     callback_url: str
     account: AdapterAccount
@@ -754,6 +754,14 @@ class WebAuthnAttempt(Attempt):
     handle: str | None = None
     #: Auth.js's stand-in for a new user, in the ``sign_in`` callback.
     stand_in: AdapterUser | None = field(default=None)
+    #: The provider required user verification (``require_user_verification``).
+    user_verified: bool = True
+
+    @property
+    def amr(self) -> tuple[str, ...]:  # type: ignore[override]
+        """``passkey``, and ``mfa`` when user verification was required: something the
+        user has, unlocked by something they are or know, is two factors."""
+        return ("passkey", "mfa") if self.user_verified else ("passkey",)
 
     def __post_init__(self) -> None:
         if self.user is None:

@@ -7,7 +7,8 @@ and the client is told to prove the second factor (``/auth/mfa`` for a
 browser, ``mfaToken`` for an app). A user who has none but whom
 ``mfa.required`` names (:mod:`webauth.mfa.policy`) is held the same way and
 adds one there first. A passkey sign-in already is two factors
-(possession, and the user verification webauth requires) and is never asked.
+(possession, and user verification, which webauth requires unless a provider
+says ``require_user_verification=False``) and is never asked.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import TYPE_CHECKING
 from .. import cookies as ck
 from .. import jwt as jose
 from ..adapters.base import FLOW_METHODS
-from ..flows import can
 from ..responses import redirect
 from . import pending as held
 from .factors import confirmed_factors, enrolment_for, issuer_for
@@ -48,11 +48,10 @@ class SecondFactorStep:
         config = state.config
         if not config.mfa.enabled:
             return False
-        account = signed_in.account or {}
-        if can(str(account.get("type") or ""), "is_passkey"):
-            return False  # possession and user verification: two factors already
         if "mfa" in signed_in.amr:
-            return False  # the OpenID provider asked for its own (its mfa_amr)
+            # Two factors already: a passkey with user verification, or an OpenID
+            # provider's own second factor (its mfa_amr).
+            return False
         user_id = signed_in.user_dict.get("id")
         storage = config.storage
         if not user_id or not storage.configured:
