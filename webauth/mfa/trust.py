@@ -17,6 +17,7 @@ which makes the next sign-in of this browser ignore the trust.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
 from dataclasses import replace
@@ -26,7 +27,6 @@ from typing import TYPE_CHECKING
 from .. import cookies as ck
 from .. import jwt as jose
 from ..adapters.base import FLOW_METHODS
-from ..models import token_hash
 from ..sessions.binding import session_auth_hash
 from ..types import TrustedBrowser
 
@@ -53,6 +53,10 @@ def offered(config: Config) -> bool:
     )
 
 
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("ascii", "replace")).hexdigest()
+
+
 def remember(state: AuthState, response: HttpResponseBase, user: object, user_id: str) -> None:
     """Trust this browser for *user* (just signed in with a second factor) on *response*."""
     config = state.config
@@ -62,7 +66,7 @@ def remember(state: AuthState, response: HttpResponseBase, user: object, user_id
         TrustedBrowser(
             id="",
             user_id=str(user_id),
-            token_hash=token_hash(token),
+            token_hash=_token_hash(token),
             expires=datetime.now(UTC) + timedelta(days=days),
             user_agent=(state.request.META.get("HTTP_USER_AGENT") or "")[:512],
         )
@@ -98,7 +102,7 @@ def trusted(state: AuthState, user: object, user_id: str) -> bool:
     # The password it was trusted under: another one (changed since) voids it.
     if not hmac.compare_digest(kept, session_auth_hash(user) or ""):
         return False
-    return config.storage.use_trusted_browser(str(user_id), token_hash(token)) is not None
+    return config.storage.use_trusted_browser(str(user_id), _token_hash(token)) is not None
 
 
 def ask_fresh(state: AuthState, response: HttpResponseBase) -> None:
