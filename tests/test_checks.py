@@ -573,6 +573,25 @@ def test_e008_the_second_factor_needs_its_adapter_methods(settings):
     assert message.id == "webauth.E008" and "WEBAUTH['mfa'] is enabled" in message.msg
 
 
+def test_e008_security_keys_need_single_use_challenges(settings):
+    class NoChallenges(MemoryAdapter):
+        create_webauthn_challenge = None
+        use_webauthn_challenge = None
+
+    jwt_only = {**GOOD, "session": {"strategy": "jwt"}, "mfa": {"enabled": True}}
+    settings.WEBAUTH = {**jwt_only, "adapter": NoChallenges()}
+    [message] = check_config()
+    assert message.id == "webauth.E008"
+    assert "security keys (mfa.security_keys" in message.msg
+    assert "create_webauthn_challenge" in message.msg
+    settings.WEBAUTH = {
+        **jwt_only,
+        "adapter": NoChallenges(),
+        "mfa": {"enabled": True, "security_keys": False},
+    }
+    assert check_config() == []
+
+
 # -- several at once ----------------------------------------------------------------------
 
 

@@ -349,12 +349,12 @@ def test_a_refused_passkey_is_a_warning(client, settings, log):
 
 
 def test_a_passkey_refused_for_the_site_s_set_up_is_an_error():
-    from webauth.flows.webauthn import _setup_mismatch
+    from webauth.flows.webauthn import setup_mismatch
 
-    assert _setup_mismatch(ValueError('Unexpected client data origin "https://x", expected "y"'))
-    assert _setup_mismatch(ValueError("Unexpected RP ID hash"))
-    assert not _setup_mismatch(ValueError("Could not verify authentication signature"))
-    assert not _setup_mismatch(ValueError("User verification is required but user was not"))
+    assert setup_mismatch(ValueError('Unexpected client data origin "https://x", expected "y"'))
+    assert setup_mismatch(ValueError("Unexpected RP ID hash"))
+    assert not setup_mismatch(ValueError("Could not verify authentication signature"))
+    assert not setup_mismatch(ValueError("User verification is required but user was not"))
 
 
 # -- what stays an error ----------------------------------------------------------------------

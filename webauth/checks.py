@@ -249,6 +249,12 @@ def _check_adapter(config: Config) -> list[CheckMessage]:
         needs["the second factor (WEBAUTH['mfa'])"] = FLOW_METHODS["mfa"]
         if config.mfa.trust_days:
             needs["trusting browsers (mfa.trust_days)"] = FLOW_METHODS["trusted_browsers"]
+        if config.mfa.security_keys and not missing_methods(config.adapter, FLOW_METHODS["mfa"]):
+            # Named once the second factor's own methods are there (else that is
+            # the error); mfa.security_keys = False is the other way out.
+            needs["security keys (mfa.security_keys, on by default)"] = FLOW_METHODS[
+                "security_keys"
+            ]
     messages: list[CheckMessage] = []
     for what, methods in needs.items():
         missing = missing_methods(config.adapter, methods)

@@ -366,6 +366,9 @@ class WebAuthnChallenge(models.Model):
     CEREMONIES: ClassVar[list[tuple[str, str]]] = [
         ("register", "register"),
         ("authenticate", "authenticate"),
+        # A security key as a second factor (webauth.mfa.keys): never a passkey's.
+        ("mfa-register", "mfa-register"),
+        ("mfa-authenticate", "mfa-authenticate"),
     ]
 
     challenge_hash = models.CharField(
@@ -386,16 +389,21 @@ class WebAuthnChallenge(models.Model):
 
 
 class SecondFactor(models.Model):
-    """A user's second factor (:mod:`webauth.mfa`): for now a TOTP key.
+    """A user's second factor (:mod:`webauth.mfa`): a TOTP key or a security key.
 
-    ``secret`` is the key encrypted with ``WEBAUTH["secret"]`` (the database
-    alone does not give it away); ``last_step`` the last accepted TOTP time
-    step, raised by one conditional ``UPDATE`` so that a code is accepted once.
+    ``secret`` is the TOTP key, or the security key's credential id and public
+    key, encrypted with ``WEBAUTH["secret"]`` (the database alone neither gives
+    a key away nor can be given one); ``last_step`` the last accepted TOTP
+    time step, or the security key's signature counter, raised by one
+    conditional ``UPDATE`` so that a code (or a cloned key's count) is accepted once.
     A factor counts once ``confirmed``: enrolment confirms it with its first
     right code.
     """
 
-    KINDS: ClassVar[list[tuple[str, Any]]] = [("totp", _("authenticator app"))]
+    KINDS: ClassVar[list[tuple[str, Any]]] = [
+        ("totp", _("authenticator app")),
+        ("webauthn", _("security key")),
+    ]
 
     user = _users("webauth_second_factors")
     kind = models.CharField(_("kind"), max_length=16, choices=KINDS)

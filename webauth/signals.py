@@ -14,7 +14,8 @@ signal             keyword arguments
 ``user_updated``   ``user``, ``request``
 ``account_linked`` ``user``, ``account``, ``profile``, ``request``
 ``session_read``   ``session``, ``token`` (jwt strategy), ``request``
-``second_factor``  ``user``, ``action``, ``request``; ``by`` (an admin's reset)
+``second_factor``  ``user``, ``action``, ``request``; ``by`` (an admin's reset),
+                   ``kind`` (``totp``/``webauthn``: the key added, removed or refused)
 =================  ==========================================================
 """
 

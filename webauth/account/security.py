@@ -1,11 +1,13 @@
-"""The account center's Security section: authenticator apps and recovery codes.
+"""The account center's Security section: authenticator apps, security keys, recovery codes.
 
 What the page shows (:func:`security_context`) and what its forms do
-(:func:`begin`, :func:`confirm`, :func:`remove`, :func:`regenerate`), on
-:mod:`webauth.mfa.factors`. Adding a key, removing one and new recovery codes
-are behind re-authentication (the view's part); a new key counts only once a
-code from it is right, and the user's first key comes with a set of recovery
-codes, shown once.
+(:func:`begin`, :func:`confirm`, :func:`begin_key`, :func:`add_key`,
+:func:`remove`, :func:`regenerate`), on :mod:`webauth.mfa.factors` and
+:mod:`webauth.mfa.keys`. Adding a key, removing one and new recovery codes
+are behind re-authentication (the view's part); a new app key counts only once
+a code from it is right, a security key once the browser's ceremony verified;
+the user's first key comes with a set of recovery codes, shown once. The last
+key of a user whom ``mfa.required`` names cannot be removed.
 """
 
 from __future__ import annotations
@@ -18,15 +20,20 @@ from django.utils.translation import gettext as _
 
 from ..adapters.base import FLOW_METHODS
 from ..conf import Config, get_config
-from ..mfa import factors, totp, trust
+from ..errors import WebAuthnVerificationError
+from ..mfa import factors, keys, totp, trust
 from ..mfa.changes import announce
+from ..mfa.policy import django_user
+from ..state import get_state
 from ..utils import user_id
 from .sections import describe_device
 
 __all__ = [
     "Shown",
+    "add_key",
     "available",
     "begin",
+    "begin_key",
     "confirm",
     "forget_browser",
     "regenerate",
@@ -58,6 +65,8 @@ class Shown:
     adding: dict[str, str] | None = None
     #: Recovery codes, shown this once.
     codes: list[str] | None = None
+    #: A security key being added: the options for the browser, and their binding.
+    registering: keys.Registration | None = None
 
 
 def security_context(request: HttpRequest, shown: Shown | None = None) -> dict[str, object]:
@@ -66,10 +75,12 @@ def security_context(request: HttpRequest, shown: Shown | None = None) -> dict[s
     if not available(config):
         return {"available": False}
     uid = user_id(request.user)
-    keys = [
+    kinds = {"totp": _("Authenticator app"), keys.KIND: _("Security key")}
+    listed = [
         {
             "id": f.id,
-            "name": f.name or _("Authenticator app"),
+            "name": f.name or kinds.get(f.kind, f.kind),
+            "kind": kinds.get(f.kind, f.kind),
             "created_at": f.created_at,
             "last_used_at": f.last_used_at,
         }
@@ -91,11 +102,13 @@ def security_context(request: HttpRequest, shown: Shown | None = None) -> dict[s
     )
     return {
         "available": True,
-        "keys": keys,
+        "keys": listed,
         "browsers": browsers,
-        "codes_left": factors.recovery_codes_left(config, uid) if keys else 0,
+        "codes_left": factors.recovery_codes_left(config, uid) if listed else 0,
         "adding": shown.adding if shown else None,
         "codes": shown.codes if shown else None,
+        "keys_offered": keys.offered(config),
+        "registering": shown.registering if shown else None,
     }
 
 
@@ -145,21 +158,72 @@ def confirm(request: HttpRequest, factor_id: str, code: str) -> tuple[bool, Show
     if not factors.confirm_totp(config, uid, pending.id, code):
         key = factors.unseal(config, pending.secret)
         return False, Shown(adding=_adding(request, pending.id, key) if key else None)
-    announce(config, request.user, "added", request=request)
+    announce(config, request.user, "added", request=request, kind="totp")
     first = factors.recovery_codes_left(config, uid) == 0
     return True, Shown(codes=factors.new_recovery_codes(config, uid) if first else None)
 
 
-def remove(request: HttpRequest, factor_id: str) -> bool:
-    """Remove one of the user's keys; with the last one go the recovery codes."""
+def begin_key(request: HttpRequest) -> Shown:
+    """Options to add a security key (a single-use challenge for this user)."""
+    config = get_config()
+    user = request.user
+    name = str(getattr(user, "email", "") or user.get_username())
+    registration = keys.registration_options(
+        config,
+        user_id(user),
+        get_state(request).origin,
+        user_name=name,
+        display_name=str(getattr(user, "get_full_name", lambda: "")() or name),
+    )
+    return Shown(registering=registration)
+
+
+def add_key(request: HttpRequest, credential: str, binding: str, name: str) -> Shown | None:
+    """Store the security key the browser made for :func:`begin_key`'s options.
+
+    What to show once it is added (the first recovery codes, for a user who had
+    none); ``None`` when the answer does not verify (the reason is logged).
+    """
     config = get_config()
     uid = user_id(request.user)
+    try:
+        keys.register(
+            config,
+            uid,
+            get_state(request).origin,
+            credential,
+            binding,
+            name=name if isinstance(name, str) else "",
+            user_agent=request.META.get("HTTP_USER_AGENT"),
+        )
+    except WebAuthnVerificationError as exc:
+        config.logger.error(exc)
+        return None
+    announce(config, request.user, "added", request=request, kind=keys.KIND)
+    first = factors.recovery_codes_left(config, uid) == 0
+    return Shown(codes=factors.new_recovery_codes(config, uid) if first else None)
+
+
+def remove(request: HttpRequest, factor_id: str) -> str:
+    """Remove one of the user's keys; with the last one go the recovery codes.
+
+    ``"removed"``; ``"missing"`` when it is not one of theirs; ``"required"``
+    when it is the last and ``mfa.required`` names the user (kept).
+    """
+    config = get_config()
+    uid = user_id(request.user)
+    confirmed = factors.confirmed_factors(config, uid)
+    required = config.mfa.required
+    last = [f.id for f in confirmed] == [str(factor_id)]
+    if last and required is not None and required(django_user(request.user)):
+        return "required"
+    kind = next((f.kind for f in confirmed if f.id == str(factor_id)), None)
     if not factors.remove_factor(config, uid, factor_id):
-        return False
+        return "missing"
     if not factors.confirmed_factors(config, uid):
         factors.storage_of(config).replace_recovery_codes(uid, [])
-    announce(config, request.user, "removed", request=request)
-    return True
+    announce(config, request.user, "removed", request=request, kind=kind)
+    return "removed"
 
 
 def forget_browser(request: HttpRequest, browser_id: str | None) -> bool:

@@ -323,10 +323,12 @@ def email(request: HttpRequest) -> HttpResponseBase:
 
 @require_http_methods(["GET", "HEAD", "POST"])
 def security_page(request: HttpRequest) -> HttpResponseBase:
-    """Authenticator apps and recovery codes: add a key (``op=begin``, then
-    ``op=confirm`` with ``factor`` and ``code``), remove one (``op=remove``,
-    ``factor``) or get new recovery codes (``op=codes``); all but confirming are
-    behind re-authentication."""
+    """Authenticator apps, security keys and recovery codes: add an app's key
+    (``op=begin``, then ``op=confirm`` with ``factor`` and ``code``), add a
+    security key (``op=key_begin``, then ``op=key_add`` with ``credential``,
+    ``binding`` and an optional ``name``), remove either (``op=remove``,
+    ``factor``) or get new recovery codes (``op=codes``); all but confirming
+    and ``key_add`` are behind re-authentication."""
     if not _signed_in(request):
         return session_required_response(request)
 
@@ -341,7 +343,7 @@ def security_page(request: HttpRequest) -> HttpResponseBase:
         return again({}, 200)
     back = _back(request, "security")
     op = request.POST.get("op")
-    ops = ("begin", "confirm", "remove", "codes", "forget", "forget_all")
+    ops = ("begin", "confirm", "key_begin", "key_add", "remove", "codes", "forget", "forget_all")
     if not security.available(get_config()) or op not in ops:
         return _outcome(request, back, False, _("Unknown action."), again)
     if op in ("forget", "forget_all"):
@@ -362,19 +364,41 @@ def security_page(request: HttpRequest) -> HttpResponseBase:
             return _outcome(request, back, False, _("No such authenticator app."), again)
         wrong = _("That code is not right. Try again.")
         return again({**_said(False, wrong), "shown": shown, "code_error": wrong}, 400)
+    if op == "key_add":
+        # No new proof: only a fresh session could ask for this key's options.
+        added = security.add_key(
+            request,
+            request.POST.get("credential", ""),
+            request.POST.get("binding", ""),
+            request.POST.get("name", ""),
+        )
+        if added is None:
+            text = _("The security key could not be added. Try again.")
+            return _outcome(request, back, False, text, again)
+        return again({**_said(True, _("The security key was added.")), "shown": added}, 200)
     refused = require_fresh(request, next_url=back)
     if refused is not None:
         return refused
     if op == "begin":
         return again({"shown": security.begin(request)}, 200)
+    if op == "key_begin":
+        if not security.security_context(request).get("keys_offered"):
+            return _outcome(request, back, False, _("Unknown action."), again)
+        return again({"shown": security.begin_key(request)}, 200)
     if op == "codes":
         if not security.security_context(request).get("keys"):
             return _outcome(request, back, False, _("No such authenticator app."), again)
         text = _("Your new recovery codes replace the old ones.")
         return again({**_said(True, text), "shown": security.regenerate(request)}, 200)
-    if not security.remove(request, request.POST.get("factor", "")):
-        return _outcome(request, back, False, _("No such authenticator app."), again)
-    return _outcome(request, back, True, _("The authenticator app was removed."), again)
+    removed = security.remove(request, request.POST.get("factor", ""))
+    if removed == "required":
+        text = _(
+            "This site requires two-step verification: add another key before you remove this one."
+        )
+        return _outcome(request, back, False, text, again)
+    if removed == "missing":
+        return _outcome(request, back, False, _("No such key."), again)
+    return _outcome(request, back, True, _("The key was removed."), again)
 
 
 # -- re-authentication ---------------------------------------------------------------------

@@ -50,7 +50,7 @@ from ..flows import AppFlowFunction, app, app_routes
 from ..flows.email import InvalidEmail
 from ..flows.render import for_app
 from ..flows.webauthn import UnknownCredential
-from ..mfa.verify import prove
+from ..mfa.verify import key_options, prove
 from ..responses import json_response
 from ..utils import own_transactions
 from .preamble import Unconfigured, load_config, open_state
@@ -130,6 +130,10 @@ def app_mfa_view(request: HttpRequest) -> HttpResponseBase:
 
     ``mfaToken`` is what a sign-in route answered for a user with a second
     factor (``{"step": "second_factor", "mfaToken", "methods", "expiresIn"}``).
+    With ``"webauthn"`` among the methods, ``{"mfaToken", "action":
+    "webauthn-options"}`` answers ``{"options": ...}`` for the platform's
+    WebAuthn API, and ``{"mfaToken", "credential"}`` (its answer as JSON) takes
+    the place of the code.
     A wrong code: ``401 {"error": "SecondFactorFailed"}`` (try again); no
     sign-in waits any more (expired, used, too many wrong codes):
     ``401 {"error": "SecondFactorExpired"}`` (sign in again).
@@ -148,7 +152,10 @@ def app_mfa_view(request: HttpRequest) -> HttpResponseBase:
         return _answer({"error": "Configuration"}, 500)
     try:
         body = _json_body(request)
-        proven = prove(state, body.get("mfaToken"), body.get("code"), "app")
+        if body.get("action") == "webauthn-options":
+            return _answer({"options": key_options(state, body.get("mfaToken"))}, 200)
+        credential = body.get("credential") or None
+        proven = prove(state, body.get("mfaToken"), body.get("code"), "app", credential=credential)
         answer = for_app(state, proven.outcome)
         if proven.recovery_codes is not None:  # the first key, added under mfa.required
             answer = {**answer, "recoveryCodes": proven.recovery_codes}

@@ -1,8 +1,10 @@
 """``GET``/``POST /auth/mfa``: a browser proves the second factor of a held sign-in.
 
 A webauth route (Auth.js has no second factor). ``GET`` shows the code form to
-the browser that holds a pending sign-in (its ``authjs.mfa-pending`` cookie);
-``POST`` (CSRF required) checks the code and, once right, makes the session
+the browser that holds a pending sign-in (its ``authjs.mfa-pending`` cookie),
+and for a user with a security key a button that asks for it (its answer is
+posted as ``credential``); ``POST`` (CSRF required) checks the code or the
+key's answer and, once right, makes the session
 exactly as a sign-in without a second factor would have
 (:func:`webauth.mfa.verify.finish`). Anything else goes back to the sign-in
 page: no pending sign-in, an expired or used one, too many wrong codes.
@@ -16,8 +18,8 @@ from django.utils.translation import gettext
 
 from ..errors import MissingCSRF, RateLimited, SecondFactorExpired, SecondFactorFailed
 from ..flows.render import for_browser, rate_limited
+from ..mfa import keys, totp
 from ..mfa import pending as held
-from ..mfa import totp
 from ..mfa.factors import confirmed_factors, enrolment_for, grace_left, issuer_for
 from ..mfa.step import forget_cookie, held_handle
 from ..mfa.trust import forget_fresh, offered, remember
@@ -69,7 +71,13 @@ def _enrolment(state: AuthState, pending: held.Pending) -> dict[str, object] | N
     }
 
 
-def _page(state: AuthState, pending: held.Pending, *, wrong: bool = False) -> HttpResponse:
+def _page(state: AuthState, pending: held.Pending, *, wrong: str | None = None) -> HttpResponse:
+    # wrong: "code" or "key", what the last attempt sent that did not prove it.
+    messages = {
+        "code": gettext("That code is not right. Try again."),
+        "key": gettext("The security key could not be verified. Try again, or enter a code."),
+    }
+    kinds = {f.kind for f in confirmed_factors(state.config, pending.user_id)}
     return render_page(
         state,
         "webauth/mfa.html",
@@ -77,13 +85,17 @@ def _page(state: AuthState, pending: held.Pending, *, wrong: bool = False) -> Ht
             "action": f"{state.base_url}/mfa",
             "csrf_token_value": state.csrf.token,
             "enrolment": _enrolment(state, pending),
+            # The user's security keys, for navigator.credentials.get() (a
+            # single-use challenge bound to this sign-in); None without any.
+            "key_options": keys.assertion_options(state.config, pending, state.origin),
             "trust_days": state.config.mfa.trust_days if offered(state.config) else 0,
+            "has_app": "totp" in kinds,
             "error": WRONG_CODE if wrong else None,
-            "error_message": gettext("That code is not right. Try again.") if wrong else None,
+            "error_message": messages[wrong] if wrong else None,
             "signin_url": f"{state.base_url}/signin",
         },
         config=state.config,
-        status=400 if wrong else 200,
+        status=400 if wrong is not None else 200,
     )
 
 
@@ -120,12 +132,16 @@ def mfa_verify(state: AuthState, provider_id: str | None) -> HttpResponse:
         raise MissingCSRF("CSRF token was missing during an action mfa")
     if state.body.get("later"):
         return _put_off(state)
+    credential = state.body.get("credential") or None
     try:
-        proven = prove(state, held_handle(state), state.body.get("code"), "browser")
+        proven = prove(
+            state, held_handle(state), state.body.get("code"), "browser", credential=credential
+        )
     except SecondFactorFailed as exc:
         state.config.logger.error(exc)
         pending = _pending(state)
-        return _page(state, pending, wrong=True) if pending else _start_again(state)
+        wrong = "key" if credential is not None else "code"
+        return _page(state, pending, wrong=wrong) if pending else _start_again(state)
     except SecondFactorExpired as exc:
         state.config.logger.error(exc)
         return _start_again(state)

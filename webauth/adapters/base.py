@@ -103,6 +103,7 @@ EXTENSION_METHODS: tuple[str, ...] = (
     "update_authenticator_backup_state",
     "get_user_session_check",
     *_MFA_METHODS,
+    "touch_second_factor",
     *_TRUSTED_BROWSER_METHODS,
 )
 
@@ -131,6 +132,9 @@ FLOW_METHODS: dict[str, tuple[str, ...]] = {
     # The second factor (webauth.mfa) and "trust this browser" (mfa.trust_days).
     "mfa": _MFA_METHODS,
     "trusted_browsers": _TRUSTED_BROWSER_METHODS,
+    # Security keys as a second factor (webauth.mfa.keys): their single-use
+    # challenges, and the last-used time of a key that keeps no counter.
+    "security_keys": ("create_webauthn_challenge", "use_webauthn_challenge"),
     # A signed-in user's passkeys: list, rename, remove (never the last way in).
     "passkeys": (
         "list_authenticators_by_user_id",
@@ -459,9 +463,21 @@ class Adapter(Protocol):
     def use_totp_step(self, factor_id: str, step: int) -> bool:
         """Record that a code of time step *step* was accepted, if no later one was.
 
+        For a security key, *step* is its signature counter (a cloned key's
+        count does not go up, so it is refused the same way).
+
         Atomic: of any number of concurrent calls with the same *step*, exactly
         one gets ``True`` (one ``UPDATE ... WHERE last_step < step``), so a
         code is accepted at most once. ``False`` for an unconfirmed factor.
+        """
+
+    def touch_second_factor(self, factor_id: str) -> bool:
+        """Set a confirmed factor's ``last_used_at`` to now; ``False`` for none such.
+
+        For a security key whose authenticator keeps no signature counter
+        (it always says 0, so :meth:`use_totp_step` has nothing to raise);
+        its challenge being single-use already makes each assertion count once.
+        Optional: without it such a key's last use is not shown.
         """
 
     def replace_recovery_codes(self, user_id: str, code_hashes: Sequence[str]) -> None:

@@ -1211,6 +1211,14 @@ class DjangoAdapter:
             return False
         return changed == 1
 
+    def touch_second_factor(self, factor_id: str) -> bool:
+        """Set a confirmed factor's ``last_used_at``; ``False`` when there is none such."""
+        try:
+            rows = SecondFactor.objects.using(self.using).filter(pk=factor_id, confirmed=True)
+            return rows.update(last_used_at=timezone.now()) == 1
+        except (ValueError, TypeError):
+            return False
+
     def replace_recovery_codes(self, user_id: str, code_hashes: Sequence[str]) -> None:
         """Delete the user's codes and store the new ones, in one transaction."""
         alias = self._write_db(RecoveryCode)
@@ -1317,7 +1325,7 @@ class DjangoAdapter:
     ) -> WebAuthnChallengeRecord:
         """Store the challenge under its hash, with the hash of the browser binding."""
         record = _given(as_webauthn_challenge(challenge), "challenge")
-        if record.ceremony not in ("register", "authenticate"):
+        if record.ceremony not in ("register", "authenticate", "mfa-register", "mfa-authenticate"):
             raise ValueError(f"unknown WebAuthn ceremony {record.ceremony!r}")
         WebAuthnChallenge(
             challenge_hash=token_hash(record.challenge),

@@ -404,6 +404,12 @@ class Storage:
         """Accept a code of time step *step* once: ``True`` for exactly one caller."""
         return bool(self._call("use_totp_step", factor_id, step))
 
+    def touch_second_factor(self, factor_id: str) -> bool:
+        """Note that a confirmed factor was used now (optional: ``False`` without it)."""
+        if not self.has("touch_second_factor"):
+            return False
+        return bool(self._call("touch_second_factor", factor_id))
+
     def replace_recovery_codes(self, user_id: str, code_hashes: Sequence[str]) -> None:
         """Store the user's new recovery codes (hashes), voiding the earlier ones."""
         self._call("replace_recovery_codes", user_id, list(code_hashes))

@@ -232,6 +232,7 @@ MFA_KEYS = frozenset(
         "notify",
         "trust_days",
         "grace_days",
+        "security_keys",
     }
 )
 
@@ -265,6 +266,9 @@ class MfaOptions:
     #: Days a user whom ``required`` names may put off adding a key, from when
     #: they are first asked (0: not at all).
     grace_days: int = 0
+    #: Users may add security keys (and platform authenticators) as a second
+    #: factor, beside authenticator apps (webauth.mfa.keys).
+    security_keys: bool = True
 
 
 @dataclass(frozen=True, eq=False)

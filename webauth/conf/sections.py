@@ -349,6 +349,7 @@ def mfa(value: object) -> MfaOptions:
         issuer=as_str("mfa.issuer", given.get("issuer")),
         required=required,
         notify=bool(as_bool("mfa.notify", given.get("notify"), True)),
+        security_keys=bool(as_bool("mfa.security_keys", given.get("security_keys"), True)),
         **numbers,
     )
 

@@ -121,6 +121,7 @@ __all__ = [
     "INVALID_ACTION",
     "INVALID_REQUEST",
     "MAX_CREDENTIAL_LENGTH",
+    "MFA_HANDLE_PREFIX",
     "WEBAUTHN_METHODS",
     "Prepared",
     "UnknownCredential",
@@ -128,7 +129,9 @@ __all__ = [
     "callback",
     "options",
     "prepare",
+    "read_credential",
     "require_enabled",
+    "setup_mismatch",
     "verify",
 ]
 
@@ -174,6 +177,10 @@ _CHALLENGE_BYTES = 32
 #: The lengths a binding may have (a new one is 43 characters: 32 random bytes).
 BINDING_LENGTHS = range(32, 129)
 _USER_HANDLE_BYTES = 64
+#: How the user handle of a security key added as a second factor
+#: (:mod:`webauth.mfa.keys`) begins: such a key never signs in as a passkey,
+#: and a browser that offers it anyway is not told to forget it.
+MFA_HANDLE_PREFIX = b"webauth-mfa:"
 
 
 class UnknownCredential(WebAuthnVerificationError):
@@ -505,7 +512,7 @@ def _refused(state: AuthState, exc: WebAuthnVerificationError) -> HttpResponse:
     return response
 
 
-def _setup_mismatch(exc: BaseException) -> bool:
+def setup_mismatch(exc: BaseException) -> bool:
     """Whether py_webauthn refused a response for the relying party's set-up.
 
     An origin or RP id the configuration does not allow fails every passkey of
@@ -516,7 +523,7 @@ def _setup_mismatch(exc: BaseException) -> bool:
     return text.startswith(("Unexpected client data origin", "Unexpected RP ID hash"))
 
 
-def _read_credential(action: str, data: Any) -> tuple[dict[str, object], Any, Any]:
+def read_credential(action: str, data: Any) -> tuple[dict[str, object], Any, Any]:
     """The credential's JSON, py_webauthn's reading of it, and its client data.
 
     ``data`` is a JSON string, as Auth.js's client sends it; a JSON body may
@@ -551,7 +558,7 @@ def _verify(
     binding: str | None,
     callback_url: str,
 ) -> WebAuthnAttempt:
-    raw, credential, client_data = _read_credential(action, data)
+    raw, credential, client_data = read_credential(action, data)
     if binding is None:
         raise WebAuthnVerificationError(
             "No challenge cookie or binding: the options were not asked by this client"
@@ -583,6 +590,11 @@ def _authenticate(
 ) -> WebAuthnAttempt:
     credential_id = _b64(credential.raw_id)
     stored = storage.get_authenticator(credential_id)
+    presented = credential.response.user_handle
+    if stored is None and presented and bytes(presented).startswith(MFA_HANDLE_PREFIX):
+        # A discoverable security key the user added as a second factor: not a
+        # passkey, but no "unknown credential" either (the browser would delete it).
+        raise WebAuthnVerificationError("A second-factor security key is not a passkey")
     if stored is None:
         raise UnknownCredential(
             "The passkey is not registered here",
@@ -603,11 +615,10 @@ def _authenticate(
         raise WebAuthnVerificationError(
             f"The passkey's assertion was refused: {exc}",
             cause={"err": exc},
-            user_caused=not _setup_mismatch(exc),
+            user_caused=not setup_mismatch(exc),
         ) from exc
     # A discoverable credential names its user: it must be the passkey's owner
     # (a handle stored for another user means a credential moved between users).
-    presented = credential.response.user_handle
     if presented:
         stored_handle = storage.get_user_handle(stored.user_id, False)
         if isinstance(stored_handle, str) and not hmac.compare_digest(
@@ -667,7 +678,7 @@ def _register(
         raise WebAuthnVerificationError(
             f"The passkey's registration was refused: {exc}",
             cause={"err": exc},
-            user_caused=not _setup_mismatch(exc),
+            user_caused=not setup_mismatch(exc),
         ) from exc
     if wa.resident_key == "required" and _says_not_discoverable(raw):
         raise WebAuthnVerificationError("The authenticator made no discoverable credential")

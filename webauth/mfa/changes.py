@@ -33,12 +33,19 @@ def announce(
     *,
     request: HttpRequest | None = None,
     by: object = None,
+    kind: str | None = None,
 ) -> None:
-    """Send the ``second_factor`` event for *user* (the ``AUTH_USER_MODEL`` user when known)."""
+    """Send the ``second_factor`` event for *user* (the ``AUTH_USER_MODEL`` user when known).
+
+    *kind*: the kind of key added, removed or refused (``"totp"``, ``"webauthn"``),
+    in the event as ``kind`` and in the owner's email.
+    """
     if action not in ACTIONS:
         raise ValueError(f"unknown second-factor action {action!r}")
     extra: dict[str, object] = {"by": by} if by is not None else {}
-    notify(config, user, action, request)
+    if kind is not None:
+        extra["kind"] = kind
+    notify(config, user, action, request, kind or "totp")
     emit(
         config,
         "second_factor",

@@ -39,8 +39,11 @@ def _sender(config: Config) -> str:
     return str(settings.DEFAULT_FROM_EMAIL)
 
 
-def notify(config: Config, user: object, action: str, request: HttpRequest | None) -> bool:
-    """Mail *user* that their second factors changed (*action*); whether a message went."""
+def notify(
+    config: Config, user: object, action: str, request: HttpRequest | None, kind: str = "totp"
+) -> bool:
+    """Mail *user* that their second factors changed (*action*, to a key of *kind*);
+    whether a message went."""
     if action not in NOTIFIED or not config.mfa.notify:
         return False
     address = getattr(django_user(user), "email", None) or getattr(user, "email", None)
@@ -48,6 +51,7 @@ def notify(config: Config, user: object, action: str, request: HttpRequest | Non
         return False
     context = {
         "action": action,
+        "kind": kind,
         "host": request.get_host() if request is not None else "",
         "theme": asdict(config.theme),
     }

@@ -31,12 +31,25 @@ if TYPE_CHECKING:
     from ..conf import Config
     from ..flows.outcomes import NeedsStep
 
-__all__ = ["Client", "Pending", "claim", "count_failure", "drop", "hold", "load"]
+__all__ = [
+    "OPTIONS_PER_SIGN_IN",
+    "Client",
+    "Pending",
+    "claim",
+    "count_failure",
+    "count_options",
+    "drop",
+    "hold",
+    "load",
+]
 
 #: The kind of client a pending sign-in answers.
 Client = Literal["browser", "app"]
 
 _PREFIX = "webauth:mfa"
+#: Security-key challenges one held sign-in may ask for (each is a stored row
+#: until it is used or expires): a page reloaded, a key tried again.
+OPTIONS_PER_SIGN_IN = 10
 
 
 @dataclass(slots=True)
@@ -113,6 +126,12 @@ def count_failure(config: Config, pending: Pending) -> bool:
         return True
     drop(config, pending)
     return False
+
+
+def count_options(config: Config, pending: Pending) -> bool:
+    """Count a security-key challenge asked for; ``False`` beyond :data:`OPTIONS_PER_SIGN_IN`."""
+    name = f"{_key(pending.handle)}:options"
+    return take(_cache(config), name, config.mfa.pending_max_age) <= OPTIONS_PER_SIGN_IN
 
 
 def claim(config: Config, pending: Pending) -> bool:

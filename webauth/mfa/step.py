@@ -20,6 +20,7 @@ from .. import cookies as ck
 from .. import jwt as jose
 from ..adapters.base import FLOW_METHODS
 from ..responses import redirect
+from . import keys
 from . import pending as held
 from .factors import confirmed_factors, enrolment_for, issuer_for
 from .policy import django_user
@@ -28,6 +29,7 @@ from .trust import trusted
 if TYPE_CHECKING:
     from django.http import HttpResponse, HttpResponseBase
 
+    from ..conf import Config
     from ..flows.outcomes import NeedsStep, SignedIn
     from ..state import AuthState
 
@@ -35,8 +37,19 @@ __all__ = ["PENDING_COOKIE", "SECOND_FACTOR", "SecondFactorStep", "forget_cookie
 
 #: The key in ``AuthState.cookies`` of the browser's handle (``authjs.mfa-pending``).
 PENDING_COOKIE = "mfa_pending"
-#: The methods a pending sign-in may be finished with.
-METHODS = ("totp", "recovery_code")
+#: The methods a pending sign-in may be finished with, as the app's answer names them.
+METHODS = ("totp", "webauthn", "recovery_code")
+
+
+def methods_of(config: Config, user_id: str) -> list[str]:
+    """The methods the user can finish a held sign-in with: their kinds of key, then
+    recovery codes (``totp`` alone for a user who must add their first key)."""
+    kinds = {factor.kind for factor in confirmed_factors(config, user_id)}
+    if not kinds:
+        return ["totp"]
+    if not keys.usable(config):
+        kinds.discard(keys.KIND)
+    return [m for m in METHODS if m in kinds or m == "recovery_code"]
 
 
 class SecondFactorStep:
@@ -89,7 +102,7 @@ class SecondFactorStep:
         answer: dict[str, object] = {
             "step": self.name,
             "mfaToken": record.handle,
-            "methods": list(METHODS),
+            "methods": methods_of(config, record.user_id),
             "expiresIn": config.mfa.pending_max_age,
         }
         if not confirmed_factors(config, record.user_id):
@@ -102,7 +115,6 @@ class SecondFactorStep:
                 account=account or record.user_id,
                 issuer=issuer_for(config, host),
             )
-            answer["methods"] = ["totp"]
             answer["enrolment"] = {"key": enrolment.key, "uri": enrolment.uri}
         return answer
 

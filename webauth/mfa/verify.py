@@ -17,6 +17,7 @@ from .. import ratelimit
 from ..errors import AccessDenied, RateLimited, SecondFactorExpired, SecondFactorFailed
 from ..flows.outcomes import Attempt, Completed, SignedIn
 from ..flows.signin import conclude, refuse_inactive
+from . import keys
 from . import pending as held
 from .changes import announce
 from .factors import (
@@ -31,11 +32,12 @@ if TYPE_CHECKING:
     from ..conf import Config
     from ..state import AuthState
 
-__all__ = ["Proven", "ResumedAttempt", "finish", "postpone", "prove"]
+__all__ = ["Proven", "ResumedAttempt", "finish", "key_options", "postpone", "prove"]
 
 
-#: What each way of proving the second factor is called in the session's ``amr``.
-_AMR = {"totp": "otp", "recovery_code": "recovery_code"}
+#: What each way of proving the second factor is called in the session's ``amr``
+#: (RFC 8176's ``otp`` and ``hwk``, a proof-of-possession of a hardware-secured key).
+_AMR = {"totp": "otp", "recovery_code": "recovery_code", keys.KIND: "hwk"}
 
 
 @dataclass(slots=True)
@@ -61,22 +63,28 @@ def finish(
     *,
     browser: bool = True,
     enrolling: bool = False,
+    credential: object = None,
 ) -> Completed | None:
-    """The new session once *code* proves the second factor of *pending*.
+    """The new session once *code* (or a security key's *credential*) proves the second factor of
+    *pending*.
 
-    *enrolling*: the user has none yet (``mfa.required``) and *code* confirms
-    the key they are adding. Raises :class:`~webauth.errors.SecondFactorFailed`
-    for a code that proves nothing (the caller counts it), ``AccessDenied`` for
-    a user who is gone or inactive now; ``None`` when another request finished
-    this sign-in first.
+    *enrolling*: the user has none yet (``mfa.required``) and *code* confirms the key they are
+    adding. *credential* is the browser's answer to the second-factor page's security-key
+    options (:mod:`webauth.mfa.keys`). Raises :class:`~webauth.errors.SecondFactorFailed` for a
+    code that proves nothing (the caller counts it), ``AccessDenied`` for a user who is gone or
+    inactive now; ``None`` when another request finished this sign-in first.
     """
     config = state.config
     if enrolling:
         method = "otp" if confirm_enrolment(config, pending.user_id, code) else None
+    elif credential is not None:
+        proven = keys.check_assertion(config, pending, state.origin, credential)
+        method = _AMR[keys.KIND] if proven else None
     else:
         method = _AMR.get(check_code(config, pending.user_id, code) or "")
     if method is None:
-        announce(config, _user_of(config, pending), "failed", request=state.request)
+        kind = keys.KIND if credential is not None else None
+        announce(config, _user_of(config, pending), "failed", request=state.request, kind=kind)
         raise SecondFactorFailed("The second-factor code was not right")
     if enrolling:
         announce(config, _user_of(config, pending), "added", request=state.request)
@@ -135,8 +143,16 @@ class Proven:
     recovery_codes: list[str] | None = None
 
 
-def prove(state: AuthState, handle: object, code: object, client: held.Client) -> Proven:
-    """Finish the sign-in held under *handle* for *client* with *code*.
+def prove(
+    state: AuthState,
+    handle: object,
+    code: object,
+    client: held.Client,
+    *,
+    credential: object = None,
+) -> Proven:
+    """Finish the sign-in held under *handle* for *client* with *code* (or a security
+    key's *credential*, ``credential.toJSON()`` as a JSON string or object).
 
     For a user who has no key yet (``mfa.required``), *code* confirms the key
     being added (:func:`webauth.mfa.factors.enrolment_for`), and the first
@@ -157,7 +173,14 @@ def prove(state: AuthState, handle: object, code: object, client: held.Client) -
         raise RateLimited("Too many second-factor codes", retry_after=decision.retry_after)
     enrolling = not confirmed_factors(config, pending.user_id)
     try:
-        outcome = finish(state, pending, code, browser=client == "browser", enrolling=enrolling)
+        outcome = finish(
+            state,
+            pending,
+            code,
+            browser=client == "browser",
+            enrolling=enrolling and credential is None,
+            credential=credential,
+        )
     except SecondFactorFailed:
         if not held.count_failure(config, pending):
             raise SecondFactorExpired("Too many wrong second-factor codes") from None
@@ -167,3 +190,20 @@ def prove(state: AuthState, handle: object, code: object, client: held.Client) -
         raise SecondFactorExpired("The sign-in was finished by another request")
     codes = new_recovery_codes(config, pending.user_id) if enrolling else None
     return Proven(pending, outcome, codes)
+
+
+def key_options(state: AuthState, handle: object, client: held.Client = "app") -> dict[str, object]:
+    """Options for the security keys of the sign-in held under *handle* for *client*.
+
+    Raises :class:`~webauth.errors.SecondFactorExpired` when no sign-in waits,
+    :class:`~webauth.errors.SecondFactorFailed` when its user has no key (or
+    the sign-in asked for too many challenges).
+    """
+    config = state.config
+    pending = held.load(config, handle, client) if config.mfa.enabled else None
+    if pending is None:
+        raise SecondFactorExpired("No sign-in waits for this second factor")
+    options = keys.assertion_options(config, pending, state.origin)
+    if options is None:
+        raise SecondFactorFailed("No security key can finish this sign-in")
+    return options

@@ -10,29 +10,26 @@ the extensions of an adapter (``DjangoAdapter`` has them all)::
         def adapter(self):
             return MyAdapter()
 
-Each group of methods serves one feature, which fails with
-``MissingAdapterMethods`` on an adapter without them: a new user and its first
-account in one step (``create_user_and_link_account``), fresh tokens on each
-sign-in (``update_account``), :func:`webauth.get_access_token`
-(``get_account_by_user_id``, ``refresh_account_tokens``),
-:mod:`webauth.linked_accounts` (``list_accounts_by_user_id``,
-``count_sign_in_methods``, ``unlink_user_account``) and
-:mod:`webauth.user_sessions` (``list_sessions_by_user_id``,
+Each group of methods serves one feature, which fails with ``MissingAdapterMethods`` on an
+adapter without them: a new user and its first account in one step
+(``create_user_and_link_account``), fresh tokens on each sign-in (``update_account``),
+:func:`webauth.get_access_token` (``get_account_by_user_id``, ``refresh_account_tokens``),
+:mod:`webauth.linked_accounts` (``list_accounts_by_user_id``, ``count_sign_in_methods``,
+``unlink_user_account``) and :mod:`webauth.user_sessions` (``list_sessions_by_user_id``,
 ``delete_session_by_id``, ``delete_sessions_by_user_id``), email sign-in
 (``replace_verification_token``, ``use_verification_code``, beside Auth.js's
 ``use_verification_token``) and passkeys (``create_webauthn_challenge``,
 ``use_webauthn_challenge``, ``get_user_handle``, ``get_user_by_handle``,
-``rename_authenticator``, ``delete_authenticator``, ``mark_email_unproven``,
-``prove_email``, ``forget_unproven_email``, and the stricter
-``update_authenticator_counter`` that refuses a counter that does not go up);
-the session route's check of a JWT's user without loading it
+``rename_authenticator``, ``delete_authenticator``, ``mark_email_unproven``, ``prove_email``,
+``forget_unproven_email``, and the stricter ``update_authenticator_counter`` that refuses a
+counter that does not go up); the session route's check of a JWT's user without loading it
 (``get_user_session_check``); and the second factor (``create_second_factor``,
-``list_second_factors``, ``confirm_second_factor``, ``delete_second_factor``,
-``use_totp_step``, ``replace_recovery_codes``, ``use_recovery_code``,
-``count_recovery_codes``), whose TOTP steps and recovery codes must be
-accepted once even by racing callers. The suite calls them as webauth does, so sync and
-``async def`` methods both pass. The tests marked ``django_db(transaction=True)``
-race threads against one record (each thread with its own database connection).
+``list_second_factors``, ``confirm_second_factor``, ``delete_second_factor``, ``use_totp_step``,
+``replace_recovery_codes``, ``use_recovery_code``, ``count_recovery_codes``, and the optional
+``touch_second_factor``), whose TOTP steps and recovery codes must be accepted once even by
+racing callers. The suite calls them as webauth does, so sync and ``async def`` methods both
+pass. The tests marked ``django_db(transaction=True)`` race threads against one record (each
+thread with its own database connection).
 """
 
 from __future__ import annotations
@@ -1070,6 +1067,23 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert not self.run(adapter, "confirm_second_factor", user.id, factor.id, 101)
         [listed] = self.factors(adapter, user)
         assert listed.confirmed is True and listed.last_step == 100
+
+    def test_touch_second_factor_marks_only_a_confirmed_factor_used(self, adapter: object) -> None:
+        if not callable(getattr(adapter, "touch_second_factor", None)):
+            pytest.skip("the adapter does not implement the optional touch_second_factor")
+        user = self.new_user(adapter)
+        unconfirmed = self.new_factor(adapter, user)
+        assert not self.run(adapter, "touch_second_factor", unconfirmed.id)
+        confirmed = self.new_factor(adapter, user, confirm_at=0)
+        before = {f.id: f.last_used_at for f in self.factors(adapter, user)}
+        time.sleep(0.01)
+        assert self.run(adapter, "touch_second_factor", confirmed.id)
+        after = {f.id: f for f in self.factors(adapter, user)}
+        assert after[unconfirmed.id].last_used_at is None
+        used, earlier = after[confirmed.id].last_used_at, before[confirmed.id]
+        assert used is not None
+        assert earlier is None or used > earlier
+        assert after[confirmed.id].last_step == 0  # the counter is untouched
 
     def test_a_time_step_is_accepted_once_and_never_an_earlier_one(self, adapter: object) -> None:
         user = self.new_user(adapter)

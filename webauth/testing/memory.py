@@ -627,6 +627,15 @@ class MemoryAdapter:
             found.last_step, found.last_used_at = step, datetime.now(UTC)
             return True
 
+    async def touch_second_factor(self, factor_id: str) -> bool:
+        """Set a confirmed factor's ``last_used_at`` to now."""
+        with self._factors:
+            found = self.second_factors.get(str(factor_id))
+            if found is None or not found.confirmed:
+                return False
+            found.last_used_at = datetime.now(UTC)
+            return True
+
     async def replace_recovery_codes(self, user_id: str, code_hashes: Sequence[str]) -> None:
         """The user's codes are these now, none spent."""
         with self._factors:

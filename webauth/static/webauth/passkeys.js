@@ -438,10 +438,63 @@
     }
   }
 
+  // -- a security key as a second factor (webauth.mfa.keys) ---------------------------
+  // Markup: a container [data-webauth-key="get|create"] (hidden until this script
+  // shows it), holding a <script type="application/json"> with the options, a form
+  // [data-webauth-key-form] with a hidden input name="credential", a button
+  // [data-webauth-key-start], and a role="alert" element [data-webauth-passkey-error].
+  // The options were made with the page (a single-use challenge), so the answer is
+  // posted with the form as any other field; the server does the rest.
+  function bindKey(el) {
+    if (el.getAttribute("data-webauth-bound")) {
+      return;
+    }
+    el.setAttribute("data-webauth-bound", "true");
+    var s = { element: el };
+    var button = el.querySelector("[data-webauth-key-start]");
+    var form = el.querySelector("[data-webauth-key-form]");
+    var script = el.querySelector('script[type="application/json"]');
+    if (!button || !form || !script || !supported()) {
+      return; // stays hidden: the code form is the way
+    }
+    el.hidden = false;
+    button.addEventListener("click", function (event) {
+      event.preventDefault();
+      clearError(s);
+      var json = JSON.parse(script.textContent);
+      var creating = el.dataset.webauthKey === "create";
+      var ceremony = creating
+        ? navigator.credentials.create({ publicKey: creationOptions(json), signal: newSignal() })
+        : navigator.credentials.get({ publicKey: requestOptions(json), signal: newSignal() });
+      button.setAttribute("aria-busy", "true");
+      ceremony
+        .then(function (credential) {
+          form.querySelector('input[name="credential"]').value = JSON.stringify(
+            credentialJSON(credential)
+          );
+          var trust = document.querySelector('input[name="trust"]');
+          var keep = form.querySelector('input[name="trust"][type="hidden"]');
+          if (trust && keep) {
+            keep.value = trust.checked ? "1" : "";
+          }
+          form.submit();
+        })
+        .catch(function (error) {
+          button.removeAttribute("aria-busy");
+          var name = error && error.name;
+          showError(s, name === "InvalidStateError" ? "exists" : "cancelled");
+        });
+    });
+  }
+
   function bindAll() {
     var containers = document.querySelectorAll("[data-webauth-passkeys]");
     for (var i = 0; i < containers.length; i++) {
       bind(containers[i]);
+    }
+    var keys = document.querySelectorAll("[data-webauth-key]");
+    for (var j = 0; j < keys.length; j++) {
+      bindKey(keys[j]);
     }
   }
 
