@@ -4,6 +4,8 @@ A person adds an authenticator app in the account center (the key read off the
 page, as they type it into an app), signs out, signs in with the password and
 then a code, typed and sent with the keyboard; next time with a recovery code;
 and a page under ``@mfa_required(max_age=...)`` asks them to prove it again.
+A security key (Chromium's virtual authenticator over CDP: a USB key that
+stores no credential, without user verification) is added and then used.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pytest
 
 from webauth.mfa import factors
 
-from .support.browser import chromium
+from .support.browser import VirtualAuthenticators, chromium
 
 PASSWORD = "correct horse battery staple"
 
@@ -148,3 +150,58 @@ def test_a_protected_page_asks_for_the_second_factor_again(site, alice, page, se
     type_code(page, codes[1])
     assert path_of(page.url) == "/mfa-protected/strict/"
     assert "two factors" in page.inner_text("body")
+
+
+def test_add_a_security_key_then_sign_in_with_it(site, alice, page):
+    keys = VirtualAuthenticators(page)
+    usb = keys.add(
+        protocol="ctap2",
+        transport="usb",
+        hasResidentKey=False,
+        hasUserVerification=False,
+        isUserVerified=False,
+    )
+    password_first(page)
+    assert path_of(page.url) == "/account/security/"
+    with page.expect_navigation():
+        page.get_by_role("button", name="Add a security key").click()
+    # By keyboard: the name, Tab to the button, Enter.
+    page.get_by_label("Name (optional)").fill("Yellow key")
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.textContent") == "Add this security key"
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert page.get_by_role("status").inner_text() == "The security key was added."
+    assert len(page.locator(".webauth-code-list code").all()) == 10
+    [credential] = keys.credentials(usb)
+    assert credential["isResidentCredential"] is False  # a plain security key's
+    page.goto("/account/security/")
+    assert "Yellow key" in page.inner_text(".webauth-account-security")
+
+    page.context.clear_cookies()
+    password_first(page, "/account/")
+    assert path_of(page.url) == "/auth/mfa" and session_of(page) is None
+    page.get_by_role("button", name="Use your security key").focus()
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert path_of(page.url) == "/account/"
+    assert session_of(page)["user"]["email"] == "alice@example.com"
+    [used] = keys.credentials(usb)
+    assert used["signCount"] > credential["signCount"]
+
+    # Another key than the one added: the page says so and the code field stays.
+    keys.remove(usb)
+    keys.add(
+        protocol="ctap2",
+        transport="usb",
+        hasResidentKey=False,
+        hasUserVerification=False,
+        isUserVerified=False,
+    )
+    page.context.clear_cookies()
+    password_first(page, "/account/")
+    page.get_by_role("button", name="Use your security key").click()
+    alert = page.locator(".webauth-security-key [role=alert]")
+    alert.wait_for(state="visible")
+    assert alert.inner_text() == "The security key request was cancelled or timed out."
+    assert path_of(page.url) == "/auth/mfa"

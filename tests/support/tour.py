@@ -373,11 +373,51 @@ def _with_a_key(username: str) -> str:
     return enrolment.key
 
 
+def _with_security_key(username: str) -> None:
+    """*username* (made if needed) with a confirmed security key (a made-up P-256 key:
+    the pages only list it and ask for it)."""
+    import json
+    import os
+
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from django.contrib.auth import get_user_model
+
+    from webauth.conf import get_config
+    from webauth.mfa import factors, keys
+    from webauth.types import SecondFactor
+
+    from .authenticator import _cose_key, b64url
+
+    users = get_user_model().objects
+    user = users.filter(username=username).first() or users.create_user(
+        username, email=f"{username}@example.com", password=PASSWORD
+    )
+    config = get_config()
+    public = _cose_key(ec.generate_private_key(ec.SECP256R1()))
+    sealed = factors.seal(
+        config,
+        json.dumps({"id": b64url(os.urandom(32)), "key": b64url(public), "transports": ["usb"]}),
+    )
+    storage = factors.storage_of(config)
+    stored = storage.create_second_factor(
+        SecondFactor(id="", user_id=str(user.pk), kind=keys.KIND, secret=sealed, name="Yellow key")
+    )
+    assert storage.confirm_second_factor(str(user.pk), stored.id, 0)
+
+
 def _mfa_code(tour: Tour) -> Any:
     _with_a_key("erin")
     page = tour.signed_in("erin")  # the first factor: the sign-in is held
     page.goto("/auth/mfa")
     assert page.locator("#webauth-mfa-code").is_visible()
+    return page
+
+
+def _mfa_security_key(tour: Tour) -> Any:
+    _with_security_key("grace")
+    page = tour.signed_in("grace")
+    page.goto("/auth/mfa")
+    assert page.get_by_role("button", name="Use your security key").is_visible()
     return page
 
 
@@ -441,8 +481,18 @@ def _account_security_codes(tour: Tour) -> Any:
     return page
 
 
+def _account_security_adding_key(tour: Tour) -> Any:
+    page = tour.signed_in("alice")
+    page.goto("/account/security/")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Add a security key").click()
+    assert page.get_by_role("button", name="Add this security key").is_visible()
+    return page
+
+
 def _account_security_keys(tour: Tour) -> Any:
     _with_a_key("frank")
+    _with_security_key("frank")
     page = tour.signed_in("frank")
     page.goto("/auth/mfa")  # the held sign-in: finished with a recovery code below
     from django.contrib.auth import get_user_model
@@ -540,6 +590,9 @@ def stops() -> Iterator[Stop]:
     yield Stop("mfa-code", "second factor: the code page", _mfa_code, mfa=True)
     yield Stop("mfa-wrong-code", "second factor: a wrong code", _mfa_wrong_code, mfa=True)
     yield Stop(
+        "mfa-security-key", "second factor: a security key's button", _mfa_security_key, mfa=True
+    )
+    yield Stop(
         "mfa-enrolment",
         "second factor required: adding an authenticator app before the session",
         _mfa_enrolment,
@@ -566,6 +619,12 @@ def stops() -> Iterator[Stop]:
         mfa=True,
     )
     yield Stop(
+        "account-security-adding-key",
+        "account center: adding a security key (its name, its button)",
+        _account_security_adding_key,
+        mfa=True,
+    )
+    yield Stop(
         "account-security-codes",
         "account center: the recovery codes, shown once",
         _account_security_codes,
@@ -573,7 +632,7 @@ def stops() -> Iterator[Stop]:
     )
     yield Stop(
         "account-security-keys",
-        "account center: an authenticator app and its recovery codes",
+        "account center: an authenticator app, a security key and the recovery codes",
         _account_security_keys,
         mfa=True,
     )
