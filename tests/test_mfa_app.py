@@ -19,6 +19,7 @@ from webauth import jwt as jose
 
 from .support.helpers import csrf_pair, query, session_cookie
 from .support.mfa import add_key, at
+from .support.openapi_schemas import fits
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 PASSWORD = "correct horse battery staple"
@@ -63,6 +64,7 @@ def test_the_sign_in_answers_the_step_and_the_code_the_session(key):
         step = first_factor()
         assert step.status_code == 200
         held = step.json()
+        fits(held, "SecondFactorStep")  # as webauth/openapi.json describes it
         assert held["step"] == "second_factor" and "sessionToken" not in held
         assert held["methods"] == ["totp", "recovery_code"] and held["expiresIn"] == 300
         done = call(
@@ -70,6 +72,7 @@ def test_the_sign_in_answers_the_step_and_the_code_the_session(key):
         )
         assert done.status_code == 200
         answer = done.json()
+        fits(answer, "SessionToken")
         assert answer["tokenType"] == "Bearer" and answer["user"]["email"] == "ada@example.com"
         session = call(
             "/auth/app/session", {}, headers={"Authorization": f"Bearer {answer['sessionToken']}"}

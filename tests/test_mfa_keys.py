@@ -21,6 +21,7 @@ from django.core import mail
 from django.db import connections
 from django.test import Client
 from freezegun import freeze_time
+from jsonschema import ValidationError
 
 from webauth.conf import get_config
 from webauth.flows.webauthn import MFA_HANDLE_PREFIX
@@ -31,6 +32,7 @@ from webauth.test import force_sign_in
 from .support.authenticator import SoftAuthenticator, unb64url
 from .support.helpers import csrf_pair, session_cookie
 from .support.mfa import at
+from .support.openapi_schemas import fits
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 PASSWORD = "correct horse battery staple"
@@ -457,18 +459,27 @@ def call(path, body):
     return response
 
 
-def test_an_app_finishes_the_sign_in_with_a_key(site, ada):
+def test_an_app_finishes_the_sign_in_with_a_key_as_the_openapi_description_says(site, ada):
     authenticator = add_security_key(ada)
     step = call("/auth/app/signin/credentials", {"username": "ada", "password": PASSWORD}).json()
+    fits(step, "SecondFactorStep")
     assert step["methods"] == ["webauthn", "recovery_code"]
     handle = step["mfaToken"]
-    answer = call("/auth/app/mfa", {"mfaToken": handle, "action": "webauthn-options"})
+    asked = {"mfaToken": handle, "action": "webauthn-options"}
+    fits(asked, "AppSecondFactor")
+    answer = call("/auth/app/mfa", asked)
     assert answer.status_code == 200
+    fits(answer.json(), "SecurityKeyOptions")
     options = answer.json()["options"]
     assert options["allowCredentials"] and options["rpId"] == "testserver"
-    credential = authenticator.get(options, origin=ORIGIN, uv=False)
-    done = call("/auth/app/mfa", {"mfaToken": handle, "credential": credential})
+    proof = {"mfaToken": handle, "credential": authenticator.get(options, origin=ORIGIN, uv=False)}
+    fits(proof, "AppSecondFactor")
+    done = call("/auth/app/mfa", proof)
     assert done.status_code == 200 and done.json()["sessionToken"]
+    fits(done.json(), "SessionToken")
+    # Both a code and a key at once is not one of the described bodies.
+    with pytest.raises(ValidationError):
+        fits({"mfaToken": handle, "code": "123456", "credential": {}}, "AppSecondFactor")
 
 
 def test_an_apps_options_need_a_held_sign_in_with_a_key(site, ada):
