@@ -218,14 +218,14 @@ class WebAuthnChallenge(_Record):
 class SecondFactor(_Record):
     """One of a user's second factors (a webauth addition, :mod:`webauth.mfa`).
 
-    ``id`` is the adapter's (a string); ``kind`` is ``"totp"`` (an
-    authenticator app) or ``"webauthn"`` (a security key); ``secret`` is what
-    the method needs, opaque to the adapter (a TOTP key, or a security key's
-    credential id and public key, sealed by webauth before it is stored);
-    ``name`` what the user calls it. ``last_step`` is the last TOTP time step
-    accepted (a security key's signature counter), which the adapter raises
-    atomically (``use_totp_step``) so that a code is accepted once. A new factor is *confirmed* once its first code was right: until
-    then (``confirmed`` false) it signs nobody in.
+    ``id`` is the adapter's (a string); ``kind`` is ``"totp"`` (an authenticator app) or
+    ``"webauthn"`` (a security key); ``secret`` is what the method needs, opaque to the
+    adapter (a TOTP key, or a security key's credential id and public key, sealed by webauth
+    before it is stored); ``name`` what the user calls it. ``last_step`` is the last TOTP
+    time step accepted (a security key's signature counter), which the adapter raises
+    atomically (``use_totp_step``) so that a code is accepted once. A new factor is
+    *confirmed* once its first code was right: until then (``confirmed`` false) it signs
+    nobody in.
     """
 
     id: str

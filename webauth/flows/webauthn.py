@@ -52,7 +52,7 @@ import hmac
 import json
 import secrets
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -130,6 +130,7 @@ __all__ = [
     "options",
     "prepare",
     "read_credential",
+    "refusal",
     "require_enabled",
     "setup_mismatch",
     "verify",
@@ -523,6 +524,19 @@ def setup_mismatch(exc: BaseException) -> bool:
     return text.startswith(("Unexpected client data origin", "Unexpected RP ID hash"))
 
 
+@contextlib.contextmanager
+def refusal(what: str) -> Iterator[None]:
+    """Turn py_webauthn's refusal of a response (each check raises its own class)
+    into ``WebAuthnVerificationError("<what> was refused: ...")``, the user's
+    fault unless the relying party's set-up is (:func:`setup_mismatch`)."""
+    try:
+        yield
+    except Exception as exc:
+        raise WebAuthnVerificationError(
+            f"{what} was refused: {exc}", cause={"err": exc}, user_caused=not setup_mismatch(exc)
+        ) from exc
+
+
 def read_credential(action: str, data: Any) -> tuple[dict[str, object], Any, Any]:
     """The credential's JSON, py_webauthn's reading of it, and its client data.
 
@@ -601,22 +615,15 @@ def _authenticate(
             rp_id=rp.id,
             credential_id=bytes_to_base64url(credential.raw_id),
         )
-    try:
+    with refusal("The passkey's assertion"):
         verified = verify_authentication_response(
             credential=credential,
             expected_challenge=expected_challenge,
-            expected_rp_id=rp.id,
-            expected_origin=list(rp.origins),
             credential_public_key=_unb64(stored.credential_public_key),
             credential_current_sign_count=int(stored.counter),
             require_user_verification=wa.require_user_verification,
+            **rp.expected,
         )
-    except Exception as exc:
-        raise WebAuthnVerificationError(
-            f"The passkey's assertion was refused: {exc}",
-            cause={"err": exc},
-            user_caused=not setup_mismatch(exc),
-        ) from exc
     # A discoverable credential names its user: it must be the passkey's owner
     # (a handle stored for another user means a credential moved between users).
     if presented:
@@ -666,20 +673,13 @@ def _register(
     expected_challenge: bytes,
     callback_url: str,
 ) -> WebAuthnAttempt:
-    try:
+    with refusal("The passkey's registration"):
         verified = verify_registration_response(
             credential=credential,
             expected_challenge=expected_challenge,
-            expected_rp_id=rp.id,
-            expected_origin=list(rp.origins),
             require_user_verification=wa.require_user_verification,
+            **rp.expected,
         )
-    except Exception as exc:
-        raise WebAuthnVerificationError(
-            f"The passkey's registration was refused: {exc}",
-            cause={"err": exc},
-            user_caused=not setup_mismatch(exc),
-        ) from exc
     if wa.resident_key == "required" and _says_not_discoverable(raw):
         raise WebAuthnVerificationError("The authenticator made no discoverable credential")
 

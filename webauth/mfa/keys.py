@@ -53,7 +53,7 @@ from webauthn.helpers.structs import (
 
 from ..adapters.base import FLOW_METHODS
 from ..errors import WebAuthnVerificationError
-from ..flows.webauthn import MFA_HANDLE_PREFIX, read_credential, setup_mismatch
+from ..flows.webauthn import MFA_HANDLE_PREFIX, read_credential, refusal
 from ..providers._aaguids import AAGUID_NAMES
 from ..providers.webauthn import DEFAULT_TIMEOUT, RelyingParty, WebAuthn, device_name
 from ..types import SecondFactor, WebAuthnChallenge
@@ -253,20 +253,13 @@ def register(
     _raw, credential, client_data = read_credential("register", data)
     expected = _use_challenge(config, client_data, REGISTER, binding, user_id)
     rp = relying_party(config, origin)
-    try:
+    with refusal("The security key's registration"):
         verified = verify_registration_response(
             credential=credential,
             expected_challenge=expected,
-            expected_rp_id=rp.id,
-            expected_origin=list(rp.origins),
             require_user_verification=False,
+            **rp.expected,
         )
-    except Exception as exc:  # py_webauthn raises one class per check
-        raise WebAuthnVerificationError(
-            f"The security key's registration was refused: {exc}",
-            cause={"err": exc},
-            user_caused=not setup_mismatch(exc),
-        ) from exc
     if any(k.credential_id == verified.credential_id for k in user_keys(config, user_id)):
         raise WebAuthnVerificationError("This security key is already added")
     sealed = seal(
@@ -350,22 +343,15 @@ def _prove(config: Config, pending: Pending, origin: str, data: object) -> None:
         raise WebAuthnVerificationError("The security key is not one of the user's")
     rp = relying_party(config, origin)
     stored_count = key.factor.last_step or 0
-    try:
+    with refusal("The security key's assertion"):
         verified = verify_authentication_response(
             credential=credential,
             expected_challenge=expected,
-            expected_rp_id=rp.id,
-            expected_origin=list(rp.origins),
             credential_public_key=key.public_key,
             credential_current_sign_count=stored_count,
             require_user_verification=False,
+            **rp.expected,
         )
-    except Exception as exc:  # py_webauthn raises one class per check
-        raise WebAuthnVerificationError(
-            f"The security key's assertion was refused: {exc}",
-            cause={"err": exc},
-            user_caused=not setup_mismatch(exc),
-        ) from exc
     storage = storage_of(config)
     count = int(verified.new_sign_count)
     if count == 0 and stored_count == 0:

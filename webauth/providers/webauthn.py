@@ -87,6 +87,11 @@ class RelyingParty:
     name: str
     origins: tuple[str, ...]
 
+    @property
+    def expected(self) -> dict[str, Any]:
+        """py_webauthn's ``expected_rp_id`` and ``expected_origin`` for this relying party."""
+        return {"expected_rp_id": self.id, "expected_origin": list(self.origins)}
+
 
 def _origin_of(url: str) -> str | None:
     """``scheme://host[:port]`` of an http(s) URL without path, query or credentials."""
