@@ -17,6 +17,7 @@ import pyotp
 import pytest
 
 from webauth.mfa import factors
+from webauth.models import TrustedBrowser
 
 from .support.browser import VirtualAuthenticators, chromium
 
@@ -152,7 +153,7 @@ def test_a_protected_page_asks_for_the_second_factor_again(site, alice, page, se
     assert "two factors" in page.inner_text("body")
 
 
-def test_add_a_security_key_then_sign_in_with_it(site, alice, page):
+def test_add_a_security_key_then_sign_in_with_it(site, alice, page, settings):
     keys = VirtualAuthenticators(page)
     usb = keys.add(
         protocol="ctap2",
@@ -179,13 +180,18 @@ def test_add_a_security_key_then_sign_in_with_it(site, alice, page):
     assert "Yellow key" in page.inner_text(".webauth-account-security")
 
     page.context.clear_cookies()
+    settings.WEBAUTH = {**settings.WEBAUTH, "mfa": {"enabled": True, "trust_days": 30}}
     password_first(page, "/account/")
     assert path_of(page.url) == "/auth/mfa" and session_of(page) is None
+    page.get_by_label("Don't ask again on this browser for 30 days").check()
     page.get_by_role("button", name="Use your security key").focus()
     with page.expect_navigation():
         page.keyboard.press("Enter")
     assert path_of(page.url) == "/account/"
     assert session_of(page)["user"]["email"] == "alice@example.com"
+    # The choice of the code form went with the key's answer.
+    assert TrustedBrowser.objects.filter(user=alice).count() == 1
+    settings.WEBAUTH = {**settings.WEBAUTH, "mfa": {"enabled": True}}
     [used] = keys.credentials(usb)
     assert used["signCount"] > credential["signCount"]
 

@@ -472,7 +472,8 @@
           form.querySelector('input[name="credential"]').value = JSON.stringify(
             credentialJSON(credential)
           );
-          var trust = document.querySelector('input[name="trust"]');
+          // "Don't ask again on this browser" sits in the code form: carry its choice.
+          var trust = document.querySelector('input[name="trust"][type="checkbox"]');
           var keep = form.querySelector('input[name="trust"][type="hidden"]');
           if (trust && keep) {
             keep.value = trust.checked ? "1" : "";
