@@ -95,6 +95,10 @@ TARGETS: dict[str, Target] = {
         ),
     ),
     "mfa_policy": Target("webauth/mfa/policy.py", ("tests/test_mfa_policy.py",)),
+    "mfa_trust": Target("webauth/mfa/trust.py", ("tests/test_mfa_trust.py",)),
+    "mfa_access": Target(
+        "webauth/mfa/access.py", ("tests/test_mfa_assurance.py", "tests/test_mfa_policy.py")
+    ),
     "redirect": Target(
         "webauth/callbacks.py",
         ("tests/test_redirect_callback.py",),
