@@ -75,7 +75,9 @@ TARGETS: dict[str, Target] = {
         "webauth/mfa/pending.py",
         ("tests/test_mfa_signin.py", "tests/test_mfa_app.py", "tests/test_mfa_keys.py"),
     ),
-    "mfa_keys": Target("webauth/mfa/keys.py", ("tests/test_mfa_keys.py",)),
+    "mfa_keys": Target(
+        "webauth/mfa/keys.py", ("tests/test_mfa_keys_unit.py", "tests/test_mfa_keys.py")
+    ),
     "mfa_verify": Target(
         "webauth/mfa/verify.py",
         (

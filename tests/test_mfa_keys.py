@@ -329,7 +329,9 @@ def test_another_users_key_does_not_prove_adas_second_factor(site, ada, bob):
     options = options_on(second_factor_page(client))
     (credential,) = bobs.credentials.values()
     answer = bobs.get(options, origin=ORIGIN, credential=credential)
-    assert session_cookie(send_key(client, answer)) is None
+    refused = send_key(client, answer)
+    assert refused.status_code == 400 and session_cookie(refused) is None
+    assert "The security key could not be verified." in refused.content.decode()
 
 
 def test_a_key_answer_counts_as_a_wrong_attempt(site, ada):
