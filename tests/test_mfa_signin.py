@@ -361,3 +361,24 @@ def test_a_passkey_is_two_factors_only_with_user_verification(settings, db, requ
         assert session_cookie(answer) is None
     else:
         assert session_cookie(answer)
+
+
+def test_the_finished_sign_in_reports_the_first_factors_account(client, key):
+    from webauth.signals import signed_in
+
+    seen = []
+
+    def receiver(sender, **message):
+        seen.append(message.get("account"))
+
+    signed_in.connect(receiver)
+    try:
+        with freeze_time(at(NOW)):
+            first_factor(client)
+            assert not seen  # no sign-in yet: it is held
+            assert session_cookie(send_code(client, pyotp.TOTP(key).at(NOW)))
+    finally:
+        signed_in.disconnect(receiver)
+    [account] = seen
+    assert account is not None
+    assert (account["provider"], account["type"]) == ("credentials", "credentials")
