@@ -331,7 +331,14 @@ def test_another_users_key_does_not_prove_adas_second_factor(site, ada, bob):
     answer = bobs.get(options, origin=ORIGIN, credential=credential)
     refused = send_key(client, answer)
     assert refused.status_code == 400 and session_cookie(refused) is None
-    assert "The security key could not be verified." in refused.content.decode()
+    page = refused.content.decode()
+    # Said beside the key's button, not on the code field (no code was wrong).
+    assert re.search(
+        r'data-webauth-passkey-error data-error="SecondFactor">The security key could not be '
+        r"verified\. Try again, or enter a code\.</div>",
+        page,
+    )
+    assert 'aria-invalid="true"' not in page
 
 
 def test_a_key_answer_counts_as_a_wrong_attempt(site, ada):

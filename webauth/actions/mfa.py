@@ -91,7 +91,9 @@ def _page(state: AuthState, pending: held.Pending, *, wrong: str | None = None) 
             "trust_days": state.config.mfa.trust_days if offered(state.config) else 0,
             "has_app": "totp" in kinds,
             "error": WRONG_CODE if wrong else None,
-            "error_message": messages[wrong] if wrong else None,
+            # Beside what was wrong: the code field, or the security key's button.
+            "error_message": messages[wrong] if wrong == "code" else None,
+            "key_error": messages[wrong] if wrong == "key" else None,
             "signin_url": f"{state.base_url}/signin",
         },
         config=state.config,
