@@ -211,3 +211,39 @@ def test_add_a_security_key_then_sign_in_with_it(site, alice, page, settings):
     alert.wait_for(state="visible")
     assert alert.inner_text() == "The security key request was cancelled or timed out."
     assert path_of(page.url) == "/auth/mfa"
+
+
+def test_the_security_pages_work_from_the_keyboard_alone(site, alice, page):
+    """Tab to each action of the Security section and press Enter: nothing needs a pointer."""
+    password_first(page)
+
+    def tab_to(name: str, most: int = 40) -> None:
+        for _ in range(most):
+            page.keyboard.press("Tab")
+            focused = page.evaluate(
+                "() => (document.activeElement.getAttribute('aria-label')"
+                " || document.activeElement.textContent || '').trim()"
+            )
+            if focused == name:
+                return
+        raise AssertionError(f"{name!r} is not reachable with Tab")
+
+    tab_to("Add a security key")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    tab_to("Add this security key")  # past the name field, in order
+    page.goto("/account/security/")
+    tab_to("Add an authenticator app")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    key = page.locator("[data-key]").inner_text().replace(" ", "")
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.id") == "webauth-add-key-code":
+            break
+    else:
+        raise AssertionError("the code field is not reachable with Tab")
+    page.keyboard.type(pyotp.TOTP(key).now())
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert page.get_by_role("status").inner_text() == "The authenticator app was added."
