@@ -156,6 +156,30 @@ def test_a_key_is_named_after_the_authenticator_then_the_browser_then_nothing(ad
     assert names == ["Google Password Manager", "Chrome on Linux", "", "x" * 100]
 
 
+def test_a_key_whose_browser_names_no_transports_is_added_without_them(ada):
+    authenticator = SoftAuthenticator()
+    config = get_config()
+    registration = keys.registration_options(config, uid(ada), ORIGIN, user_name="a")
+    answer = authenticator.create(registration.options, origin=ORIGIN)
+    del answer["response"]["transports"]
+    keys.register(config, uid(ada), ORIGIN, answer, registration.binding)
+    [key] = keys.user_keys(config, uid(ada))
+    assert key.transports == ()
+
+
+def test_a_name_is_cut_to_100_characters_before_the_adapter_sees_it(site, db):
+    from webauth.testing.memory import MemoryAdapter
+
+    memory = MemoryAdapter()
+    site.WEBAUTH = mfa_settings(adapter=memory, session={"strategy": "jwt"})
+    config = get_config()
+    registration = keys.registration_options(config, "u1", ORIGIN, user_name="a")
+    answer = SoftAuthenticator().create(registration.options, origin=ORIGIN)
+    keys.register(config, "u1", ORIGIN, answer, registration.binding, name="y" * 150)
+    [stored] = memory.second_factors.values()
+    assert stored.name == "y" * 100
+
+
 def test_a_registration_without_a_binding_or_of_an_expired_challenge_is_refused(ada):
     config = get_config()
     authenticator = SoftAuthenticator()
@@ -177,7 +201,9 @@ def test_a_registration_py_webauthn_refuses_says_so(ada):
     config = get_config()
     registration = keys.registration_options(config, uid(ada), ORIGIN, user_name="a")
     answer = SoftAuthenticator().create(registration.options, origin="https://evil.example")
-    with pytest.raises(WebAuthnVerificationError, match="registration was refused") as refused:
+    with pytest.raises(
+        WebAuthnVerificationError, match="^The security key's registration was refused"
+    ) as refused:
         keys.register(config, uid(ada), ORIGIN, answer, registration.binding)
     assert not refused.value.user_caused  # an origin the site does not allow: its set-up
 
@@ -272,7 +298,7 @@ def test_a_key_that_counted_and_now_says_zero_is_refused(ada, caplog):
     authenticator, _ = add(ada)
     assert prove(ada, authenticator, sign_count=5)
     assert not prove(ada, authenticator, sign_count=0)
-    assert_refused(caplog, "assertion was refused")
+    assert_refused(caplog, "[WebAuthnVerificationError] The security key's assertion was refused")
     assert factors.confirmed_factors(get_config(), uid(ada))[0].last_step == 5
 
 
