@@ -37,8 +37,9 @@ __all__ = ["PENDING_COOKIE", "SECOND_FACTOR", "SecondFactorStep", "forget_cookie
 
 #: The key in ``AuthState.cookies`` of the browser's handle (``authjs.mfa-pending``).
 PENDING_COOKIE = "mfa_pending"
-#: The methods a pending sign-in may be finished with, as the app's answer names them.
-METHODS = ("totp", "webauthn", "recovery_code")
+#: The methods a pending sign-in may be finished with, as the app's answer names them
+#: (a security key's is its factor kind, ``"webauthn"``: not a provider's kind).
+METHODS = ("totp", keys.KIND, "recovery_code")
 
 
 def methods_of(config: Config, user_id: str) -> list[str]:
