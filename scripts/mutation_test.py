@@ -69,7 +69,15 @@ TARGETS: dict[str, Target] = {
     "mfa_recovery": Target("webauth/mfa/recovery.py", ("tests/test_mfa_factors.py",)),
     "mfa_factors": Target(
         "webauth/mfa/factors.py",
-        ("tests/test_mfa_factors.py", "tests/test_mfa_account.py", "tests/test_mfa_policy.py"),
+        (
+            "tests/test_mfa_factors.py",
+            "tests/test_mfa_account.py",
+            "tests/test_mfa_policy.py",
+            "tests/test_mfa_signin.py",
+            "tests/test_mfa_events.py",
+            "tests/test_mfa_trust.py",
+            "tests/test_mfa_keys_unit.py",
+        ),
     ),
     "mfa_pending": Target(
         "webauth/mfa/pending.py",
@@ -85,6 +93,8 @@ TARGETS: dict[str, Target] = {
             "tests/test_mfa_app.py",
             "tests/test_mfa_policy.py",
             "tests/test_mfa_assurance.py",
+            "tests/test_mfa_keys.py",
+            "tests/test_mfa_events.py",
         ),
     ),
     "mfa_step": Target(
@@ -94,6 +104,8 @@ TARGETS: dict[str, Target] = {
             "tests/test_mfa_app.py",
             "tests/test_mfa_policy.py",
             "tests/test_mfa_provider_amr.py",
+            "tests/test_mfa_keys.py",
+            "tests/test_mfa_trust.py",
         ),
     ),
     "mfa_policy": Target("webauth/mfa/policy.py", ("tests/test_mfa_policy.py",)),
