@@ -40,7 +40,10 @@ WRONG_CODE = "SecondFactor"
 
 def _pending(state: AuthState) -> held.Pending | None:
     handle = held_handle(state)
-    return held.load(state.config, handle, "browser") if handle else None
+    pending = held.load(state.config, handle, "browser") if handle else None
+    if pending is not None and state.config.storage.get_user(pending.user_id) is None:
+        return None  # the user was deleted while the sign-in waited
+    return pending
 
 
 def _start_again(state: AuthState) -> HttpResponse:

@@ -168,6 +168,11 @@ def prove(
     pending = held.load(config, handle, client) if config.mfa.enabled else None
     if pending is None:
         raise SecondFactorExpired("No sign-in waits for this second factor")
+    if config.storage.get_user(pending.user_id) is None:
+        # Deleted while the sign-in waited: nothing to check a code against, and
+        # nothing must be stored for them (a new key to add would be).
+        held.drop(config, pending)
+        raise AccessDenied("The user of the held sign-in is gone", user_caused=True)
     decision = ratelimit.hit(state.request, "mfa_failed", pending.user_id, config=config)
     if not decision:
         raise RateLimited("Too many second-factor codes", retry_after=decision.retry_after)
