@@ -214,8 +214,10 @@ def test_two_right_codes_racing_on_one_held_sign_in_make_one_session(key, ada):
             thread.join(60)
     assert len(sessions) == 10
     assert len([s for s in sessions if s]) == 1
-    # Each of the others is told the sign-in is over (another request finished it).
-    assert losers == ["SecondFactorExpired"] * 9
+    # Each of the others is told the sign-in is over (another request finished it),
+    # or, beyond the mfa_failed limit's 5 a user, to wait.
+    assert len(losers) == 9 and "SecondFactorExpired" in losers
+    assert set(losers) <= {"SecondFactorExpired", "RateLimited"}
 
 
 def test_a_held_sign_in_expires(client, key):
