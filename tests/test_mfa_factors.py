@@ -241,3 +241,126 @@ def test_mfa_is_off_by_default_with_safe_defaults():
 def test_mfa_settings_are_checked(mfa, message):
     with pytest.raises(ImproperlyConfigured, match=message):
         config_with(mfa=mfa)
+
+
+# -- the edges of webauth.mfa.factors (from the mutation runs) ----------------------------------
+
+
+def test_a_sealed_key_is_a_token_of_its_own_salt_holding_text(ada):
+    from webauth import jwt as jose
+
+    config = config_with()
+
+    def token(payload, salt="webauth.mfa.totp-key"):
+        return jose.encode(token=payload, secret=[SECRET], salt=salt, max_age=3600)
+
+    # The salt is part of the stored format: keys sealed by earlier versions must open.
+    assert factors.unseal(config, token({"key": "JBSWY3DPEHPK3PXP"})) == "JBSWY3DPEHPK3PXP"
+    assert (
+        factors.unseal(config, token({"key": "JBSWY3DPEHPK3PXP"}, "authjs.session-token")) is None
+    )
+    assert factors.unseal(config, token({"key": 5})) is None
+    assert factors.unseal(config, token({})) is None
+
+
+def test_the_issuer_is_the_setting_else_the_host():
+    assert factors.issuer_for(config_with(mfa={"issuer": "Acme"}), "example.com") == "Acme"
+    assert factors.issuer_for(config_with(), "example.com") == "example.com"
+
+
+def test_a_new_key_has_no_name_unless_given(ada):
+    config = config_with()
+    assert factors.begin_totp(config, ada.pk, account="a", issuer="x").factor.name == ""
+    named = factors.begin_totp(config, ada.pk, account="a", issuer="x", name="Phone")
+    assert named.factor.name == "Phone"
+
+
+def _security_key(config, user, *, confirmed: bool):
+    import json
+
+    from webauth.types import SecondFactor as Record
+
+    storage = factors.storage_of(config)
+    sealed = factors.seal(config, json.dumps({"id": "aWQ", "key": "a2V5"}))
+    stored = storage.create_second_factor(
+        Record(id="", user_id=str(user.pk), kind="webauthn", secret=sealed)
+    )
+    if confirmed:
+        assert storage.confirm_second_factor(str(user.pk), stored.id, 0)
+    return stored
+
+
+def test_the_key_being_added_is_an_unconfirmed_totp_key_never_another_factor(ada):
+    config = config_with()
+    confirmed = enrol(config, ada)
+    _security_key(config, ada, confirmed=False)
+    adding = factors.enrolment_for(config, ada.pk, account="a", issuer="x")
+    # Not the confirmed app's key, not the security key: a new TOTP key.
+    assert adding.key != confirmed.key and adding.factor.kind == "totp"
+    assert adding.factor.id not in (confirmed.factor.id,)
+    assert re.fullmatch(r"[A-Z2-7]{32}", adding.key)
+    again = factors.enrolment_for(config, ada.pk, account="a", issuer="x")
+    assert again.key == adding.key  # the same one, shown again
+
+
+def test_confirming_looks_only_at_unconfirmed_totp_keys(ada):
+    config = config_with()
+    security_key = _security_key(config, ada, confirmed=False)
+    # No TOTP key being added: nothing to confirm (the security key is not one).
+    assert factors.confirm_enrolment(config, ada.pk, "123456") is False
+    assert factors.confirm_totp(config, ada.pk, security_key.id, "123456") is False
+    with freeze_time(_iso(NOW)):
+        enrolment = factors.begin_totp(config, ada.pk, account="a", issuer="x")
+        code = pyotp.TOTP(enrolment.key).at(NOW)
+        assert factors.confirm_totp(config, ada.pk, "999999", code) is False  # not its id
+        assert factors.confirm_enrolment(config, ada.pk, code) is True
+        # Confirmed now: not again.
+        assert factors.confirm_totp(config, ada.pk, enrolment.factor.id, code) is False
+
+
+def test_a_key_whose_seal_does_not_open_confirms_and_proves_nothing(ada):
+    config = config_with()
+    storage = factors.storage_of(config)
+    from webauth.types import SecondFactor as Record
+
+    broken = storage.create_second_factor(
+        Record(id="", user_id=str(ada.pk), kind="totp", secret="not sealed")
+    )
+    assert factors.confirm_totp(config, ada.pk, broken.id, "123456") is False
+    assert storage.confirm_second_factor(str(ada.pk), broken.id, 1)
+    assert factors.check_code(config, ada.pk, "123456") is None
+
+
+def test_a_security_key_is_never_checked_as_a_totp_key(ada):
+    config = config_with()
+    _security_key(config, ada, confirmed=True)
+    with freeze_time(_iso(NOW)):
+        assert factors.check_code(config, ada.pk, "123456") is None
+
+
+def test_what_is_not_a_code_proves_nothing_and_spends_nothing(ada):
+    config = config_with()
+    enrol(config, ada)
+    factors.new_recovery_codes(config, ada.pk)
+    for junk in ("", "not a code at all!", None, 42, "1234567"):
+        assert factors.check_code(config, ada.pk, junk) is None
+    assert factors.recovery_codes_left(config, ada.pk) == 10
+
+
+def test_the_grace_runs_from_the_first_key_shown_and_only_with_grace_days(ada):
+    from datetime import timedelta
+
+    none = config_with()
+    week = config_with(mfa={"enabled": True, "grace_days": 7})
+    assert factors.grace_left(week, ada.pk) is None  # never shown a key: not started
+    with freeze_time(_iso(NOW)):
+        factors.begin_totp(week, ada.pk, account="a", issuer="x")
+    assert factors.grace_left(none, ada.pk) is None  # no grace_days
+    with freeze_time(_iso(NOW + 86400)):
+        assert factors.grace_left(week, ada.pk) == timedelta(days=6)
+    with freeze_time(_iso(NOW + 7 * 86400)):
+        assert factors.grace_left(week, ada.pk) is None  # over at exactly its end
+    # A confirmed key does not start (or keep) a grace.
+    SecondFactor.objects.filter(user=ada).update(confirmed=True)
+    with freeze_time(_iso(NOW + 86400)):
+        assert factors.grace_left(week, ada.pk) is None
