@@ -364,3 +364,61 @@ def test_the_grace_runs_from_the_first_key_shown_and_only_with_grace_days(ada):
     SecondFactor.objects.filter(user=ada).update(confirmed=True)
     with freeze_time(_iso(NOW + 86400)):
         assert factors.grace_left(week, ada.pk) is None
+
+
+def test_a_reset_says_whether_there_was_anything_of_each_kind(ada):
+    from datetime import UTC, datetime, timedelta
+
+    from webauth.types import TrustedBrowser
+
+    config = config_with(mfa={"enabled": True, "trust_days": 30})
+    storage = factors.storage_of(config)
+    assert factors.reset(config, ada) is False  # nothing at all
+    factors.begin_totp(config, ada.pk, account="a", issuer="x")
+    assert factors.reset(config, ada) is True  # a key (even unconfirmed)
+    storage.replace_recovery_codes(str(ada.pk), ["a" * 64])
+    assert factors.reset(config, ada) is True  # one recovery code
+    storage.create_trusted_browser(
+        TrustedBrowser(
+            id="",
+            user_id=str(ada.pk),
+            token_hash="b" * 64,
+            expires=datetime.now(UTC) + timedelta(days=1),
+        )
+    )
+    assert factors.reset(config, ada.pk) is True  # a trusted browser (by id too)
+    assert factors.reset(config, ada) is False
+
+
+def test_a_reset_without_trusted_browsers_in_the_adapter_resets_the_rest(ada):
+    from webauth.adapters.django import DjangoAdapter
+
+    class NoTrust(DjangoAdapter):
+        delete_trusted_browsers = None
+
+    config = config_with(adapter=NoTrust())
+    assert factors.reset(config, ada) is False
+    enrol(config, ada)
+    assert factors.reset(config, ada) is True
+    assert not SecondFactor.objects.filter(user=ada).exists()
+
+
+def test_a_wrong_code_proves_nothing_on_the_memory_adapter_too():
+    from webauth.testing.memory import MemoryAdapter
+
+    config = build_config(
+        {
+            "secret": SECRET,
+            "adapter": MemoryAdapter(),
+            "providers": [],
+            "session": {"strategy": "jwt"},
+        },
+        {}.get,
+        warn=False,
+    )
+    with freeze_time(_iso(NOW)):
+        enrolment = factors.begin_totp(config, "u1", account="a", issuer="x")
+        right = pyotp.TOTP(enrolment.key).at(NOW)
+        assert factors.confirm_totp(config, "u1", enrolment.factor.id, right)
+        wrong = "000000" if right != "000000" else "111111"
+        assert factors.check_code(config, "u1", wrong) is None
