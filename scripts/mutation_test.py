@@ -77,6 +77,7 @@ TARGETS: dict[str, Target] = {
             "tests/test_mfa_events.py",
             "tests/test_mfa_trust.py",
             "tests/test_mfa_keys_unit.py",
+            "tests/test_mfa_verify_edges.py",
         ),
     ),
     "mfa_pending": Target(
@@ -95,6 +96,7 @@ TARGETS: dict[str, Target] = {
             "tests/test_mfa_assurance.py",
             "tests/test_mfa_keys.py",
             "tests/test_mfa_events.py",
+            "tests/test_mfa_verify_edges.py",
         ),
     ),
     "mfa_step": Target(
@@ -106,10 +108,13 @@ TARGETS: dict[str, Target] = {
             "tests/test_mfa_provider_amr.py",
             "tests/test_mfa_keys.py",
             "tests/test_mfa_trust.py",
+            "tests/test_mfa_step_edges.py",
         ),
     ),
     "mfa_policy": Target("webauth/mfa/policy.py", ("tests/test_mfa_policy.py",)),
-    "mfa_trust": Target("webauth/mfa/trust.py", ("tests/test_mfa_trust.py",)),
+    "mfa_trust": Target(
+        "webauth/mfa/trust.py", ("tests/test_mfa_trust_unit.py", "tests/test_mfa_trust.py")
+    ),
     "mfa_access": Target(
         "webauth/mfa/access.py", ("tests/test_mfa_assurance.py", "tests/test_mfa_policy.py")
     ),
