@@ -116,7 +116,8 @@ TARGETS: dict[str, Target] = {
         "webauth/mfa/trust.py", ("tests/test_mfa_trust_unit.py", "tests/test_mfa_trust.py")
     ),
     "mfa_access": Target(
-        "webauth/mfa/access.py", ("tests/test_mfa_assurance.py", "tests/test_mfa_policy.py")
+        "webauth/mfa/access.py",
+        ("tests/test_mfa_access.py", "tests/test_mfa_assurance.py", "tests/test_mfa_policy.py"),
     ),
     "redirect": Target(
         "webauth/callbacks.py",
