@@ -104,6 +104,7 @@ def test_a_cookie_is_not_trusted_once_trust_is_no_longer_offered(ada, site):
 @pytest.mark.parametrize(
     "payload",
     [
+        {"token": 5},  # the right password's hash, a token that is not text
         {"token": 5, "hash": ""},
         {"token": "t" * 43, "hash": 5},
         {"token": None, "hash": None},
@@ -111,6 +112,10 @@ def test_a_cookie_is_not_trusted_once_trust_is_no_longer_offered(ada, site):
     ],
 )
 def test_a_cookie_whose_parts_are_not_text_is_refused(ada, payload):
+    from webauth.sessions.binding import session_auth_hash
+
+    # Bound to Ada's password as a real cookie is, so only the part's type is wrong.
+    payload = {"hash": session_auth_hash(ada), **payload}
     value = forged({"sub": str(ada.pk), **payload})
     assert trust.trusted(state_for(value), ada, str(ada.pk)) is False
 
@@ -120,3 +125,21 @@ def test_another_users_cookie_is_refused(ada):
     value, _ = remembered(ada, ada.pk)
     assert not trust.trusted(state_for(value), bob, str(bob.pk))
     assert trust.trusted(state_for(value), ada, str(ada.pk))
+
+
+def test_the_trust_token_lives_trust_days(ada):
+    value, _ = remembered(ada, ada.pk)
+    claims = jose.decode(token=value, secret=[SECRET], salt=NAME)
+    assert claims is not None and claims["exp"] - claims["iat"] == 30 * 86400
+
+
+def test_the_user_agent_is_cut_to_512_characters_before_the_adapter_sees_it(site, db):
+    from webauth.testing.memory import MemoryAdapter
+
+    memory = MemoryAdapter()
+    site.WEBAUTH = mfa_settings(
+        adapter=memory, session={"strategy": "jwt"}, mfa={"enabled": True, "trust_days": 30}
+    )
+    trust.remember(state_for(HTTP_USER_AGENT="B" * 600), HttpResponse(), object(), "u1")
+    [stored] = memory.trusted_browsers.values()
+    assert stored.user_agent == "B" * 512
