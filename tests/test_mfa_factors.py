@@ -422,3 +422,12 @@ def test_a_wrong_code_proves_nothing_on_the_memory_adapter_too():
         assert factors.confirm_totp(config, "u1", enrolment.factor.id, right)
         wrong = "000000" if right != "000000" else "111111"
         assert factors.check_code(config, "u1", wrong) is None
+
+
+def test_confirming_the_key_being_added_passes_over_a_confirmed_one(ada):
+    config = config_with()
+    enrol(config, ada, at=NOW - 300)  # an older, confirmed key
+    with freeze_time(_iso(NOW)):
+        adding = factors.begin_totp(config, ada.pk, account="a", issuer="x")
+        assert factors.confirm_enrolment(config, ada.pk, pyotp.TOTP(adding.key).at(NOW)) is True
+    assert len(factors.confirmed_factors(config, ada.pk)) == 2
