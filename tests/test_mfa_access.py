@@ -11,7 +11,6 @@ import json
 
 import pytest
 from asgiref.sync import async_to_sync
-from django.contrib.auth import get_user_model
 from django.http import HttpResponse
 from django.test import Client, RequestFactory
 from django.urls import include, path
@@ -22,7 +21,7 @@ from webauth.mfa import access
 from webauth.mfa.access import Assurance
 from webauth.test import force_sign_in, session_cookie_for
 
-from .support.mfa import NOW, PASSWORD, add_key, at, mfa_settings
+from .support.mfa import NOW, add_key, at, mfa_settings, person
 
 
 @mfa_required
@@ -41,7 +40,7 @@ def site(settings):
 
 @pytest.fixture
 def ada(db, site):
-    return get_user_model().objects.create_user("ada", "ada@example.com", PASSWORD)
+    return person("ada")
 
 
 def signed_in(user) -> Client:

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 from html import unescape
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core import mail
-from django.db import connections
 from django.test import Client
 from freezegun import freeze_time
 from jsonschema import ValidationError
@@ -31,7 +28,7 @@ from webauth.test import force_sign_in
 
 from .support.authenticator import SoftAuthenticator, unb64url
 from .support.helpers import csrf_pair, session_cookie
-from .support.mfa import at
+from .support.mfa import at, mfa_settings, person, race
 from .support.openapi_schemas import fits
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
@@ -44,13 +41,7 @@ NOW = float(int(time.time()))
 @pytest.fixture
 def site(settings):
     def configure(**mfa):
-        settings.WEBAUTH = {
-            "secret": SECRET,
-            "adapter": "webauth.adapters.django.DjangoAdapter",
-            "bearer": True,
-            "providers": ["webauth.providers.DjangoCredentials"],
-            "mfa": {"enabled": True, **mfa},
-        }
+        settings.WEBAUTH = mfa_settings(bearer=True, mfa={"enabled": True, **mfa})
 
     configure()
     return configure
@@ -58,12 +49,12 @@ def site(settings):
 
 @pytest.fixture
 def ada(db):
-    return get_user_model().objects.create_user("ada", "ada@example.com", PASSWORD)
+    return person("ada")
 
 
 @pytest.fixture
 def bob(db):
-    return get_user_model().objects.create_user("bob", "bob@example.com", PASSWORD)
+    return person("bob")
 
 
 def signed_in(user) -> Client:
@@ -382,29 +373,8 @@ def test_twenty_simultaneous_answers_with_one_assertion_make_one_session(site, a
     first_factor(client)
     options = options_on(second_factor_page(client))
     answer = json.dumps(authenticator.get(options, origin=ORIGIN))
-    token = csrf_pair(client)
-    cookies = {name: morsel.value for name, morsel in client.cookies.items()}
-    barrier = threading.Barrier(20)
-    sessions: list[str | None] = []
-
-    def send() -> None:
-        mine = Client()
-        for name, value in cookies.items():
-            mine.cookies[name] = value
-        try:
-            barrier.wait(30)
-            answered = mine.post("/auth/mfa", {"csrfToken": token, "credential": answer})
-            sessions.append(session_cookie(answered))
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=send) for _ in range(20)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    assert len(sessions) == 20
-    assert len([s for s in sessions if s]) == 1
+    answers = race(client, [{"credential": answer}] * 20)
+    assert len([a for a in answers if session_cookie(a)]) == 1
 
 
 # -- not a passkey -----------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from webauth.providers import Passkey
 from webauth.types import SecondFactor, WebAuthnChallenge
 
 from .support.authenticator import GOOGLE_AAGUID, SoftAuthenticator, b64url, unb64url
-from .support.mfa import at, mfa_settings
+from .support.mfa import at, mfa_settings, person
 
 ORIGIN = "http://testserver"
 NOW = float(int(time.time()))
@@ -41,7 +41,7 @@ def site(settings):
 
 @pytest.fixture
 def ada(db, site):
-    return get_user_model().objects.create_user("ada", "ada@example.com", "pw")
+    return person("ada")
 
 
 def uid(user) -> str:
@@ -202,7 +202,7 @@ def test_a_registration_py_webauthn_refuses_says_so(ada):
     registration = keys.registration_options(config, uid(ada), ORIGIN, user_name="a")
     answer = SoftAuthenticator().create(registration.options, origin="https://evil.example")
     with pytest.raises(
-        WebAuthnVerificationError, match="^The security key's registration was refused"
+        WebAuthnVerificationError, match=r"^The security key's registration was refused"
     ) as refused:
         keys.register(config, uid(ada), ORIGIN, answer, registration.binding)
     assert not refused.value.user_caused  # an origin the site does not allow: its set-up

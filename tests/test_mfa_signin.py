@@ -22,7 +22,7 @@ from webauth.conf import get_config
 from webauth.mfa import factors
 
 from .support.helpers import csrf_pair, query, session_cookie
-from .support.mfa import add_key, at
+from .support.mfa import add_key, at, race
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 PASSWORD = "correct horse battery staple"
@@ -187,35 +187,12 @@ def test_two_right_codes_racing_on_one_held_sign_in_make_one_session(key, ada):
     with freeze_time(at(NOW)):
         client = Client()
         first_factor(client)
-        token = csrf_pair(client)
-        cookies = {name: morsel.value for name, morsel in client.cookies.items()}
-        barrier = threading.Barrier(10)
-        sessions: list[str | None] = []
-        losers: list[str | None] = []
-
-        def send(code) -> None:
-            mine = Client()
-            for name, value in cookies.items():
-                mine.cookies[name] = value
-            try:
-                barrier.wait(30)
-                answer = mine.post("/auth/mfa", {"csrfToken": token, "code": code})
-                sessions.append(session_cookie(answer))
-                if not session_cookie(answer):
-                    losers.append(query(answer["Location"]).get("error"))
-            finally:
-                connections.close_all()
-
         # Ten different recovery codes, each right once: the held sign-in is used once.
-        threads = [threading.Thread(target=send, args=(code,)) for code in codes]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
-    assert len(sessions) == 10
-    assert len([s for s in sessions if s]) == 1
+        answers = race(client, [{"code": code} for code in codes])
+    assert len([a for a in answers if session_cookie(a)]) == 1
     # Each of the others is told the sign-in is over (another request finished it),
     # or, beyond the mfa_failed limit's 5 a user, to wait.
+    losers = [query(a["Location"]).get("error") for a in answers if not session_cookie(a)]
     assert len(losers) == 9 and "SecondFactorExpired" in losers
     assert set(losers) <= {"SecondFactorExpired", "RateLimited"}
 
@@ -284,31 +261,8 @@ def test_fifty_simultaneous_right_codes_make_one_session(key):
     with freeze_time(at(NOW)):
         client = Client()
         first_factor(client)
-        token = csrf_pair(client)
-        cookies = {name: morsel.value for name, morsel in client.cookies.items()}
-        code = pyotp.TOTP(key).at(NOW)
-        barrier = threading.Barrier(50)
-        sessions: list[str | None] = []
-
-        def send() -> None:
-            mine = Client()
-            for name, value in cookies.items():
-                mine.cookies[name] = value
-            try:
-                barrier.wait(30)
-                sessions.append(
-                    session_cookie(mine.post("/auth/mfa", {"csrfToken": token, "code": code}))
-                )
-            finally:
-                connections.close_all()
-
-        threads = [threading.Thread(target=send) for _ in range(50)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
-    assert len(sessions) == 50
-    assert len([s for s in sessions if s]) == 1
+        answers = race(client, [{"code": pyotp.TOTP(key).at(NOW)}] * 50)
+    assert len([a for a in answers if session_cookie(a)]) == 1
 
 
 @pytest.mark.django_db(transaction=True)

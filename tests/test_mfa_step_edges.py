@@ -22,7 +22,7 @@ from webauth.mfa import factors, keys
 from webauth.mfa.step import SECOND_FACTOR, methods_of
 
 from .support.helpers import csrf_pair, query
-from .support.mfa import PASSWORD, add_key, mfa_settings
+from .support.mfa import PASSWORD, add_key, mfa_settings, person
 
 
 class NoChallenges(DjangoAdapter):
@@ -36,7 +36,7 @@ class NoSecondFactor(DjangoAdapter):
 
 @pytest.fixture
 def ada(db):
-    return get_user_model().objects.create_user("ada", "ada@example.com", PASSWORD)
+    return person("ada")
 
 
 def needed(user_dict, user=None) -> bool:

@@ -17,7 +17,7 @@ from webauth.mfa import trust
 from webauth.models import TrustedBrowser
 from webauth.state import get_state
 
-from .support.mfa import PASSWORD, SECRET, mfa_settings
+from .support.mfa import PASSWORD, SECRET, mfa_settings, person
 
 NAME = "authjs.mfa-trusted"
 
@@ -30,7 +30,7 @@ def site(settings):
 
 @pytest.fixture
 def ada(db, site):
-    return get_user_model().objects.create_user("ada", "ada@example.com", PASSWORD)
+    return person("ada")
 
 
 #: The requests of the states made here (an AuthState holds its request weakly).

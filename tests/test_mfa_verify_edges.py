@@ -22,7 +22,7 @@ from webauth.models import Session
 from webauth.signals import second_factor
 
 from .support.helpers import csrf_pair, query, session_cookie
-from .support.mfa import NOW, PASSWORD, add_key, at, mfa_settings
+from .support.mfa import NOW, PASSWORD, add_key, at, mfa_settings, person
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def site(settings):
 
 @pytest.fixture
 def ada(db):
-    return get_user_model().objects.create_user("ada", "ada@example.com", PASSWORD)
+    return person("ada")
 
 
 def first_factor(client):
