@@ -61,15 +61,20 @@ def events():
     return seen, receiver
 
 
-def test_a_forced_enrolment_makes_a_session_that_says_otp(site, ada):
+def test_a_forced_enrolment_makes_a_session_that_says_otp_and_tells_of_the_key(site, ada):
     site(enabled=True, required="all")
+    seen, receiver = events()
     client = Client()
-    with freeze_time(at(NOW)):
-        first_factor(client)
-        page = client.get("/auth/mfa").content.decode()
-        key = page.split("data-key>")[1].split("<")[0].replace(" ", "")
-        assert session_cookie(send(client, code=pyotp.TOTP(key).at(NOW)))
+    try:
+        with freeze_time(at(NOW)):
+            first_factor(client)
+            page = client.get("/auth/mfa").content.decode()
+            key = page.split("data-key>")[1].split("<")[0].replace(" ", "")
+            assert session_cookie(send(client, code=pyotp.TOTP(key).at(NOW)))
+    finally:
+        second_factor.disconnect(receiver)
     assert Session.objects.latest("pk").amr == "pwd otp mfa"
+    assert [e["action"] for e in seen] == ["added"]
 
 
 def test_a_refused_key_and_a_wrong_code_each_send_the_failed_event(site, ada):
@@ -142,6 +147,9 @@ def test_a_user_deleted_while_the_sign_in_waited_gets_no_session(site, ada):
         answer = send(client, code=pyotp.TOTP(key).at(NOW))
     assert session_cookie(answer) is None
     assert query(answer["Location"])["error"] == "AccessDenied"
+    # And the held sign-in is gone with them.
+    again = send(client, code="123456")
+    assert query(again["Location"])["error"] == "SecondFactorExpired"
 
 
 def test_a_second_factor_switched_off_meanwhile_ends_the_held_sign_in(site, ada):
