@@ -81,6 +81,7 @@ def test_a_bearer_request_gets_the_step_up_challenge(ada):
     answer = Client().get("/mfa-protected/", HTTP_AUTHORIZATION=f"Bearer {token}")
     assert answer.status_code == 401
     assert 'error="insufficient_user_authentication"' in answer["WWW-Authenticate"]
+    assert answer.json() == {"error": "SecondFactorRequired"}
 
 
 def test_the_step_up_window_includes_its_last_second(ada):
