@@ -247,3 +247,26 @@ def test_the_security_pages_work_from_the_keyboard_alone(site, alice, page):
     with page.expect_navigation():
         page.keyboard.press("Enter")
     assert page.get_by_role("status").inner_text() == "The authenticator app was added."
+
+
+def test_the_policy_makes_a_staff_member_add_an_app_before_the_session(site, alice, page, settings):
+    settings.WEBAUTH = {**settings.WEBAUTH, "mfa": {"enabled": True, "required": "staff"}}
+    alice.is_staff = True
+    alice.save()
+    password_first(page, "/account/")
+    assert path_of(page.url) == "/auth/mfa" and session_of(page) is None
+    assert page.get_by_role("heading", level=1).inner_text() == "Two-step verification"
+    key = page.locator("[data-key]").inner_text().replace(" ", "")
+    # Nothing else is reachable until it is done.
+    page.goto("/account/")
+    assert path_of(page.url) == "/auth/signin" and session_of(page) is None
+    page.goto("/auth/mfa")
+    page.locator("#webauth-mfa-code").fill(pyotp.TOTP(key).now())
+    with page.expect_navigation():
+        page.locator("#webauth-mfa-code").press("Enter")
+    codes = page.locator(".webauth-code-list code").all()
+    assert len(codes) == 10  # shown once, with the new session
+    assert session_of(page)["user"]["email"] == "alice@example.com"
+    with page.expect_navigation():
+        page.get_by_role("link", name="Continue").click()
+    assert path_of(page.url) == "/account/"
