@@ -114,8 +114,8 @@ def _sqlite_write_transaction(alias: str) -> Iterator[None]:
 def grant_transaction(alias: str, identifier: str) -> AbstractContextManager[None]:
     """A transaction in which no other grant write of *identifier* runs (:func:`exclusive`).
 
-    ``replace_verification_token`` and ``use_verification_code`` of one
-    identifier queue here.
+    ``replace_verification_token``, ``use_verification_code`` and
+    ``use_verification_token`` of one identifier queue here.
     """
     return exclusive(alias, "webauth.verificationtoken", "vt", identifier)
 

@@ -948,15 +948,23 @@ class DjangoAdapter:
         """Return the token and delete it; of concurrent callers exactly one gets it.
 
         The row is read, then deleted by primary key; only the caller whose DELETE
-        removed the row (row count 1) wins. No lock is held between the two.
+        removed the row (row count 1) wins. Both happen inside the identifier's
+        ``grant_transaction``, queued behind its code redemptions and replaces:
+        on MariaDB and MySQL a code redemption's ``UPDATE`` locks the grant's
+        row through the identifier's index and then its primary key, while a
+        bare ``DELETE`` by primary key takes the two in the other order, and
+        InnoDB can refuse one of the two as a deadlock (CI saw error 1213 for
+        one of 50 callers racing by link and by code).
         """
-        rows = VerificationToken.objects.using(self.using).filter(
+        alias = self._write_db(VerificationToken)
+        rows = VerificationToken.objects.using(alias).filter(
             identifier=identifier, token_hash=token_hash(token)
         )
-        obj = rows.first()
-        if obj is None or obj.identifier != identifier:
-            return None
-        deleted, _ = VerificationToken.objects.using(self.using).filter(pk=obj.pk).delete()
+        with grant_transaction(alias, identifier):
+            obj = rows.first()
+            if obj is None or obj.identifier != identifier:
+                return None
+            deleted, _ = VerificationToken.objects.using(alias).filter(pk=obj.pk).delete()
         if not deleted:
             return None
         return VerificationTokenRecord(
