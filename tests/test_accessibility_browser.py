@@ -12,8 +12,8 @@ Then a person who uses only the keyboard signs in with each method: a password,
 an email code, the OpenID provider, a passkey (Chromium's virtual authenticator),
 and sees where the focus is at every step.
 
-Without ``node_modules/axe-core`` the axe test skips (it fails when
-``WEBAUTH_REQUIRE_BROWSER`` is set, as in CI).
+Without ``node_modules/axe-core`` the axe tests skip, saying what to install (they
+fail when ``WEBAUTH_REQUIRE_AXE`` is set, as in CI).
 """
 
 import os

@@ -9,7 +9,7 @@ in English and in another language. Mail programs show messages in light
 colours whatever the system's scheme, so only the light scheme is checked.
 
 Without ``node_modules/axe-core`` or Chromium the test skips (it fails when
-``WEBAUTH_REQUIRE_BROWSER`` is set, as in CI).
+``WEBAUTH_REQUIRE_AXE`` or ``WEBAUTH_REQUIRE_BROWSER`` is set, as in CI).
 """
 
 from __future__ import annotations

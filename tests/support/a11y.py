@@ -5,12 +5,19 @@ WCAG 2.1 A and AA rules, plus what axe does not measure: the size of buttons and
 fields, a sideways scroll bar, and whether the page follows the colour scheme.
 :func:`problems_of` runs them all in every colour scheme and window size of
 tests/support/tour.py.
+
+axe-core is the only part that needs Node.js: without ``node_modules/axe-core``
+(``npm ci``) the tests that use it skip, with what to install in the reason, or
+fail where ``WEBAUTH_REQUIRE_AXE`` is set (CI).
 """
 
+import os
+import shutil
 from pathlib import Path
 
+import pytest
+
 from . import tour
-from .browser import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -77,10 +84,32 @@ FOCUSED = """(selector) => {
 }"""
 
 
-def axe_script():
-    """The path of axe-core's script; skips (or fails, in CI) when npm has not installed it."""
+def axe_missing() -> str:
+    """Why axe-core is not there, and what to install or run to get it."""
+    where = AXE.relative_to(ROOT)
+    if shutil.which("npm") is None:
+        return (
+            f"axe-core ({where}) is not installed, and neither is npm: install Node.js with "
+            "npm (Debian: apt-get install npm), then run `npm ci` at the repository root "
+            "(./scripts/test runs it when npm is there)"
+        )
+    return (
+        f"axe-core ({where}) is not installed: run `npm ci` at the repository root "
+        "(./scripts/test runs it; it needs the npm registry once)"
+    )
+
+
+def axe_script() -> str:
+    """The path of axe-core's script.
+
+    Without it the test skips, saying what to install; with ``WEBAUTH_REQUIRE_AXE``
+    set (as .ci/run sets it) it fails instead.
+    """
     if not AXE.exists():
-        unavailable(f"{AXE.relative_to(ROOT)} is absent: run `npm ci` at the repository root")
+        reason = axe_missing()
+        if os.environ.get("WEBAUTH_REQUIRE_AXE"):
+            pytest.fail(f"{reason}; WEBAUTH_REQUIRE_AXE is set", pytrace=False)
+        pytest.skip(reason)
     return str(AXE)
 
 
