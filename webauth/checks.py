@@ -41,6 +41,8 @@ id                 problem
                    to one it does (``signin_faild``): a typo leaves the default on
 ``webauth.W013``   ``theme.brand_color`` / ``theme.button_text``, or a provider's
                    button ``style``, below WCAG 2.1 AA contrast (4.5:1)
+``webauth.W014``   ``account.home_url`` is a URL name that does not reverse (the
+                   account center's home link would go to ``/``)
 =================  ==============================================================
 """
 
@@ -136,7 +138,29 @@ def check_config(
     messages.extend(_check_adapter(config))
     messages.extend(_check_base_path(config.base_path))
     messages.extend(_check_url_path(raw, config))
+    messages.extend(_check_home_url(config))
     return messages
+
+
+def _check_home_url(config: Config) -> list[CheckMessage]:
+    """``account.home_url`` given as a URL name must reverse (paths and URLs are used as
+    given; a lazy value is the project's own ``reverse_lazy``)."""
+    target = config.account.home_url
+    if not isinstance(target, str) or target.startswith("/") or "://" in target:
+        return []
+    try:
+        reverse(target)
+    except NoReverseMatch:
+        return [
+            Warning(
+                f"WEBAUTH['account']['home_url'] is {target!r}, which is not a URL name "
+                "that reverses: the account center's home link goes to '/' instead.",
+                hint="Give the name of a URL pattern without arguments (e.g. 'home'), a "
+                "path such as '/dashboard/', or an absolute URL.",
+                id="webauth.W014",
+            )
+        ]
+    return []
 
 
 def _check_absolute_max_age(config: Config) -> list[CheckMessage]:

@@ -27,6 +27,7 @@ from .options import (
     COOKIE_KEYS,
     DEFAULT_MAX_AGE,
     DEFAULT_UPDATE_AGE,
+    AccountOptions,
     CallbacksOptions,
     Config,
     CookieOverride,
@@ -44,6 +45,7 @@ __all__ = [
     "COOKIE_KEYS",
     "DEFAULT_MAX_AGE",
     "DEFAULT_UPDATE_AGE",
+    "AccountOptions",
     "CallbacksOptions",
     "Config",
     "ConfigError",
@@ -111,6 +113,7 @@ def build_config(
         reauth_max_age=sections.reauth_max_age(data.get("reauth_max_age")),
         mfa=sections.mfa(data.get("mfa")),
         openapi=bool(as_bool("openapi", data.get("openapi"), False)),
+        account=sections.account(data.get("account")),
     )
     if warn:
         _warn(config)

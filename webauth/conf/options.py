@@ -9,7 +9,10 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from django.utils.functional import cached_property  # unlike functools' (3.11), no lock
+from django.utils.functional import (
+    Promise,
+    cached_property,  # unlike functools' (3.11), no lock
+)
 
 from ..adapters.storage import Storage
 from ..client_ip import TrustedProxies
@@ -28,6 +31,7 @@ __all__ = [
     "DEFAULT_UPDATE_AGE",
     "MFA_KEYS",
     "RATE_SCOPES",
+    "AccountOptions",
     "CallbacksOptions",
     "Config",
     "CookieOverride",
@@ -116,6 +120,22 @@ class Theme:
     logo: str = ""
     brand_color: str = ""
     button_text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AccountOptions:
+    """``account``: the account center's header (docs/account.md).
+
+    ``home_url``: where its home link goes (and where signing out from it
+    lands): a URL name, a path or an absolute http(s) URL, resolved as Django
+    resolves ``LOGIN_REDIRECT_URL`` (``None``: ``settings.LOGIN_REDIRECT_URL``).
+    ``site_name``: the name it shows, and the theme logo's text (``None``: the
+    current site's name, from ``django.contrib.sites`` when installed, else
+    the host). Either may be lazy (``reverse_lazy``, ``gettext_lazy``).
+    """
+
+    home_url: str | Promise | None = None
+    site_name: str | Promise | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +322,7 @@ class Config:
     app_redirect_uris: tuple[str, ...] = ()
     reauth_max_age: int = DEFAULT_REAUTH_MAX_AGE
     mfa: MfaOptions = field(default_factory=MfaOptions)
+    account: AccountOptions = AccountOptions()
     #: Serve the OpenAPI description at ``<base path>/openapi.json`` (docs/openapi.md).
     openapi: bool = False
     _providers_by_id: dict[str, Provider] = field(init=False, repr=False, compare=False)

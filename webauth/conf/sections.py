@@ -14,6 +14,8 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.utils.functional import Promise
+
 from ..client_ip import TrustedProxies, networks_from
 from ..jwt import DEFAULT_MAX_AGE
 from ..logger import AuthLogger
@@ -27,6 +29,7 @@ from .options import (
     DEFAULT_REAUTH_MAX_AGE,
     DEFAULT_UPDATE_AGE,
     MFA_KEYS,
+    AccountOptions,
     CallbacksOptions,
     CookieOverride,
     JWTOptions,
@@ -41,14 +44,17 @@ from .options import (
 from .values import as_bool, as_callable, as_seconds, as_str, config_error, keys_of
 
 __all__ = [
+    "ACCOUNT_KEYS",
     "TOP_LEVEL_KEYS",
     "absolute_max_age",
+    "account",
     "adapter",
     "base_path",
     "callbacks",
     "cookies",
     "events",
     "experimental",
+    "home_url_problem",
     "jwt",
     "logger",
     "mfa",
@@ -97,6 +103,7 @@ TOP_LEVEL_KEYS = frozenset(
         "app_redirect_uris",
         "reauth_max_age",
         "openapi",
+        "account",
     }
 )
 
@@ -367,6 +374,50 @@ def reauth_max_age(value: object) -> int:
             "again when their sign-in is older than that.",
         )
     return value
+
+
+ACCOUNT_KEYS = frozenset({"home_url", "site_name"})
+
+# A URL name as reverse() takes it, namespaces and all ("home", "shop:index").
+_URL_NAME = re.compile(r"[A-Za-z_][\w-]*(?::[A-Za-z_][\w-]*)*")
+
+
+def home_url_problem(value: str) -> str | None:
+    """What is wrong with *value* as ``account.home_url``, or ``None``.
+
+    Good: a path (``/dashboard/``), an absolute http(s) URL with a host, or a
+    URL name (``home``, ``shop:index``), which is reversed when a page is shown.
+    """
+    if not value or any(c.isspace() or not c.isprintable() for c in value):
+        return f"must be a path, a URL or a URL name without spaces, got {value!r}"
+    if value.startswith("//") or value.startswith("/\\"):
+        return f"must not be a protocol-relative URL, got {value!r}"
+    if value.startswith("/") or _URL_NAME.fullmatch(value):
+        return None
+    parts = urlsplit(value)
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return None
+    return f"must be a path starting with '/', an absolute http(s) URL or a URL name, got {value!r}"
+
+
+def account(value: object) -> AccountOptions:
+    """``account``: the account center's header: ``home_url`` and ``site_name``."""
+    acc = keys_of("account", value, ACCOUNT_KEYS)
+    home = acc.get("home_url")
+    if home is not None and not isinstance(home, Promise):  # a lazy URL is read when used
+        text = as_str("account.home_url", home)
+        problem = home_url_problem(text or "")
+        if problem:
+            raise config_error(
+                "account.home_url",
+                problem,
+                "Use e.g. 'home' (a URL name), '/dashboard/' or 'https://example.com/', "
+                "or leave it out for settings.LOGIN_REDIRECT_URL.",
+            )
+    name = acc.get("site_name")
+    if name is not None and not isinstance(name, Promise):
+        name = (as_str("account.site_name", name) or "").strip() or None
+    return AccountOptions(home_url=home, site_name=name)
 
 
 def jwt(value: object, *, session_max_age: int) -> JWTOptions:
