@@ -20,12 +20,14 @@ import re
 import socket
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 import requests
 from django.contrib.auth import get_user_model
 
+from webauth import jwt as jose
 from webauth.models import VerificationToken
 from webauth.providers import Email
 
@@ -228,8 +230,11 @@ def test_a_person_signs_in_from_the_email(site, new_context, live_server, alice,
     assert session_of(page)["user"]["email"] == "alice@example.com"
     assert whoami(page)["username"] == "alice"  # request.user is her Django user
     names = cookie_names(page.context)
-    assert SESSION in names and PENDING not in names
+    assert SESSION in names
     assert VerificationToken.objects.count() == 0
+    # The pending cookie now only remembers the link (it is no longer valid here).
+    [pending] = [c for c in page.context.cookies() if c["name"] == PENDING]
+    assert pending["httpOnly"] and pending["sameSite"] == "Lax"
 
     # Nothing secret reached the logs at INFO or above, from any logger but the test's
     # own SMTP server's ("mail.log", the recipient's side, which logs no content).
@@ -362,3 +367,62 @@ def test_a_scanner_gets_nothing_and_burns_nothing(site, new_context, live_server
     scanner_page = scanner.new_page()
     scanner_page.goto("/auth/signin")
     assert session_of(scanner_page) is None  # the scanner is still nobody
+    # A scanner that comes back after the sign-in sees what it saw before.
+    scanner_page.goto(mail.link)
+    assert scanner_page.locator("h1").inner_text() == "Finish signing in where you started"
+
+
+# -- (c) the link opened again ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("way", ["link", "code"])
+def test_the_used_link_opened_again_in_the_same_browser(site, new_context, live_server, alice, way):
+    """Not "finish where you started" (it was started here): the link is no longer valid."""
+    page = new_context().new_page()
+    callback = f"{live_server.url}/account/settings/"
+    ask_on_the_sign_in_page(page, "alice@example.com", callback)
+    mail = received(site, "alice@example.com", live_server)
+    if way == "link":
+        confirm_with_the_link(page, mail.link)
+    else:
+        type_the_code(page, mail.code)
+    assert session_of(page)["user"]["email"] == "alice@example.com"
+
+    page.goto(mail.link)
+    assert urlsplit(page.url).path == "/auth/error"
+    assert parse_qs(urlsplit(page.url).query) == {"error": ["Verification"]}
+    assert page.locator("h1").inner_text() == "Unable to sign in"
+    assert "no longer valid" in page.locator(".webauth-message").inner_text()
+    assert "where you started" not in page.content()
+    # Signed in already: the page says so, and Continue goes on.
+    assert page.locator("[data-signed-in=true]").is_visible()
+    with page.expect_navigation():
+        page.click("#webauth-continue")
+    assert session_of(page)["user"]["email"] == "alice@example.com"
+
+    # In another browser the same link still says where to finish.
+    other = new_context().new_page()
+    other.goto(mail.link)
+    assert other.locator("h1").inner_text() == "Finish signing in where you started"
+
+
+def test_an_expired_link_in_the_browser_that_asked(site, new_context, live_server, alice):
+    page = new_context().new_page()
+    ask_on_the_sign_in_page(page, "alice@example.com", f"{live_server.url}/account/settings/")
+    mail = received(site, "alice@example.com", live_server)
+    # Fifteen minutes on: the grant's expiry and the cookie's copy of it have passed
+    # (the browser keeps the cookie a week longer than the grant).
+    passed = datetime.now(UTC) - timedelta(minutes=1)
+    VerificationToken.objects.update(expires=passed)
+    [cookie] = [c for c in page.context.cookies() if c["name"] == PENDING]
+    claims = jose.decode(token=cookie["value"], secret=SECRET, salt=PENDING)
+    claims["expires"] = int(passed.timestamp())
+    cookie["value"] = jose.encode(token=claims, secret=SECRET, salt=PENDING)
+    page.context.add_cookies([cookie])
+
+    page.goto(mail.link)
+    assert parse_qs(urlsplit(page.url).query) == {"error": ["Verification"]}
+    assert page.locator("h1").inner_text() == "Unable to sign in"
+    assert not page.locator("[data-signed-in=true]").count()
+    assert SESSION not in cookie_names(page.context)
+    assert VerificationToken.objects.count() == 1  # nothing was looked up or consumed

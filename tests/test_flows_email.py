@@ -25,7 +25,7 @@ from freezegun import freeze_time
 from webauth import jwt as jose
 from webauth import sign_in as helper_sign_in
 from webauth.checks import check_config
-from webauth.flows.email import grant_hash
+from webauth.flows.email import REMEMBER_LINKS, grant_hash, link_fingerprint
 from webauth.models import Account, VerificationToken
 from webauth.providers import DjangoCredentials, Email
 from webauth.signals import account_linked, user_created, user_updated
@@ -147,6 +147,14 @@ def confirm(client, message, **overrides):
     return client.post(form["action"], {**form["fields"], **overrides})
 
 
+def open_again(client, message):
+    """GET the message's link in *client*: the answer (no confirmation page expected)."""
+    return client.get(path_of(link_of(message)))
+
+
+VERIFICATION = "http://testserver/auth/error?error=Verification"
+
+
 def enter_code(client, code, **extra):
     page = client.get("/auth/verify-request?provider=email&type=email")
     forms = [f for f in forms_of(page).forms if f.get("id") == "webauth-email-code"]
@@ -191,13 +199,19 @@ def test_asking_sends_one_message_with_the_link_and_the_code(client, site, alice
     html, mimetype = message.alternatives[0]
     assert mimetype == "text/html"
     assert link.replace("&", "&amp;") in html and code in html
-    # The pending cookie: HttpOnly, Lax, as long as the grant.
+    # The pending cookie: HttpOnly, Lax, as long as the grant and then the week
+    # it remembers the link for.
     morsel = response.cookies[PENDING]
     assert morsel["httponly"] and morsel["samesite"] == "Lax" and morsel["path"] == "/"
-    assert morsel["max-age"] == "86400"
+    assert REMEMBER_LINKS == 7 * 86400
+    assert morsel["max-age"] == str(86400 + REMEMBER_LINKS)
     payload = jose.decode(token=morsel.value, secret=SECRET, salt=PENDING)
     assert payload["provider"] == "email" and payload["identifier"] == "alice@example.com"
     assert payload["callbackUrl"] == "http://testserver/after/"
+    assert payload["exp"] - payload["iat"] == 86400 + REMEMBER_LINKS
+    (row,) = VerificationToken.objects.all()
+    assert payload["expires"] == int(row.expires.timestamp())
+    assert payload["links"] == [link_fingerprint(token_of(message))]
 
 
 def test_only_hashes_are_stored(client, site, alice):
@@ -464,11 +478,22 @@ def test_a_code_or_link_works_only_in_the_browser_whose_request_made_it(client, 
     ask(client)  # alice asks: her grant voids the stranger's
     message = last_mail()
     assert enter_code(stranger, code_of(message)).status_code == 400
+    # The link is not one the stranger's browser asked for, though its cookie
+    # names the same address: the page for another browser's link.
     link_page = stranger.get(path_of(link_of(message)))
-    assert link_page.status_code == 200  # the confirmation page: the cookie names the address
-    forced = confirm(stranger, message)
-    assert not signed_in_as(forced)
-    assert forced["Location"].endswith("/auth/error?error=Verification")
+    assert link_page.status_code == 200
+    assert "only works in the browser where you asked" in link_page.content.decode()
+    assert not forms_of(link_page).forms
+    forced = stranger.post(
+        "/auth/callback/email",
+        {
+            "csrfToken": csrf_pair(stranger),
+            "token": token_of(message),
+            "email": "alice@example.com",
+        },
+    )
+    assert forced.status_code == 400 and not signed_in_as(forced)
+    assert "only works in the browser where you asked" in forced.content.decode()
     # The stranger's wrong code counted against the grant; alice still signs in.
     assert grants() == 1
     assert signed_in_as(enter_code(client, code_of(message))) == "alice@example.com"
@@ -532,23 +557,31 @@ def test_the_link_signs_in_once(client, site, alice):
     assert response.status_code == 302
     assert response["Location"] == "http://testserver/after/"
     assert signed_in_as(response) == "alice@example.com"
-    assert response.cookies[PENDING]["max-age"] == "0"
+    assert_used_marker(response, message)
     assert grants() == 0
     assert Account.objects.count() == 0  # no account row, as in Auth.js
-    # Used: the same token again is refused, whoever holds it.
+    # Used: the same token again is refused, whoever holds it. Another browser
+    # (with a pending cookie for alice, as an attacker's own browser would have)
+    # is told where the link works; nothing is looked up for it.
     again = Client()
-    ask(again)  # a pending cookie for alice, as an attacker's own browser would have
-    response = again.post(
-        "/auth/callback/email",
-        {
-            "csrfToken": csrf_pair(again),
-            "token": token_of(message),
-            "email": "alice@example.com",
-            "callbackUrl": "/after/",
-        },
-    )
-    assert response["Location"] == "http://testserver/auth/error?error=Verification"
-    assert client.get("/auth/error?error=Verification").status_code == 403
+    ask(again)
+    fields = {"token": token_of(message), "email": "alice@example.com", "callbackUrl": "/after/"}
+    response = again.post("/auth/callback/email", {"csrfToken": csrf_pair(again), **fields})
+    assert response.status_code == 400 and not signed_in_as(response)
+    assert "only works in the browser where you asked" in response.content.decode()
+    # The browser that used it is told the truth: the link is no longer valid.
+    reopened = open_again(client, message)
+    assert reopened["Location"] == VERIFICATION
+    posted = client.post("/auth/callback/email", {"csrfToken": csrf_pair(client), **fields})
+    assert posted["Location"] == VERIFICATION and not signed_in_as(posted)
+    error_page = client.get(reopened["Location"])
+    assert error_page.status_code == 403
+    text = error_page.content.decode()
+    assert "The sign in link is no longer valid." in text
+    assert "only works in the browser" not in text
+    # It is signed in: the page says as whom, and offers to go on.
+    assert "You are signed in as <strong>alice</strong>." in text
+    assert 'id="webauth-continue"' in text
 
 
 @pytest.mark.parametrize(
@@ -571,8 +604,21 @@ def test_the_code_signs_in_however_it_is_typed(client, site, alice, typed):
     assert response.status_code == 302
     assert response["Location"] == "http://testserver/after/"
     assert signed_in_as(response) == "alice@example.com"
-    assert response.cookies[PENDING]["max-age"] == "0"
+    assert_used_marker(response, last_mail())
     assert grants() == 0
+
+
+def assert_used_marker(response, message):
+    """After a sign-in the pending cookie keeps the link's fingerprint, and nothing else."""
+    morsel = response.cookies[PENDING]
+    assert morsel["max-age"] == str(REMEMBER_LINKS)
+    payload = jose.decode(token=morsel.value, secret=SECRET, salt=PENDING)
+    assert {k: v for k, v in payload.items() if k not in ("iat", "exp", "jti")} == {
+        "provider": "email",
+        "links": [link_fingerprint(token_of(message))],
+        "used": True,
+    }
+    assert payload["exp"] - payload["iat"] == REMEMBER_LINKS
 
 
 def test_the_verify_request_page(client, site, alice):
@@ -748,19 +794,37 @@ def test_json_clients_end_to_end(client, site, alice):
 
 
 def test_expired_grants(client, site, alice):
+    # In the browser that asked, the link and the code are "no longer valid":
+    # the cookie knows the grant's expiry, so nothing is looked up or consumed.
     start = datetime(2030, 1, 1, tzinfo=UTC)
     with freeze_time(start) as frozen:
         ask(client)
         link_message = last_mail()
         frozen.tick(timedelta(seconds=86400 + 5))
-        response = confirm(client, link_message)
-        assert response["Location"] == "http://testserver/auth/error?error=Verification"
+        response = open_again(client, link_message)
+        assert response["Location"] == VERIFICATION
+        posted = client.post(
+            "/auth/callback/email",
+            {
+                "csrfToken": csrf_pair(client),
+                "token": token_of(link_message),
+                "email": "alice@example.com",
+            },
+        )
+        assert posted["Location"] == VERIFICATION
+        assert grants() == 1
+        # Another browser is still sent back to the one that asked.
+        assert "only works in the browser" in open_again(Client(), link_message).content.decode()
     with freeze_time(start) as frozen:
         ask(client)
         message = last_mail()
         frozen.tick(timedelta(seconds=86400 + 5))
-        response = enter_code(client, code_of(message))
-        assert response.status_code == 400 and not signed_in_as(response)
+        assert not forms_of(client.get("/auth/verify-request")).forms  # no code form
+        response = enter_code_without_the_page(client, code_of(message))
+        assert response["Location"] == VERIFICATION and not signed_in_as(response)
+        # A week later the browser still knows the link.
+        frozen.tick(timedelta(seconds=REMEMBER_LINKS - 60))
+        assert open_again(client, message)["Location"] == VERIFICATION
     with freeze_time(start) as frozen:
         ask(client)
         message = last_mail()
@@ -768,19 +832,32 @@ def test_expired_grants(client, site, alice):
         assert signed_in_as(enter_code(client, code_of(message))) == "alice@example.com"
 
 
+@pytest.mark.parametrize("cookie", ["with its expiry", "made before expiries were kept"])
 @pytest.mark.parametrize("redeem", ["link", "code"])
-def test_a_grant_is_expired_at_its_expiry_instant(client, site, alice, redeem):
-    # As the adapters have it (use_verification_code looks for expires > now).
+def test_a_grant_is_expired_at_its_expiry_instant(client, site, alice, redeem, cookie):
+    # As the adapters have it (use_verification_code looks for expires > now); the
+    # pending cookie judges its own expiry the same way. A cookie without one
+    # leaves it to the adapter (and to the flow, which checks what it hands back).
     with freeze_time(datetime(2030, 1, 1, tzinfo=UTC)) as frozen:
         ask(client)
         message = last_mail()
-        frozen.tick(timedelta(seconds=86400))
-        if redeem == "link":
+        if cookie != "with its expiry":
+            payload = pending_payload(client)
+            del payload["expires"], payload["links"]
+            plant_pending(client, payload)
+        frozen.tick(timedelta(seconds=86400 - 1))
+        assert client.get(path_of(link_of(message))).status_code == 200  # still the button
+        frozen.tick(timedelta(seconds=1))
+        if redeem == "link" and cookie == "with its expiry":
+            response = open_again(client, message)
+        elif redeem == "link":
             response = confirm(client, message)
-            assert response["Location"] == "http://testserver/auth/error?error=Verification"
         else:
-            response = enter_code(client, code_of(message))
-            assert response.status_code == 400
+            response = enter_code_without_the_page(client, code_of(message))
+        if redeem == "code" and cookie != "with its expiry":
+            assert response.status_code == 400  # the code form: the adapter said no
+        else:
+            assert response["Location"] == VERIFICATION
         assert not signed_in_as(response)
 
 
@@ -798,6 +875,10 @@ def test_the_flow_judges_the_expiry_of_what_an_adapter_hands_back(client, site, 
     site(adapter=Lax())
     with freeze_time(datetime(2030, 1, 1, tzinfo=UTC)) as frozen:
         ask(client)
+        # A cookie that does not know the grant's expiry: the flow must judge.
+        payload = pending_payload(client)
+        del payload["expires"]
+        plant_pending(client, payload)
         frozen.tick(timedelta(seconds=86400))
         response = enter_code(client, code_of(last_mail()))
     assert response.status_code == 400 and not signed_in_as(response)
@@ -927,7 +1008,12 @@ def test_a_new_request_voids_the_earlier_link_and_code(client, site, alice):
     second = last_mail()
     assert token_of(first) != token_of(second)
     assert grants() == 1
-    assert confirm(client, first)["Location"].endswith("error=Verification")
+    # The browser asked for the first link too: it is no longer valid, not elsewhere.
+    assert open_again(client, first)["Location"] == VERIFICATION
+    assert pending_payload(client)["links"] == [
+        link_fingerprint(token_of(second)),
+        link_fingerprint(token_of(first)),
+    ]
     assert enter_code(client, code_of(first)).status_code == 400
     assert signed_in_as(enter_code(client, code_of(second))) == "alice@example.com"
 
@@ -1802,3 +1888,221 @@ def test_the_pending_cookie_is_secure_on_https(client, site, alice):
         "/auth/callback/email", {**form["fields"], "csrfToken": token}, secure=True
     )
     assert response.cookies["__Secure-" + SESSION].value
+
+
+# -- a link opened again: the link, not the browser, is the problem (issue 23) ---------------------
+
+
+def test_the_link_opened_after_signing_in_with_the_code(client, site, alice):
+    # The person types the code, then finds the email again and clicks its link.
+    ask(client, callback="/after/")
+    message = last_mail()
+    assert signed_in_as(enter_code(client, code_of(message))) == "alice@example.com"
+    response = open_again(client, message)
+    assert response["Location"] == VERIFICATION
+    assert "You are signed in as" in client.get(VERIFICATION).content.decode()
+    # However often: the same answer, and nothing written.
+    again = open_again(client, message)
+    assert again["Location"] == VERIFICATION and PENDING not in again.cookies
+    # The code typed again (an old tab) is no longer valid either.
+    posted = enter_code_without_the_page(client, code_of(message))
+    assert posted["Location"] == VERIFICATION
+    assert not forms_of(client.get("/auth/verify-request")).forms  # nothing left to type
+
+
+def test_a_used_link_in_a_browser_that_signed_out_since(client, site, alice):
+    ask(client)
+    message = last_mail()
+    confirm(client, message)
+    client.cookies.pop(SESSION)
+    assert open_again(client, message)["Location"] == VERIFICATION
+    page = client.get(VERIFICATION)
+    assert "You are signed in" not in page.content.decode()
+    assert 'href="http://testserver/auth/signin"' in page.content.decode()
+
+
+def test_what_a_browser_without_the_cookie_sees_does_not_change_when_the_link_is_used(
+    client, site, alice
+):
+    # No existence or state oracle: a scanner (or anyone) without the cookie gets
+    # the same page before and after the sign-in, and nothing is consumed.
+    ask(client)
+    message = last_mail()
+    scanner = Client()
+    before = open_again(scanner, message)
+    assert grants() == 1
+    confirm(client, message)
+    after = open_again(scanner, message)
+    assert before.status_code == after.status_code == 200
+    assert before.content == after.content
+    assert "only works in the browser where you asked" in after.content.decode()
+    # Nor does a cookieless POST of the used token learn anything.
+    posted = scanner.post(
+        "/auth/callback/email",
+        {"csrfToken": csrf_pair(scanner), "token": token_of(message), "email": "alice@example.com"},
+    )
+    assert posted.status_code == 400
+    assert "only works in the browser where you asked" in posted.content.decode()
+
+
+def test_nothing_is_looked_up_to_answer_a_link_the_browser_knows(client, site, alice, monkeypatch):
+    from webauth.adapters.django import DjangoAdapter
+
+    ask(client)
+    message = last_mail()
+    confirm(client, message)
+    calls = []
+    for name in ("use_verification_token", "use_verification_code", "get_user_by_email"):
+        original = getattr(DjangoAdapter, name)
+
+        def spy(self, *args, _name=name, _original=original, **kwargs):
+            calls.append(_name)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(DjangoAdapter, name, spy)
+    fields = {"token": token_of(message), "email": "alice@example.com"}
+    assert open_again(client, message)["Location"] == VERIFICATION
+    posted = client.post("/auth/callback/email", {"csrfToken": csrf_pair(client), **fields})
+    assert posted["Location"] == VERIFICATION
+    assert enter_code_without_the_page(client, code_of(message))["Location"] == VERIFICATION
+    assert open_again(Client(), message).status_code == 200
+    assert calls == []
+
+
+def test_a_link_for_another_address_than_the_one_asked_for_last(client, site, alice):
+    # The browser asked for alice, then (a typo fixed, say) for bob: alice's
+    # grant's binding is gone with the cookie that held it, so her link can be
+    # used nowhere. It was asked for here: "no longer valid", not "elsewhere".
+    ask(client)
+    first = last_mail()
+    ask(client, "bob@example.com")
+    assert grants() == 2
+    assert open_again(client, first)["Location"] == VERIFICATION
+    # A link for an address this browser never asked for is another browser's.
+    someone = Client()
+    ask(someone, "carol@example.com")
+    carols = last_mail()
+    page = open_again(client, carols)
+    assert page.status_code == 200 and "only works in the browser" in page.content.decode()
+    # And bob's link, the one it asked for last, still has its button.
+    bobs = mail.outbox[-2]
+    assert bobs.to == ["bob@example.com"]
+    assert signed_in_as(confirm(client, bobs)) == "bob@example.com"
+
+
+def test_the_browser_remembers_its_last_links(client, site, alice):
+    from webauth.flows.email import LINKS_KEPT
+
+    assert LINKS_KEPT == 5
+    site(rate_limits={"email_send": "10/m/ip"})
+    for _ in range(LINKS_KEPT + 1):
+        ask(client)
+    messages = mail.outbox[-(LINKS_KEPT + 1) :]
+    assert len(pending_payload(client)["links"]) == LINKS_KEPT
+    # The oldest is forgotten: its page is the one for a link of another browser.
+    assert "only works in the browser" in open_again(client, messages[0]).content.decode()
+    for message in messages[1:-1]:
+        assert open_again(client, message)["Location"] == VERIFICATION
+    assert signed_in_as(confirm(client, messages[-1])) == "alice@example.com"
+    assert len(pending_payload(client)["links"]) == LINKS_KEPT
+    for message in messages[1:]:
+        assert open_again(client, message)["Location"] == VERIFICATION
+    # The cookie stays small: five links add a little over a hundred characters.
+    assert len(client.cookies[PENDING].value) < 800
+
+
+def test_a_wrong_code_keeps_the_links_and_the_grants_expiry(client, site, alice):
+    with freeze_time(datetime(2030, 1, 1, tzinfo=UTC)) as frozen:
+        ask(client)
+        message = last_mail()
+        before = pending_payload(client)
+        frozen.tick(timedelta(seconds=3600))
+        response = enter_code(client, "AAAA-AAAA")
+        assert response.status_code == 400
+        after = pending_payload(client)
+        assert after["links"] == before["links"] and after["expires"] == before["expires"]
+        # The cookie still ends a week after the grant, not a week after the wrong code.
+        assert response.cookies[PENDING]["max-age"] == str(86400 - 3600 + REMEMBER_LINKS)
+        frozen.tick(timedelta(seconds=86400))
+        assert open_again(client, message)["Location"] == VERIFICATION
+
+
+def test_the_cookie_never_holds_the_token(client, site, alice):
+    ask(client)
+    message = last_mail()
+    token = token_of(message)
+    payload = pending_payload(client)
+    text = json.dumps(payload)
+    assert token not in text
+    assert grant_hash(Email(), token, None, [SECRET]) not in text
+    (row,) = VerificationToken.objects.all()
+    assert row.token_hash not in text and row.code_hash not in text
+    assert re.fullmatch(r"[A-Za-z0-9_-]{22}", payload["links"][0])  # 128 bits
+    assert link_fingerprint(token) == payload["links"][0] != link_fingerprint(token + "0")
+
+
+def test_a_used_cookie_forged_with_another_secret_is_none(client, site, alice):
+    ask(client)
+    message = last_mail()
+    forged = jose.encode(
+        token={"provider": "email", "links": [link_fingerprint(token_of(message))], "used": True},
+        secret="another-secret-" + "x" * 30,
+        salt=PENDING,
+    )
+    client.cookies[PENDING] = forged
+    assert "only works in the browser" in open_again(client, message).content.decode()
+    assert grants() == 1
+
+
+@pytest.mark.parametrize(
+    "links",
+    [None, "abc", [7], ["short"], ["x" * 23]],
+    ids=["absent", "a string", "a number", "too short", "too long"],
+)
+def test_a_cookie_whose_links_are_of_the_wrong_kind_knows_no_link(client, site, alice, links):
+    ask(client)
+    message = last_mail()
+    payload = {**pending_payload(client), "expires": 1}  # its grant expired long ago
+    del payload["links"]
+    if links is not None:
+        payload["links"] = links
+    plant_pending(client, payload)
+    assert "only works in the browser" in open_again(client, message).content.decode()
+
+
+@pytest.mark.parametrize("expires", ["soon", True, 1.5e12, None])
+def test_a_pending_cookie_with_an_expiry_of_the_wrong_kind_is_none(client, site, alice, expires):
+    ask(client)
+    message = last_mail()
+    plant_pending(client, {**pending_payload(client), "expires": expires})
+    response = enter_code_without_the_page(client, code_of(message))
+    assert response.status_code == 400 and not signed_in_as(response)
+    assert "only works in the browser" in response.content.decode()
+    assert grants() == 1
+
+
+def test_a_sign_in_with_a_cookie_that_kept_no_links_deletes_it(client, site, alice):
+    # A cookie made before links were kept: after the sign-in nothing is worth keeping.
+    ask(client)
+    message = last_mail()
+    payload = pending_payload(client)
+    del payload["links"], payload["expires"]
+    plant_pending(client, payload)
+    response = confirm(client, message)
+    assert signed_in_as(response) == "alice@example.com"
+    assert response.cookies[PENDING]["max-age"] == "0"
+
+
+def test_one_click_links_leave_the_asking_browser_a_used_cookie(client, site, alice):
+    site(email=Email(confirm_link=False))
+    ask(client)
+    message = last_mail()
+    response = open_again(client, message)
+    assert signed_in_as(response) == "alice@example.com"
+    assert_used_marker(response, message)
+    assert open_again(client, message)["Location"] == VERIFICATION
+    # Another browser, which has no cookie, gets none.
+    ask(client)
+    response = open_again(Client(), last_mail())
+    assert signed_in_as(response) == "alice@example.com"
+    assert PENDING not in response.cookies

@@ -14,11 +14,17 @@ before the person does (Outlook Safe Links, Proofpoint, Gmail's checks): the
 scanner uses up the link, or gets the session. Here:
 
 * ``GET`` (and ``HEAD``) of the link change nothing and look nothing up. In the
-  browser that asked (it holds the pending cookie, for this provider and this
-  address) the link shows a page with one button that POSTs the token; in any
-  other browser, a page that says where to finish. A scanner has no pending
-  cookie, so even one that runs the page's JavaScript and clicks only ever sees
-  the second page.
+  browser that asked (it holds the pending cookie, for this provider, this
+  address and this link) the link shows a page with one button that POSTs the
+  token; in any other browser, a page that says where to finish. A scanner has
+  no pending cookie, so even one that runs the page's JavaScript and clicks only
+  ever sees the second page.
+* The pending cookie remembers the links this browser asked for (a fingerprint
+  of each, :func:`link_fingerprint`) for a week after their grant ends: after a
+  sign-in it keeps only them. So a link opened again where it was asked for,
+  once used, expired or voided by a newer request, is what it is, no longer
+  valid (``Verification``, the error page), and never "finish where you
+  started"; the cookie alone says so, still without a look-up.
 * ``POST`` redeems: the token from the confirmation page, or the code typed on
   the ``verify-request`` page. Both need the pending cookie, checked before
   anything is consumed; the code's address comes from the cookie, never from
@@ -42,7 +48,11 @@ Nothing here logs a token, a code, a hash or a link.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import secrets
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
@@ -81,6 +91,9 @@ if TYPE_CHECKING:
 __all__ = [
     "BINDING_LENGTH",
     "EMAIL_METHODS",
+    "FINGERPRINT_LENGTH",
+    "LINKS_KEPT",
+    "REMEMBER_LINKS",
     "EmailAttempt",
     "InvalidEmail",
     "Pending",
@@ -88,6 +101,7 @@ __all__ = [
     "attempt_for",
     "callback",
     "grant_hash",
+    "link_fingerprint",
     "read_pending",
     "redeem_code",
     "send",
@@ -130,6 +144,29 @@ class InvalidEmail(EmailSignInError):
 
 # -- the pending cookie ------------------------------------------------------------------
 
+#: Seconds a browser remembers the links it asked for after their grant ended
+#: (used here, expired, or voided by a newer request), so that opening one of
+#: them again shows "no longer valid", not "finish where you started".
+REMEMBER_LINKS = 7 * 86400
+
+#: How many of its latest links a browser remembers.
+LINKS_KEPT = 5
+
+#: The characters of a link's fingerprint (:func:`link_fingerprint`): 128 bits.
+FINGERPRINT_LENGTH = 22
+
+
+def link_fingerprint(token: str) -> str:
+    """What the pending cookie keeps of a link: enough to know it again, nothing to use.
+
+    A truncated SHA-256 of the link's token (128 bits, base64url), under a
+    label of its own, so it is none of the stored hashes (:func:`grant_hash`).
+    It only ever sits in the encrypted pending cookie; with the grant's
+    binding gone from that cookie, it redeems nothing.
+    """
+    digest = hashlib.sha256(b"webauth email link\0" + token.encode("utf-8", "surrogatepass"))
+    return base64.urlsafe_b64encode(digest.digest()[:16]).rstrip(b"=").decode("ascii")
+
 
 @dataclass(frozen=True, slots=True)
 class Pending:
@@ -138,7 +175,10 @@ class Pending:
     ``binding`` is the grant's binding (:func:`grant_hash`): without it the
     grant's code and link cannot be redeemed. ``attempts`` counts the wrong
     codes this browser typed (for the page's "attempts left"; the adapter's
-    count is the one that voids the grant).
+    count is the one that voids the grant). ``expires``: the grant's expiry
+    (seconds since the epoch; ``None`` in a cookie made before it was kept).
+    ``links``: the fingerprints (:func:`link_fingerprint`) of the links this
+    browser asked for, this grant's first.
     """
 
     provider: str
@@ -146,66 +186,172 @@ class Pending:
     callback_url: str
     binding: str
     attempts: int
+    expires: int | None = None
+    links: tuple[str, ...] = ()
 
 
-def read_pending(state: AuthState, provider: Provider | None = None) -> Pending | None:
-    """The request's pending cookie, or ``None`` (absent, expired, tampered, another provider's).
-
-    With *provider*, a cookie made for another provider counts as none.
-    """
+def _payload(state: AuthState, provider: Provider | None) -> dict[str, Any] | None:
+    """The pending cookie's claims: ``None`` when absent, expired, tampered, another provider's."""
     spec = state.cookies[PENDING]
     raw = state.request_cookies.get(spec.name)
     if not raw:
         return None
     payload = jose.decode(token=ck.decode_value(raw), secret=state.config.secret, salt=spec.name)
-    if payload is None:
+    if payload is None or not isinstance(payload.get("provider"), str):
         return None
+    if provider is not None and payload["provider"] != provider.id:
+        return None
+    return payload
+
+
+def _links_of(payload: Mapping[str, Any]) -> tuple[str, ...]:
+    links = payload.get("links")
+    if not isinstance(links, list):
+        return ()
+    return tuple(
+        link
+        for link in links[:LINKS_KEPT]
+        if isinstance(link, str) and len(link) == FINGERPRINT_LENGTH
+    )
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _pending_of(payload: Mapping[str, Any]) -> Pending | None:
+    """The sign-in the cookie holds, if its grant can still be redeemed here.
+
+    ``None`` once it was used here (the cookie keeps only its links) or its
+    expiry has passed.
+    """
     provider_id, identifier = payload.get("provider"), payload.get("identifier")
-    callback_url, attempts = payload.get("callbackUrl"), payload.get("attempts", 0)
-    binding = payload.get("binding")
+    callback_url, binding = payload.get("callbackUrl"), payload.get("binding")
     if not isinstance(provider_id, str) or not isinstance(identifier, str) or not identifier:
         return None
     if not isinstance(binding, str) or not binding:
         return None  # a cookie of a grant it cannot redeem
-    if provider is not None and provider_id != provider.id:
-        return None
+    expires = _count(payload.get("expires"))
+    if "expires" in payload and expires is None:
+        return None  # a cookie that has one only ever holds a number
+    if expires is not None and expires <= int(time.time()):
+        return None  # expired at its expiry instant, as the adapters' checks have it
+    attempts = _count(payload.get("attempts", 0))
     return Pending(
         provider=provider_id,
         identifier=identifier,
         callback_url=callback_url if isinstance(callback_url, str) else "",
         binding=binding,
         # Only shown to the person ("attempts left"): kept within sane bounds.
-        attempts=min(max(attempts, 0), 1000)
-        if isinstance(attempts, int) and not isinstance(attempts, bool)
-        else 0,
+        attempts=min(max(attempts, 0), 1000) if attempts is not None else 0,
+        expires=expires,
+        links=_links_of(payload),
     )
+
+
+def read_pending(state: AuthState, provider: Provider | None = None) -> Pending | None:
+    """The sign-in this browser is waiting to finish, or ``None``.
+
+    ``None`` when the cookie is absent, expired, tampered or another
+    provider's (with *provider*, a cookie made for another provider counts as
+    none), and when its grant was used here or has expired.
+    """
+    payload = _payload(state, provider)
+    return _pending_of(payload) if payload is not None else None
+
+
+def _cookie_spec(state: AuthState, lifetime: int) -> ck.CookieSpec:
+    spec = state.cookies[PENDING]
+    if spec.max_age is None:  # unless the project set one in WEBAUTH["cookies"]
+        spec = replace(spec, max_age=lifetime)
+    return spec
 
 
 def _write_pending(
     state: AuthState, response: HttpResponseBase, provider: Email, pending: Pending
 ) -> None:
-    spec = state.cookies[PENDING]
-    if spec.max_age is None:  # unless the project set one in WEBAUTH["cookies"]
-        spec = replace(spec, max_age=provider.max_age)
+    # The cookie outlives its grant by REMEMBER_LINKS: long enough to tell a
+    # link opened again after it expired from a link of another browser.
+    left = provider.max_age if pending.expires is None else pending.expires - int(time.time())
+    lifetime = max(left, 0) + REMEMBER_LINKS
+    spec = _cookie_spec(state, lifetime)
+    claims: dict[str, object] = {
+        "provider": pending.provider,
+        "identifier": pending.identifier,
+        "callbackUrl": pending.callback_url,
+        "binding": pending.binding,
+        "attempts": pending.attempts,
+        "links": list(pending.links),
+    }
+    if pending.expires is not None:
+        claims["expires"] = pending.expires
     value = jose.encode(
-        token={
-            "provider": pending.provider,
-            "identifier": pending.identifier,
-            "callbackUrl": pending.callback_url,
-            "binding": pending.binding,
-            "attempts": pending.attempts,
-        },
-        secret=list(state.config.secret),
-        salt=spec.name,
-        max_age=provider.max_age,
+        token=claims, secret=list(state.config.secret), salt=spec.name, max_age=lifetime
     )
     ck.set_cookie(response, spec, value)
 
 
-def _clear_pending(state: AuthState, response: HttpResponseBase) -> None:
+def _write_used(state: AuthState, response: HttpResponseBase, provider: Email) -> None:
+    """After a sign-in: the cookie forgets the grant and keeps only its links.
+
+    No address, no binding, no callback URL: what is left tells this browser's
+    links apart from others' (:func:`_asked_for`), for :data:`REMEMBER_LINKS`.
+    """
     spec = state.cookies[PENDING]
-    if spec.name in state.request_cookies:
-        ck.delete_cookie(response, spec)
+    if spec.name not in state.request_cookies:
+        return
+    payload = _payload(state, provider)
+    links = _links_of(payload) if payload is not None else ()
+    if not links:
+        ck.delete_cookie(response, spec)  # nothing worth remembering
+        return
+    spec = _cookie_spec(state, REMEMBER_LINKS)
+    value = jose.encode(
+        token={"provider": provider.id, "links": list(links), "used": True},
+        secret=list(state.config.secret),
+        salt=spec.name,
+        max_age=REMEMBER_LINKS,
+    )
+    ck.set_cookie(response, spec, value)
+
+
+def _is_over(payload: Mapping[str, Any]) -> bool:
+    """Whether the cookie's grant was used here, or its expiry has passed."""
+    if payload.get("used") is True:
+        return True
+    expires = _count(payload.get("expires"))
+    return expires is not None and expires <= int(time.time())
+
+
+def _asked_for(state: AuthState, provider: Email, token: str) -> bool:
+    """Whether this browser asked for the link whose token is *token*.
+
+    Read from the pending cookie alone (its grant live, used or expired):
+    nothing is looked up, and a browser without the cookie, a mail scanner's,
+    learns nothing. Every kept link is compared, in constant time.
+    """
+    payload = _payload(state, provider)
+    if payload is None:
+        return False
+    return _among(link_fingerprint(token), _links_of(payload))
+
+
+def _among(fingerprint: str, links: Sequence[str]) -> bool:
+    found = False
+    for link in links:
+        found |= hmac.compare_digest(fingerprint.encode(), link.encode())
+    return found
+
+
+def _is_this_grants(pending: Pending, token: str) -> bool:
+    """Whether *token* is the link of the grant *pending* holds.
+
+    A cookie made before links were kept (``links`` empty) cannot tell: the
+    adapter decides, as before.
+    """
+    if not pending.links:
+        return True
+    return hmac.compare_digest(link_fingerprint(token).encode(), pending.links[0].encode())
 
 
 # -- shared pieces -------------------------------------------------------------------------
@@ -255,12 +401,14 @@ def start(
     response = redirect(
         f"{state.base_url}/verify-request?" + urlencode({"provider": email.id, "type": "email"})
     )
-    _write_pending(
-        state,
-        response,
-        email,
-        Pending(email.id, sent.identifier, callback_url, sent.binding, sent.attempts),
+    # The links this browser asked for before (for this provider) are kept behind
+    # the new one: opened again, they are "no longer valid", not "elsewhere".
+    earlier = _payload(state, email)
+    links = (sent.link, *(_links_of(earlier) if earlier is not None else ()))[:LINKS_KEPT]
+    pending = Pending(
+        email.id, sent.identifier, callback_url, sent.binding, sent.attempts, sent.expires, links
     )
+    _write_pending(state, response, email, pending)
     return response
 
 
@@ -269,12 +417,16 @@ class Sent:
     """A grant mailed to *identifier*.
 
     ``binding``: what the client that asked must show to redeem it
-    (:func:`grant_hash`); ``attempts``: the wrong codes it inherits.
+    (:func:`grant_hash`); ``attempts``: the wrong codes it inherits;
+    ``link``: its link's fingerprint (:func:`link_fingerprint`); ``expires``:
+    its expiry, in seconds since the epoch.
     """
 
     identifier: str
     binding: str
     attempts: int
+    link: str = ""
+    expires: int | None = None
 
 
 #: Characters of a grant's binding: ``secrets.token_urlsafe(32)``, 256 bits.
@@ -367,7 +519,8 @@ def send(state: AuthState, email: Email, typed: Any, callback_url: str) -> Sent 
 
     config.logger.debug("verification email sent", {"provider": email.id})
     # The wrong codes the voided grants had carry over (the adapter says how many).
-    return Sent(identifier, binding, stored.attempts if stored is not None else 0)
+    attempts = stored.attempts if stored is not None else 0
+    return Sent(identifier, binding, attempts, link_fingerprint(token), int(expires.timestamp()))
 
 
 # -- /auth/callback/<id> ---------------------------------------------------------------------
@@ -390,9 +543,9 @@ def callback(
     if not email.confirm_link:  # Auth.js's link: any browser, no binding
         landing = state.redirect(pending.callback_url) if pending is not None else callback_url
         return _redeem_link(state, storage, email, identifier, token, None, landing)
-    if pending is None or pending.identifier != identifier:
-        # Checked before anything is consumed: a blind POST burns nothing.
-        return _elsewhere(state, email, status=400)
+    # Checked before anything is consumed: a blind POST burns nothing.
+    if pending is None or pending.identifier != identifier or not _is_this_grants(pending, token):
+        return _not_redeemable(state, email, token, status=400)
     landing = state.redirect(pending.callback_url)
     return _redeem_link(state, storage, email, identifier, token, pending.binding, landing)
 
@@ -409,10 +562,11 @@ def _open_link(
         raise Verification("The sign-in link carries no token")
     if not email.confirm_link:  # Auth.js
         return _redeem_link(state, storage, email, identifier, token, None, callback_url)
-    # Neither page looks the token up: no state, no timing or existence oracle.
+    # No page looks the token up: no state, no timing or existence oracle. What
+    # decides is the pending cookie alone, which a mail scanner does not have.
     pending = read_pending(state, email)
-    if pending is None or pending.identifier != identifier:
-        return _elsewhere(state, email, status=200)
+    if pending is None or pending.identifier != identifier or not _is_this_grants(pending, token):
+        return _not_redeemable(state, email, token, status=200)
     return _render(
         state,
         "webauth/email_confirm.html",
@@ -426,6 +580,19 @@ def _open_link(
         },
         200,
     )
+
+
+def _not_redeemable(state: AuthState, email: Email, token: str, *, status: int) -> HttpResponse:
+    """A link this browser cannot redeem: which page tells the truth about it.
+
+    A link this browser asked for (the pending cookie remembers it) whose grant
+    was used here, has expired or was voided by a newer request is no longer
+    valid: ``Verification`` (the error page). Any other link is another
+    browser's: the *finish where you started* page.
+    """
+    if _asked_for(state, email, token):
+        raise Verification("The sign-in link was used, has expired or was replaced")
+    return _elsewhere(state, email, status=status)
 
 
 def _elsewhere(state: AuthState, email: Email, *, status: int) -> HttpResponse:
@@ -468,6 +635,10 @@ def _redeem_code(
     pending: Pending | None,
 ) -> HttpResponse:
     if pending is None:
+        payload = _payload(state, email)
+        if payload is not None and _is_over(payload):
+            # This browser asked, and the grant was used here or has expired.
+            raise Verification("The sign-in code was used or has expired")
         return _elsewhere(state, email, status=400)
     if not redeem_code(state, storage, email, pending.identifier, typed, pending.binding):
         return _wrong_code(state, email, pending)
@@ -564,7 +735,7 @@ def _sign_in(
     state: AuthState, storage: Storage, email: Email, identifier: str, callback_url: str
 ) -> HttpResponse:
     response = finish(state, attempt_for(storage, email, identifier, callback_url))
-    _clear_pending(state, response)
+    _write_used(state, response, email)
     return response
 
 
