@@ -247,6 +247,20 @@ def _email_elsewhere(tour: Tour) -> Any:
     return other
 
 
+def _email_link_used(tour: Tour) -> Any:
+    # Signed in with the code, then the email's link opened in the same browser:
+    # the error page (the link is no longer valid), saying who is signed in.
+    page = tour.page()
+    link, code = tour.ask_for_email(page, "alice@example.com")
+    page.goto(EMAIL_VERIFY_REQUEST)
+    page.fill("#webauth-email-code-input", code)
+    with page.expect_navigation():
+        page.press("#webauth-email-code-input", "Enter")
+    page.goto(link)
+    assert page.locator("[data-signed-in=true]").is_visible()
+    return page
+
+
 def _passkeys_after_rename(tour: Tour) -> Any:
     page = tour.signed_in("bob")
     page.goto("/passkeys/")
@@ -548,6 +562,9 @@ def stops() -> Iterator[Stop]:
     )
     yield Stop("email-confirm", "the email's link, in the browser that asked", _email_confirm)
     yield Stop("email-elsewhere", "the email's link, opened in another browser", _email_elsewhere)
+    yield Stop(
+        "email-link-used", "the email's link, opened again where it was used", _email_link_used
+    )
     yield Stop("passkeys-empty", "passkeys page, no passkeys yet", _signed_in_at("/passkeys/"))
     yield Stop("passkeys", "passkeys page with two passkeys", _signed_in_at("/passkeys/", "bob"))
     yield Stop("passkeys-renamed", "passkeys page after a rename", _passkeys_after_rename)
