@@ -1445,13 +1445,23 @@ def test_the_sign_in_page_offers_passkeys(client, site):
     assert page.by_id("webauth-passkey-register") is not None
     error = page.by_id("webauth-passkey-error")
     assert error["role"] == "alert" and "hidden" in error
-    field = page.by_id("input-email-for-passkey")
-    assert field["autocomplete"] == "username webauthn"
-    (container,) = [a for _, a in page.elements if "data-webauth-passkeys" in a]
-    assert container["data-provider"] == "passkey"
-    assert container["data-base-url"] == "http://testserver/auth"
-    assert container["data-callback-url"] == "http://testserver/after/"
-    assert container["data-autofill"] == "true"
+    # One identifier field on the page: the password form's, where the browser
+    # offers passkeys (autofill); the passkey widgets read it by its id.
+    identifier = page.by_id("input-username-for-credentials")
+    assert identifier["autocomplete"] == "username webauthn"
+    [autofill] = [a for _, a in page.elements if a.get("autocomplete") == "username webauthn"]
+    assert autofill is identifier
+    # A new account's address has a field of its own (the identifier is a username).
+    assert page.by_id("input-email-for-passkey")["autocomplete"] == "email"
+    signin, register = [a for _, a in page.elements if "data-webauth-passkeys" in a]
+    for container in (signin, register):
+        assert container["data-provider"] == "passkey"
+        assert container["data-base-url"] == "http://testserver/auth"
+        assert container["data-callback-url"] == "http://testserver/after/"
+        assert container["data-identifier"] == "input-username-for-credentials"
+        assert "hidden" in container and "data-webauth-reveal" in container
+    assert signin["data-autofill"] == "true"
+    assert register["data-autofill"] == "false"
     scripts = [a["src"] for t, a in page.elements if t == "script"]
     assert scripts == ["/static/webauth/passkeys.js"]
     # The password form is still there.

@@ -36,6 +36,8 @@ from webauth.types import as_webauthn_challenge
 from .support.browser import (
     AUTOFILL_FIELD,
     VirtualAuthenticators,
+    NEW_ACCOUNT_MORE,
+    fill_new_account_email,
     base64url,
     chromium,
     watch_credentials,
@@ -127,7 +129,7 @@ def register(person, email, callback="/whoami/"):
     """Create an account with a passkey on the built-in sign-in page."""
     page = person.page
     page.goto(f"/auth/signin?callbackUrl={callback}")
-    page.fill(AUTOFILL_FIELD, email)
+    fill_new_account_email(page, email)
     with page.expect_navigation(url=f"**{callback}"):
         page.click(REGISTER_BUTTON)
 
@@ -271,7 +273,7 @@ def test_sign_in_through_autofill(person):
     assert alice.session() is None
 
     with page.expect_navigation(url="**/whoami/"):
-        page.get_by_label("Email").focus()  # the passkey is offered and picked
+        field.focus()  # the passkey is offered and picked
 
     assert alice.session()["user"]["email"] == "alice@example.com"
     assert len(alice.calls_of("get", "conditional", "resolved")) == 1
@@ -324,11 +326,13 @@ def test_add_a_second_passkey_and_remove_one(person):
     assert len(stored_passkeys(user)) == 2
     assert get_user_model().objects.count() == 1  # added to alice, not a new user
 
-    # Rename the key's passkey, then remove the laptop's.
+    # Rename the key's passkey (its field opens on "Rename"), then remove the laptop's.
     item = alice.page.locator(f'li.webauth-passkey[data-credential-id="{second_id}"]')
-    item.get_by_label("Name").fill("Blue security key")
+    assert not item.get_by_label("New name").is_visible()
+    item.locator("summary", has_text="Rename").click()
+    item.get_by_label("New name").fill("Blue security key")
     with alice.page.expect_navigation():
-        item.get_by_role("button", name="Rename").click()
+        item.get_by_role("button", name="Save").click()
     assert passkeys_on_the_page(alice.page)[second_id] == "Blue security key"
 
     item = alice.page.locator(f'li.webauth-passkey[data-credential-id="{first_id}"]')
@@ -423,7 +427,7 @@ def test_register_while_the_autofill_request_is_unanswered(person, settings):
     page = alice.page
     page.goto("/auth/signin?callbackUrl=/whoami/")
     wait_until(page, SlowAutofillAdapter.held.is_set, "the autofill options request")
-    page.fill(AUTOFILL_FIELD, "alice@example.com")
+    fill_new_account_email(page, "alice@example.com")
     with page.expect_response("**/auth/callback/passkey") as answer:
         page.click(REGISTER_BUTTON)
 
@@ -513,7 +517,7 @@ def test_registration_without_user_verification_is_refused(person, caplog):
     page = bob.page
     page.goto("/auth/signin?callbackUrl=/whoami/")
     page.evaluate("() => { window.weakenUserVerification = true; }")
-    page.fill(AUTOFILL_FIELD, "bob@example.com")
+    fill_new_account_email(page, "bob@example.com")
     with page.expect_response("**/auth/callback/passkey") as response:
         page.click(REGISTER_BUTTON)
     assert response.value.status == 400
@@ -532,37 +536,53 @@ def test_registration_without_user_verification_is_refused(person, caplog):
 def test_the_passkey_controls_work_for_a_keyboard_and_a_screen_reader(person):
     """A labelled field, named buttons reached and pressed with the keyboard, an alert.
 
-    (The suite has no axe-core helper; these are the checks that matter for this
-    UI, made through the accessibility tree's roles and names.)
+    The page's one identifier field (the username, where the browser offers
+    passkeys), the passkey button right after the password form's, and the
+    disclosure that creates an account; each reached with Tab and used with
+    Enter. A device with no passkey for the site is told so, with what to do.
     """
     visitor = person()  # a device with no passkey for the site
     page = visitor.page
     page.goto("/auth/signin")
-    field = page.get_by_role("textbox", name="Email")
+    field = page.get_by_role("textbox", name="Username")
     assert field.get_attribute("autocomplete") == "username webauthn"
     sign_in = page.get_by_role("button", name="Sign in with a passkey")
-    create = page.get_by_role("button", name="Create an account with a passkey")
-    assert sign_in.count() == 1 and create.count() == 1
-    alert = page.locator("[data-webauth-passkey-error]")
+    assert sign_in.count() == 1
+    more = page.locator(NEW_ACCOUNT_MORE)
+    alert = page.locator("#webauth-passkey-error")
     assert alert.get_attribute("role") == "alert" and alert.is_hidden()
 
-    # Tab reaches the field and both buttons, in that order.
+    # Tab reaches the field, the passkey button and the disclosure, in that order.
     page.locator("body").focus()
     reached = []
     for _ in range(20):
         page.keyboard.press("Tab")
-        reached.append(page.evaluate("() => document.activeElement.id"))
-        if reached[-1] == REGISTER_BUTTON[1:]:
+        reached.append(
+            page.evaluate(
+                "() => document.activeElement.closest('[id], summary')?.id || document.activeElement.tagName"
+            )
+        )
+        if reached[-1] == "SUMMARY" and page.evaluate(
+            "() => !!document.activeElement.closest('[data-webauth-passkey-more]')"
+        ):
             break
     passkey_ids = [i for i in reached if i in (field.get_attribute("id"), SIGNIN_BUTTON[1:])]
     assert passkey_ids == [field.get_attribute("id"), SIGNIN_BUTTON[1:]]
-    assert reached[-1] == REGISTER_BUTTON[1:]
+    # Enter opens it; Tab then reaches the new account's address and its button.
+    page.keyboard.press("Enter")
+    assert more.get_attribute("open") is not None
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.type") == "email"
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.id") == REGISTER_BUTTON[1:]
 
-    # Enter on the button starts the ceremony; its failure is announced in the alert,
-    # and the button is usable again.
+    # Enter on the button starts the ceremony; its failure is announced in the alert
+    # (the browser cannot tell the page whether the person cancelled or the device
+    # has no passkey, so it says both and what to do), and the button is usable again.
     sign_in.focus()
     page.keyboard.press("Enter")
-    assert "cancelled or timed out" in alert_of(page)
+    said = alert_of(page)
+    assert "No passkey was used" in said and "Create an account with a passkey" in said
     assert alert.is_visible()
     assert sign_in.is_enabled() and sign_in.get_attribute("aria-busy") is None
     assert visitor.session() is None

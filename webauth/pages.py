@@ -9,7 +9,7 @@ CSRF token or says who is signed in, so no cache may keep or show it again.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlencode
 
 from django.http import HttpResponse
@@ -41,6 +41,7 @@ __all__ = [
     "render_signout_page",
     "render_verify_request_page",
     "signed_in_context",
+    "signin_layout",
     "theme_context",
     "usable_providers",
 ]
@@ -101,7 +102,7 @@ ERROR_PAGES: dict[str, tuple[int, Any, Any, Any]] = {
     "Verification": (
         403,
         _("Unable to sign in"),
-        _("The sign in link is no longer valid."),
+        _("The sign-in link is no longer valid."),
         _("It may have been used already or it may have expired."),
     ),
     "WebAuthnVerificationError": (
@@ -218,9 +219,21 @@ def _fields(
                 "attrs": extra,
                 "value": values.get(name, ""),
                 "error": errors.get(name, ""),
+                "invalid": bool(errors.get(name)),
             }
         )
     return fields
+
+
+def _describe_errors(fields: list[dict[str, Any]], provider_id: str) -> None:
+    # A field's own error is tied to it (aria-describedby), and the first such
+    # field takes the focus when the page loads again with it.
+    focused = False
+    for field in fields:
+        if field["error"]:
+            field["describedby"] = f"error-{field['name']}-for-{provider_id}"
+            field["autofocus"] = not focused
+            focused = True
 
 
 def usable_providers(config: Config) -> tuple[Provider, ...]:
@@ -262,6 +275,16 @@ def passkey_context(provider: Provider, base_url: str, *, autofill: bool) -> dic
     }
 
 
+def _role(flow: Any) -> str:
+    # What the sign-in page makes of a kind (signin_layout): a form of the project's
+    # fields with a password, an address to mail, or a button.
+    if flow is not None and flow.has_password_form:
+        return "password"
+    if flow is not None and flow.sends_email:
+        return "email"
+    return "button"
+
+
 def provider_forms(
     providers: tuple[Provider, ...],
     base_url: str,
@@ -284,12 +307,15 @@ def provider_forms(
             passkey = passkey_context(p, base_url, autofill=passkeys == 0)
             passkey["register"] = passkeys == 0
             passkeys += 1
-            forms.append({"id": p.id, "name": p.name, "type": p.type, "passkey": passkey})
+            forms.append(
+                {"id": p.id, "name": p.name, "type": p.type, "role": "passkey", "passkey": passkey}
+            )
             continue
         entry: dict[str, object] = {
             "id": p.id,
             "name": display_name(p),
             "type": p.type,
+            "role": _role(flow),
             "signin_url": f"{base_url}/signin/{p.id}",
             "callback_url": f"{base_url}/callback/{p.id}",
             "fields": [],
@@ -305,8 +331,113 @@ def provider_forms(
             entry["action"] = entry["signin_url"]
             entry["fields"] = _fields(getattr(p, "form_fields", {}), errors, typed)
             entry.update(_button_style(p))
+        _describe_errors(cast(list[dict[str, Any]], entry["fields"]), p.id)
         forms.append(entry)
     return forms
+
+
+#: The ``autocomplete`` of the field that passkey autofill attaches to (WebAuthn's
+#: conditional mediation looks for the ``webauthn`` token).
+AUTOFILL = "username webauthn"
+
+#: Above this many provider buttons, the sign-in page sets them in two columns.
+GRID_FROM = 4
+
+
+def _with_attrs(field: Mapping[str, Any], **attrs: object) -> dict[str, Any]:
+    return {**field, "attrs": {**field.get("attrs", {}), **attrs}}
+
+
+def signin_layout(
+    forms: list[dict[str, Any]], *, error: str | None = None, message: object = None
+) -> dict[str, Any]:
+    """How the sign-in page arranges :func:`provider_forms`: one identifier, one primary action.
+
+    - ``primary``: the first form with a password (else the first email form). Its
+      first field that is not a password is the page's one identifier field
+      (``identifier``); the rest are ``fields``. With a passkey provider on the
+      page, the identifier carries ``autocomplete="username webauthn"``: the
+      browser offers passkeys in that field (autofill), and the passkey widget
+      renders no field of its own. A refused password (*error* is
+      ``CredentialsSignin``) is said inside this form (``error_message``), tied
+      to its fields and focused, rather than at the top of the page.
+    - ``passkey``: the first passkey provider's widget: "Sign in with a passkey"
+      and creating an account with one. ``identifier_id`` is the field it reads;
+      ``register_field`` a field of its own, shown only for a new account, when
+      the identifier is not an address (a username). Without a primary form the
+      widget is the primary action, with its own field as the identifier.
+    - ``more``: every other form with fields (another email or password
+      provider), each behind a disclosure that names it.
+    - ``buttons``: the providers that are one button (OAuth, OpenID Connect).
+
+    Every form still posts to its provider's Auth.js route with its own field
+    names, so each method works without JavaScript (passkeys excepted, which
+    need it and stay hidden until the script shows them).
+    """
+    fielded = [f for f in forms if f.get("role") in ("password", "email")]
+    primary = next((f for f in fielded if f["role"] == "password"), None) or next(
+        iter(fielded), None
+    )
+    passkey_form = next((f for f in forms if f.get("role") == "passkey"), None)
+    passkey = dict(passkey_form["passkey"]) if passkey_form is not None else None
+    layout: dict[str, Any] = {
+        "primary": None,
+        "passkey": passkey,
+        "more": [f for f in fielded if f is not primary],
+        "buttons": [f for f in forms if f.get("role") == "button"],
+        "error_in_form": False,
+    }
+    # Many services: two columns of buttons with the service's name alone.
+    layout["grid"] = len(layout["buttons"]) > GRID_FROM
+    if primary is not None:
+        fields = list(primary["fields"])
+        index = next((i for i, f in enumerate(fields) if f["type"] != "password"), None)
+        identifier = fields.pop(index) if index is not None else None
+        if identifier is not None and passkey is not None and passkey["autofill"]:
+            identifier = _with_attrs(identifier, autocomplete=AUTOFILL)
+        in_form = error == "CredentialsSignin" and primary["role"] == "password"
+        if in_form:
+            # Said beside the fields it is about, and the focus moved there: to the
+            # password when the identifier was filled in again, else the identifier.
+            described = f"error-for-{primary['id']}"
+            refused = [f for f in (identifier, *fields) if f is not None]
+            refused = [{**f, "invalid": True, "describedby": described} for f in refused]
+            target = next(
+                (
+                    f
+                    for f in refused
+                    if f["type"] == "password" and identifier and identifier["value"]
+                ),
+                refused[0] if refused else None,
+            )
+            for field in refused:
+                field["autofocus"] = field is target
+            if identifier is not None:
+                identifier, fields = refused[0], refused[1:]
+            else:
+                fields = refused
+        layout["primary"] = {
+            **primary,
+            "identifier": identifier,
+            "fields": fields,
+            "error_message": message if in_form else None,
+        }
+        layout["error_in_form"] = in_form
+        if passkey is not None:
+            own = passkey.pop("field", None)
+            passkey["identifier_id"] = (
+                f"input-{identifier['name']}-for-{primary['id']}" if identifier else ""
+            )
+            passkey["autofill"] = passkey["autofill"] and identifier is not None
+            is_address = identifier is not None and identifier["type"] == "email"
+            passkey["register_field"] = (
+                _with_attrs(own, autocomplete="email") if own and not is_address else None
+            )
+    elif passkey is not None:
+        passkey["primary"] = True
+        own = passkey.get("field")
+        passkey["identifier_id"] = f"input-{own['name']}-for-{passkey['id']}" if own else ""
+    return layout
 
 
 def render_signin_page(
@@ -339,16 +470,15 @@ def render_signin_page(
         values = {p.id: {"email": email} for p in state.config.providers}
     if values is None and error == "CredentialsSignin":
         values = typed_values(state) or None
+    forms = provider_forms(
+        usable_providers(state.config), state.base_url, field_errors=field_errors, values=values
+    )
     response = render_page(
         state,
         "webauth/signin.html",
         {
-            "providers": provider_forms(
-                usable_providers(state.config),
-                state.base_url,
-                field_errors=field_errors,
-                values=values,
-            ),
+            "providers": forms,
+            "layout": signin_layout(forms, error=error, message=message),
             "csrf_token_value": state.csrf.token,
             "callback_url": state.callback_url,
             "error": error,

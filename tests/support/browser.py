@@ -122,6 +122,25 @@ class VirtualAuthenticators:
 
 #: The field where browsers offer passkeys (conditional mediation, "autofill").
 AUTOFILL_FIELD = 'input[autocomplete="username webauthn"]'
+#: The disclosure "Create an account with a passkey" of the built-in sign-in page,
+#: there when the page's identifier field is a username (a password form is primary).
+NEW_ACCOUNT_MORE = "details[data-webauth-passkey-more]"
+
+
+def fill_new_account_email(page, email):
+    """Type a new passkey account's address where the sign-in page asks for it.
+
+    Its own field, behind the "Create an account with a passkey" disclosure, when
+    the page's identifier is a username; else the identifier field (an address).
+    """
+    more = page.locator(NEW_ACCOUNT_MORE)
+    if more.count():
+        if more.get_attribute("open") is None:
+            more.locator("summary").click()
+        more.locator('input[type="email"]').fill(email)
+    else:
+        page.fill(AUTOFILL_FIELD, email)
+
 
 # What the page asked of navigator.credentials, reported to the test as it happens
 # (window state would not survive the navigations of a sign-in). AUTOFILL is
@@ -165,19 +184,51 @@ _WATCH_CREDENTIALS = """
     const target = selection ? publicKey.authenticatorSelection : publicKey;
     if (target) target.userVerification = "discouraged";
   };
+  // "strict": as "hold", and as a browser enforces it, one request at a time: a
+  // request made before the one under way has let go (a moment after its abort)
+  // is refused with a NotAllowedError ("A request is already pending").
+  let pending = 0;
+  const oneAtATime = (start) => {
+    if (AUTOFILL !== "strict") return start();
+    if (pending) return Promise.reject(new DOMException("A request is already pending.", "NotAllowedError"));
+    pending += 1;
+    const done = () => { pending -= 1; };
+    return start().then((value) => { done(); return value; }, (error) => { done(); throw error; });
+  };
+  const slowAbort = (signal) => new Promise((_, reject) => {
+    const stop = () => setTimeout(
+      () => reject(signal.reason || new DOMException("aborted", "AbortError")), 200,
+    );
+    if (signal.aborted) stop(); else signal.addEventListener("abort", stop, { once: true });
+  });
   navigator.credentials.get = (options = {}) => {
     const mediation = options.mediation || "optional";
+    if (AUTOFILL === "strict") {
+      if (mediation === "conditional") {
+        return oneAtATime(() => watch("get", mediation, slowAbort(options.signal)));
+      }
+      return oneAtATime(() => watch("get", mediation, realGet(options)));
+    }
     if (mediation !== "conditional") weaken(options.publicKey, false);
     if (mediation !== "conditional" || AUTOFILL === "pass") {
       return watch("get", mediation, realGet(options));
     }
     if (AUTOFILL === "hold") return watch("get", mediation, aborted(options.signal));
+    if (AUTOFILL === "timeout") {
+      // The request runs out of time with nobody at the page, as a browser's does
+      // (a NotAllowedError), a moment after it starts.
+      const timedOut = new Promise((_, reject) => setTimeout(
+        () => reject(new DOMException("The operation either timed out or was not allowed.", "NotAllowedError")),
+        300,
+      ));
+      return watch("get", mediation, Promise.race([timedOut, aborted(options.signal)]));
+    }
     const picked = Promise.race([fieldFocused(), aborted(options.signal)]);
     return watch("get", mediation, picked.then(() => realGet(options)));
   };
   navigator.credentials.create = (options = {}) => {
     weaken(options.publicKey, true);
-    return watch("create", "optional", realCreate(options));
+    return oneAtATime(() => watch("create", "optional", realCreate(options)));
   };
 })();
 """
@@ -192,7 +243,11 @@ def watch_credentials(context, autofill="hold"):
     finished loading; *autofill* says what the simulated person does instead:
     ``"hold"`` never picks (the request waits until the page aborts it),
     ``"on-focus"`` picks once the passkey field has the focus, ``"pass"`` leaves
-    Chromium's behaviour alone. A page where ``window.weakenUserVerification``
+    Chromium's behaviour alone, ``"timeout"`` lets each request run out of time
+    (a ``NotAllowedError`` after 300 ms) as on a page nobody touches, and
+    ``"strict"`` holds it as ``"hold"`` does while enforcing what browsers do:
+    one request at a time, an aborted one letting go 200 ms after its abort, a
+    request made meanwhile refused with ``NotAllowedError``. A page where ``window.weakenUserVerification``
     is true asks the device for no user verification, whatever the site asked.
     """
     calls = []

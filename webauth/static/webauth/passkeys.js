@@ -19,7 +19,10 @@
  * data-provider, data-base-url, data-callback-url (and data-autofill, data-discoverable,
  * data-message-*), holding button#webauth-passkey-signin, button#webauth-passkey-register,
  * an input with autocomplete="username webauthn", and a role="alert" element
- * [data-webauth-passkey-error] for errors.
+ * [data-webauth-passkey-error] for errors. The input may be elsewhere on the page:
+ * data-identifier names it (the built-in sign-in page's one identifier field). A
+ * container with data-webauth-reveal is hidden until this script shows it, in a
+ * browser that can use passkeys.
  */
 (function () {
   "use strict";
@@ -35,10 +38,20 @@
     exists: "This passkey is already registered.",
     email: "Enter your email address to create a passkey.",
     rateLimited: "Too many attempts. Please wait a few minutes before you try again.",
-    server: "Something went wrong. Please try again."
+    server: "Something went wrong. Please try again.",
+    noPasskey:
+      "No passkey was used: the request was cancelled, or this device has no passkey for " +
+      "this site yet. Sign in another way."
   };
 
   var controller = null; // the AbortController of the ceremony under way
+  // The browser's WebAuthn request under way, as a promise that settles (never
+  // rejects) once the browser has let go of it. Browsers refuse a new request
+  // while another is still pending ("A request is already pending", a
+  // NotAllowedError, which read as "cancelled" to a person who pressed a button
+  // while the page's autofill request was out): after aborting one, the next
+  // waits for it to settle.
+  var inFlight = Promise.resolve();
   var autofillOptions = null; // what autofill was started with, to resume it
   var autofillRestarts = 0;
 
@@ -184,6 +197,13 @@
     return controller.signal;
   }
 
+  // Start a navigator.credentials call once the one before it has settled.
+  function browserRequest(start) {
+    var request = inFlight.then(start);
+    inFlight = request.then(settled, settled);
+    return request;
+  }
+
   // -- the two requests ---------------------------------------------------------------
   function readJSON(response) {
     return response.json().catch(function () {
@@ -268,14 +288,14 @@
     return { ok: true, url: data.url };
   }
 
-  function failed(s, error, quiet) {
+  function failed(s, error, quiet, signingIn) {
     var code;
     if (error instanceof PasskeyError) {
       code = error.code;
     } else if (error && error.name === "AbortError") {
       return { ok: false, error: "aborted" };
     } else if (error && error.name === "NotAllowedError") {
-      code = "cancelled";
+      code = signingIn ? "noPasskey" : "cancelled";
     } else if (error && error.name === "InvalidStateError") {
       code = "exists";
     } else {
@@ -307,7 +327,9 @@
     var signal = newSignal();
     return fetchOptions(s, action, s.email)
       .then(function (body) {
-        return prompt(body.options, signal);
+        return browserRequest(function () {
+          return prompt(body.options, signal);
+        });
       })
       .then(function (credential) {
         return post(s, action, credential);
@@ -316,7 +338,7 @@
         return succeeded(s, data);
       })
       .catch(function (error) {
-        var result = failed(s, error);
+        var result = failed(s, error, false, action === "authenticate");
         if (result.error !== "aborted") {
           resumeAutofill();
         }
@@ -324,6 +346,9 @@
       });
   }
 
+  // The sign-in button: a refusal by the browser (NotAllowedError) is either the
+  // person cancelling or a device with no passkey for this site, which WebAuthn
+  // does not let the page tell apart, so the message says both and what to do.
   function signIn(opts) {
     return ceremony(opts, "authenticate", function (options, signal) {
       return navigator.credentials.get({ publicKey: requestOptions(options), signal: signal });
@@ -351,16 +376,20 @@
       }
       var signal = newSignal();
       var asked = false;
+      var picked = false;
       return fetchOptions(s, "authenticate")
         .then(function (body) {
           asked = true;
-          return navigator.credentials.get({
-            publicKey: requestOptions(body.options),
-            mediation: "conditional",
-            signal: signal
+          return browserRequest(function () {
+            return navigator.credentials.get({
+              publicKey: requestOptions(body.options),
+              mediation: "conditional",
+              signal: signal
+            });
           });
         })
         .then(function (credential) {
+          picked = true;
           return post(s, "authenticate", credential);
         })
         .then(function (data) {
@@ -368,8 +397,10 @@
           return succeeded(s, data);
         })
         .catch(function (error) {
-          // A ceremony the person never started (no options) stays quiet.
-          var result = failed(s, error, !asked);
+          // Autofill speaks only about a passkey the person picked. Before that it
+          // stays quiet: its options request failing, its request timing out on an
+          // idle page, or being ended by another ceremony.
+          var result = failed(s, error, !picked);
           if (asked && result.error !== "aborted" && result.error !== "rateLimited") {
             resumeAutofill();
           }
@@ -387,9 +418,50 @@
   }
 
   // -- binding the markup ------------------------------------------------------------------
-  function emailOf(el) {
-    var input = el.querySelector('input[autocomplete~="webauthn"], input[type="email"]');
-    return input && input.value ? input.value.trim() : "";
+  // The widget's own field, else the page's identifier field that it names
+  // (data-identifier: the built-in sign-in page has one field for every method).
+  function ownField(el) {
+    return el.querySelector('input[autocomplete~="webauthn"], input[type="email"]');
+  }
+
+  function identifierField(el) {
+    var id = el.dataset.identifier;
+    return (id && document.getElementById(id)) || null;
+  }
+
+  function autofillField(el) {
+    var input = identifierField(el) || ownField(el);
+    return input && /(^|\s)webauthn(\s|$)/.test(input.getAttribute("autocomplete") || "")
+      ? input
+      : null;
+  }
+
+  // The address a ceremony sends: the widget's own field; else the identifier,
+  // which for a new account counts only when it is an address (it may be a username).
+  function emailOf(el, newAccount) {
+    var own = ownField(el);
+    if (own && own.value.trim()) {
+      return own.value.trim();
+    }
+    var identifier = identifierField(el);
+    var value = identifier && identifier.value ? identifier.value.trim() : "";
+    if (newAccount && value.indexOf("@") < 1) {
+      return "";
+    }
+    return value;
+  }
+
+  // Where a person types the new account's address: the widget's own field
+  // (opening the disclosure it sits in), else the identifier field.
+  function askForEmail(el) {
+    var more = el.querySelector("[data-webauth-passkey-more]");
+    if (more) {
+      more.open = true;
+    }
+    var input = ownField(el) || identifierField(el);
+    if (input) {
+      input.focus();
+    }
   }
 
   function withBusy(button, promise) {
@@ -407,6 +479,12 @@
       return;
     }
     el.setAttribute("data-webauth-bound", "true");
+    if (el.hasAttribute("data-webauth-reveal")) {
+      if (!supported()) {
+        return; // stays hidden: the page's other ways to sign in are the way
+      }
+      el.hidden = false;
+    }
     var signInButton = el.querySelector("#webauth-passkey-signin, [data-webauth-passkey-signin]");
     var registerButton = el.querySelector(
       "#webauth-passkey-register, [data-webauth-passkey-register]"
@@ -414,26 +492,23 @@
     if (signInButton) {
       signInButton.addEventListener("click", function (event) {
         event.preventDefault();
-        var email = el.dataset.discoverable === "true" ? "" : emailOf(el);
+        var email = el.dataset.discoverable === "true" ? "" : emailOf(el, false);
         withBusy(signInButton, signIn({ element: el, email: email }));
       });
     }
     if (registerButton) {
       registerButton.addEventListener("click", function (event) {
         event.preventDefault();
-        var email = emailOf(el);
+        var email = emailOf(el, true);
         if (el.dataset.needsEmail === "true" && !email) {
           showError(settings({ element: el }), "email");
-          var input = el.querySelector('input[type="email"], input[autocomplete~="webauthn"]');
-          if (input) {
-            input.focus();
-          }
+          askForEmail(el);
           return;
         }
         withBusy(registerButton, register({ element: el, email: email }));
       });
     }
-    if (el.dataset.autofill === "true" && el.querySelector('input[autocomplete~="webauthn"]')) {
+    if (el.dataset.autofill === "true" && autofillField(el)) {
       autofill({ element: el });
     }
   }
