@@ -362,7 +362,8 @@ def free_port():
 
 
 def test_example_project_pages_pass_axe_in_both_schemes_and_sizes(browser, tmp_path):
-    """The example's pages follow the colour scheme too, at AA contrast, with 44px targets.
+    """The example's pages follow the colour scheme too, at AA contrast, with 44px targets:
+    its language switcher and the Example IdP's page (a site of its own) included.
 
     Signed in by email (its code read on the outbox page): no demo user to set up.
     """
@@ -396,6 +397,6 @@ def test_example_project_pages_pass_axe_in_both_schemes_and_sizes(browser, tmp_p
         assert signed_in.status == 302, signed_in.text()[:500]
         look_at("/", "home-signed-in")
         look_at("/private/", "private")
-        look_at("/passkeys/", "passkeys")
+        look_at("/account/passkeys/", "account-passkeys")  # the example's passkeys page
         context.close()
     assert not problems, "\n".join(problems)

@@ -1,5 +1,10 @@
 """The example project starts: system checks pass, it migrates, its setup runs, and
-it signs in by email out of the box (its development outbox shows the message)."""
+it signs in by email out of the box (its development outbox shows the message).
+
+And what a newcomer sees in it: the language switcher changes webauth's pages,
+WEBAUTH_EXAMPLE_SESSIONS=database keeps sessions in the database (and "sign out
+everywhere" works), the Example IdP's login page is visibly another site, both
+have a favicon, and there is one passkeys page, the account center's."""
 
 import html
 import os
@@ -9,7 +14,6 @@ import socket
 import subprocess
 import sys
 from contextlib import contextmanager
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -17,6 +21,7 @@ import pyotp
 import pytest
 import requests
 
+from .support.forms import Forms
 from .support.helpers import wait_until_serving
 
 # The example runs in subprocesses on its own SQLite file, whatever the suite's
@@ -104,28 +109,6 @@ print(off, routed())
 
 
 # -- email sign-in on the running example -------------------------------------------------
-
-
-class Forms(HTMLParser):
-    """The forms of a page: action and the inputs' name -> value, by the form's id."""
-
-    def __init__(self, text):
-        super().__init__()
-        self.forms = {}
-        self._current = None
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        attributes = dict(attrs)
-        if tag == "form":
-            self._current = {"action": attributes.get("action"), "fields": {}}
-            self.forms[attributes.get("id") or attributes.get("data-provider")] = self._current
-        elif tag == "input" and self._current is not None and attributes.get("name"):
-            self._current["fields"][attributes["name"]] = attributes.get("value") or ""
-
-    def handle_endtag(self, tag):
-        if tag == "form":
-            self._current = None
 
 
 def free_port():
@@ -224,10 +207,11 @@ def test_email_sign_in_through_the_example(example_server):
     assert 'href="/account/">Account</a>' in person.get(f"{base}/").text
     account = person.get(f"{base}/account/email/", allow_redirects=False)
     assert account.status_code == 200 and "<dd data-email>reader@example.com</dd>" in account.text
-    # Signed in, the pending cookie is gone: the same form again is a page that says
-    # where to finish, not a second session.
+    # Used: the same form again, in the browser that used it, says the link is no
+    # longer valid (and that this browser is signed in), not a second session.
     again = person.post(urljoin(base, form["action"]), data=form["fields"])
-    assert again.status_code == 400 and "Finish signing in where you started" in again.text
+    assert again.status_code == 403 and "The sign-in link is no longer valid." in again.text
+    assert 'data-signed-in="true"' in again.text
 
     # The code, typed on the verify-request page of another browser.
     other = requests.Session()
@@ -244,6 +228,150 @@ def test_email_sign_in_through_the_example(example_server):
     # The console backend printed both messages where the server runs.
     printed = log.read_text()
     assert printed.count("Subject: Sign in to 127.0.0.1:") == 2
+
+
+def sign_in_by_code(browser, base, address):
+    """An email sign-in with the code from the outbox, typed on the verify-request page."""
+    ask_for_email(browser, base, address, f"{base}/")
+    _, code = outbox_message(browser, base, address)
+    verify = browser.get(f"{base}/auth/verify-request?provider=email&type=email")
+    form = Forms(verify.text).forms["webauth-email-code"]
+    signed_in = browser.post(
+        urljoin(base, form["action"]), data={**form["fields"], "code": code}, allow_redirects=False
+    )
+    assert signed_in.status_code == 302, signed_in.text[:500]
+    assert session_of(browser, base)["user"]["email"] == address
+
+
+def shell(code, env):
+    """What *code* prints in the example's ``manage.py shell``."""
+    result = manage("shell", "--no-imports", "-c", code, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout.strip()
+
+
+# -- languages ---------------------------------------------------------------------------
+
+
+def html_lang(page):
+    return re.search(r'<html lang="([^"]*)"', page).group(1)
+
+
+def test_the_language_switcher_changes_webauths_pages(example_server):
+    """The switcher on the example's pages (Django's set_language) sets the language that
+    LocaleMiddleware gives every page: webauth's sign-in page is then German."""
+    base, _ = example_server
+    person = requests.Session()
+    assert html_lang(person.get(f"{base}/auth/signin").text) == "en"
+    home = person.get(f"{base}/").text
+    assert '<label for="language-switcher">Language</label>' in home
+    options = re.findall(r'<option value="([^"]+)" lang="\1"', home)
+    assert options == ["en", "de", "fr", "es", "pt-br", "ja", "zh-hans"]
+    form = Forms(home).posting_to("/i18n/setlang/")
+    assert form["method"] == "post" and form["fields"]["next"] == "/"
+
+    switched = person.post(
+        urljoin(base, form["action"]),
+        data={**form["fields"], "language": "de", "next": "/auth/signin"},
+        allow_redirects=False,
+    )
+    assert switched.status_code == 302 and switched.headers["Location"] == "/auth/signin"
+    signin = person.get(f"{base}/auth/signin").text
+    assert html_lang(signin) == "de" and "<title>Anmelden</title>" in signin
+    # The example's own page keeps its English, with the choice shown as selected.
+    home = person.get(f"{base}/").text
+    assert html_lang(home) == "en" and '<option value="de" lang="de" selected>' in home
+    # Another browser still gets English.
+    assert html_lang(requests.get(f"{base}/auth/signin").text) == "en"
+
+
+# -- database sessions -------------------------------------------------------------------
+
+
+def test_database_sessions_switch_and_signing_out_everywhere(env, tmp_path):
+    """WEBAUTH_EXAMPLE_SESSIONS=database: a row per session, and the account center's
+    "Sign out everywhere else" ends the other browser's session."""
+    env = {**env, "WEBAUTH_EXAMPLE_SESSIONS": "database"}
+    count = "from webauth.models import Session; print(Session.objects.count())"
+    with running_example(env, tmp_path, "127.0.0.1") as (base, _):
+        env = {**env, "PORT": base.rsplit(":", 1)[1]}
+        laptop, phone = requests.Session(), requests.Session()
+        sign_in_by_code(laptop, base, "reader@example.com")
+        sign_in_by_code(phone, base, "reader@example.com")
+        assert shell(count, env) == "2"
+
+        page = laptop.get(f"{base}/account/sessions/")
+        assert page.status_code == 200 and page.text.count("data-session-id=") == 2
+        [everywhere] = [f for f in Forms(page.text).all if f["fields"].get("op") == "everywhere"]
+        done = laptop.post(
+            urljoin(page.url, everywhere["action"] or page.url),
+            data=everywhere["fields"],
+            headers={"Referer": page.url},
+        )
+        assert done.status_code == 200, done.text[:1000]
+        assert "1 other session was signed out." in done.text
+
+        assert session_of(phone, base) is None  # signed out
+        assert session_of(laptop, base)["user"]["email"] == "reader@example.com"
+        assert shell(count, env) == "1"
+    setup = manage("example_setup", env=env)
+    assert "Sessions: in the database (WEBAUTH_EXAMPLE_SESSIONS=database)" in setup.stdout
+
+
+def test_jwt_sessions_by_default_and_an_unknown_switch_is_refused(env):
+    code = "from django.conf import settings; print(settings.WEBAUTH['session']['strategy'])"
+    assert shell(code, env) == "jwt"
+    assert shell(code, {**env, "WEBAUTH_EXAMPLE_SESSIONS": "database"}) == "database"
+    wrong = manage("check", env={**env, "WEBAUTH_EXAMPLE_SESSIONS": "cookies"})
+    assert wrong.returncode != 0
+    assert "WEBAUTH_EXAMPLE_SESSIONS='cookies': use 'jwt' (the default) or 'database'" in (
+        wrong.stderr
+    )
+    assert manage("migrate", "-v", "0", env=env).returncode == 0
+    setup = manage("example_setup", env=env)
+    assert "Sessions: JWT cookies; WEBAUTH_EXAMPLE_SESSIONS=database ./scripts/example" in (
+        setup.stdout
+    )
+
+
+# -- the Example IdP's own look, the favicons, one passkeys page -------------------------
+
+
+def icon_of(page):
+    return re.search(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', page).group(1)
+
+
+def test_the_idp_looks_like_another_site(example_server):
+    base, _ = example_server
+    site = requests.get(f"{base}/").text
+    idp = requests.get(f"{base}/idp/login/?next=/idp/").text
+    assert "<title>webauth example</title>" in site
+    assert "<title>Log in · Example IdP</title>" in idp and "<h1>Log in to Example IdP</h1>" in idp
+    assert icon_of(site) == "/static/exampleproject/favicon.svg"
+    assert icon_of(idp) == "/static/exampleproject/idp-favicon.svg"
+    # Its own page: neither the site's menu, nor its stylesheet, nor its switcher.
+    for part in ('href="/private/"', "webauth.css", "language-switcher"):
+        assert part in site and part not in idp, part
+    for icon in (icon_of(site), icon_of(idp)):
+        served = requests.get(urljoin(base, icon))
+        assert served.status_code == 200 and served.headers["Content-Type"] == "image/svg+xml"
+        assert served.text.startswith("<svg")
+    # webauth's pages name no icon: the browser's /favicon.ico gets the site's.
+    fallback = requests.get(f"{base}/favicon.ico", allow_redirects=False)
+    assert fallback.headers["Location"] == icon_of(site)
+
+
+def test_one_passkeys_page_the_account_centers(example_server):
+    base, _ = example_server
+    person = requests.Session()
+    old = person.get(f"{base}/passkeys/", allow_redirects=False)
+    assert old.status_code == 302 and old.headers["Location"] == "/account/passkeys/"
+    sign_in_by_code(person, base, "reader@example.com")
+    home = person.get(f"{base}/").text
+    assert home.count('href="/account/passkeys/"') == 2  # the menu's and the page's links
+    assert 'href="/passkeys/"' not in home
+    page = person.get(f"{base}/passkeys/")
+    assert page.url == f"{base}/account/passkeys/" and page.status_code == 200
 
 
 # -- "Sign in with Example IdP" on the running example -------------------------------------
@@ -317,12 +445,19 @@ Account.objects.create(
 
 @pytest.mark.browser
 def test_passkeys_through_the_example(env, tmp_path):
-    """A passkey account on the example, its Passkeys page, and the offer after a password.
+    """A passkey account on the example, its passkeys page, and the offer after a password.
 
-    The example names ``localhost`` as its relying party, so it runs (and is opened)
-    on localhost, as ./scripts/example does.
+    The example's one passkeys page is the account center's: its old address,
+    /passkeys/, leads there. (Renaming and removing are the account center's own
+    tests'.) The example names ``localhost`` as its relying party, so it runs (and
+    is opened) on localhost, as ./scripts/example does.
     """
-    from .support.browser import AUTOFILL_FIELD, VirtualAuthenticators, chromium, watch_credentials
+    from .support.browser import (
+        VirtualAuthenticators,
+        chromium,
+        fill_new_account_email,
+        watch_credentials,
+    )
 
     with running_example(env, tmp_path, "localhost") as (base, _), chromium() as browser:
         context = browser.new_context(base_url=base)
@@ -334,23 +469,19 @@ def test_passkeys_through_the_example(env, tmp_path):
         def session():
             return page.evaluate("() => fetch('/auth/session').then((r) => r.json())")
 
-        # A new account with a passkey, from the built-in sign-in page.
+        # A new account with a passkey, from the built-in sign-in page, sent back to
+        # the old passkeys address: the account center's page lists the passkey.
         page.goto("/auth/signin?callbackUrl=/passkeys/")
-        page.fill(AUTOFILL_FIELD, "reader@example.com")
-        with page.expect_navigation(url="**/passkeys/"):
+        fill_new_account_email(page, "reader@example.com")
+        with page.expect_navigation(url="**/account/passkeys/"):
             page.click("#webauth-passkey-register")
         assert session()["user"]["email"] == "reader@example.com"
-        assert page.locator("#passkeys li.passkey").count() == 1
-
-        # Renamed on the Passkeys page; the only one cannot be removed.
-        page.get_by_label("Name").fill("My laptop")
-        with page.expect_navigation():
-            page.get_by_role("button", name="Rename").click()
-        assert page.locator(".passkey-name").inner_text() == "My laptop"
-        with page.expect_navigation():
-            page.get_by_role("button", name="Remove").click()
-        assert "only way to sign in" in page.locator(".messages [role=alert]").inner_text()
-        assert page.locator("#passkeys li.passkey").count() == 1
+        assert page.locator("li.webauth-passkey").count() == 1
+        # The example's menu links this page.
+        page.goto("/")
+        assert page.get_by_role("link", name="Passkeys", exact=True).get_attribute("href") == (
+            "/account/passkeys/"
+        )
 
         # The demo user signs in with a password: the home page offers a passkey.
         page.goto("/auth/signout")
@@ -379,6 +510,7 @@ def test_passkeys_through_the_example(env, tmp_path):
             offer.click()
         assert session()["user"]["email"] == "demo@example.com"
         assert offer.count() == 0  # accepted: no more offer
-        page.goto("/passkeys/")
-        assert page.locator("#passkeys li.passkey").count() == 1
+        page.get_by_role("link", name="Passkeys", exact=True).click()
+        page.wait_for_url("**/account/passkeys/")
+        assert page.locator("li.webauth-passkey").count() == 1
         context.close()

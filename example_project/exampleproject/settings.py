@@ -1,10 +1,14 @@
 """Settings of the webauth example project: a development setup, not a deployment.
 
-Everything webauth needs is marked "webauth:". Run it with ``./scripts/example``.
+Everything webauth needs is marked "webauth:". Run it with ``./scripts/example``;
+``WEBAUTH_EXAMPLE_SESSIONS=database ./scripts/example`` keeps the sessions in the
+database instead of JWT cookies (see WEBAUTH["session"] below).
 """
 
 import os
 from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -28,6 +32,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # Each visitor's language: the language switcher's cookie (base.html), else the
+    # browser's Accept-Language. After the sessions, before CommonMiddleware.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -65,6 +72,17 @@ DATABASES = {
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LANGUAGE_CODE = "en-us"
+# English and the six languages webauth's pages and emails are translated into
+# (docs/translations.md), each named in its own language for the switcher.
+LANGUAGES = [
+    ("en", "English"),
+    ("de", "Deutsch"),
+    ("fr", "Français"),
+    ("es", "Español"),
+    ("pt-br", "Português (Brasil)"),
+    ("ja", "日本語"),
+    ("zh-hans", "简体中文"),
+]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -77,6 +95,16 @@ AUTH_SECRET = os.environ.get("AUTH_SECRET") or "example-project-DEV-ONLY-secret-
 
 # The port scripts/example serves on: the Example IdP's URLs depend on it.
 PORT = int(os.environ.get("PORT", "8000"))
+
+# webauth: where sessions live. "jwt" (the default here): an encrypted cookie, nothing
+# stored. "database": a row per session, so the account center lists them and
+# "Sign out everywhere else" ends the others (docs/sessions.md). Pick it with
+# WEBAUTH_EXAMPLE_SESSIONS=database ./scripts/example.
+SESSION_STRATEGY = os.environ.get("WEBAUTH_EXAMPLE_SESSIONS") or "jwt"
+if SESSION_STRATEGY not in ("jwt", "database"):
+    raise ImproperlyConfigured(
+        f"WEBAUTH_EXAMPLE_SESSIONS={SESSION_STRATEGY!r}: use 'jwt' (the default) or 'database'"
+    )
 
 # Email: this project has no mail server, so messages are printed on the console
 # (where ./scripts/example runs) and the last 20 are listed at /dev/outbox/ (DEBUG
@@ -98,9 +126,10 @@ WEBAUTH = {
     # OAuth and email sign-ins store users (and linked accounts, and the emails'
     # one-time grants) through the ORM adapter...
     "adapter": "webauth.adapters.django.DjangoAdapter",
-    # ...while the session stays a JWT cookie (an adapter alone would pick "database").
+    # ...while the session is a JWT cookie unless WEBAUTH_EXAMPLE_SESSIONS=database
+    # (see SESSION_STRATEGY above; an adapter alone would pick "database").
     "session": {
-        "strategy": "jwt",
+        "strategy": SESSION_STRATEGY,
         # Signed out after two weeks without a visit (the default is 30 days)...
         "max_age": 14 * 24 * 3600,
         # ...and 30 days after signing in however active: then sign in again.
@@ -143,6 +172,9 @@ WEBAUTH = {
     # account center (/account/security/), and staff must: a staff member without
     # one adds it right after their password, before the sign-in ends.
     "mfa": {"enabled": True, "required": "staff", "issuer": "webauth example"},
+    # The account center's header: its home link goes to this project's home page
+    # (by default it is settings.LOGIN_REDIRECT_URL, Django's /accounts/profile/).
+    "account": {"home_url": "home", "site_name": "webauth example"},
 }
 
 # --- The bundled Example IdP: django-oauth-toolkit as an OpenID provider --------

@@ -1,15 +1,11 @@
 import json
 
 from django.conf import settings
-from django.contrib import messages
 from django.http import Http404, JsonResponse
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.shortcuts import render
 
 from webauth import get_session
 from webauth.decorators import auth_required
-from webauth.errors import LastSignInMethod
-from webauth.passkeys import list_passkeys, remove_passkey, rename_passkey
 
 from .mail import read_outbox
 
@@ -27,39 +23,6 @@ def home(request):
 @auth_required  # signed out: to /auth/signin?callbackUrl=/private/&error=SessionRequired
 def private(request):
     return render(request, "exampleproject/private.html")
-
-
-@auth_required
-@require_http_methods(["GET", "POST"])
-def passkeys(request):
-    """The signed-in user's passkeys: list, rename, remove, and add one.
-
-    Built on webauth.passkeys (webauth also has a ready-made page,
-    webauth.passkeys.passkeys_view, to route as it is). Changes are POSTs,
-    protected by Django's CSRF middleware like any form, and each one redirects
-    back here (post/redirect/get). The "Create a passkey" button is
-    {% webauth_passkey_register %} in the template.
-    """
-    if request.method == "POST":
-        credential_id = request.POST.get("credential_id", "")
-        if request.POST.get("action") == "remove":
-            try:
-                if remove_passkey(request, credential_id):
-                    messages.success(request, "Passkey removed.")
-            except LastSignInMethod:
-                messages.error(
-                    request,
-                    "This passkey is your only way to sign in. Add another passkey "
-                    "before you remove it.",
-                )
-        else:
-            try:
-                if rename_passkey(request, credential_id, request.POST.get("name", "")):
-                    messages.success(request, "Passkey renamed.")
-            except ValueError as error:  # an empty name
-                messages.error(request, str(error))
-        return redirect("passkeys")
-    return render(request, "exampleproject/passkeys.html", {"passkeys": list_passkeys(request)})
 
 
 def api_me(request):

@@ -23,6 +23,19 @@ class Command(BaseCommand):
         user.save()
         self.stdout.write(f"Demo user: {USERNAME} / {PASSWORD}" + (" (created)" if created else ""))
         self._idp(users)
+        self.stdout.write(self._sessions())
+
+    def _sessions(self) -> str:
+        """Where sessions live (settings.SESSION_STRATEGY), and how to pick the other."""
+        if settings.SESSION_STRATEGY == "database":
+            return (
+                "Sessions: in the database (WEBAUTH_EXAMPLE_SESSIONS=database): the account\n"
+                "center lists them and signs out everywhere else"
+            )
+        return (
+            "Sessions: JWT cookies; WEBAUTH_EXAMPLE_SESSIONS=database ./scripts/example\n"
+            "keeps them in the database, to sign out everywhere from the account center"
+        )
 
     def _idp(self, users):
         """The IdP's own user and the OAuth client webauth uses (see settings.WEBAUTH)."""
