@@ -185,7 +185,7 @@ def test_the_overview_sums_up_each_section(site, alice):
     assert "<p>alice@example.com</p>" in html  # auth.User keeps no verification date
     assert "You are signed in on 1 device." in html
     assert "1 connected account." in html
-    assert "0 passkeys." in html
+    assert "No passkeys yet." in html and "0 passkeys." not in html
 
 
 # -- sessions ------------------------------------------------------------------------------
@@ -357,7 +357,10 @@ def test_the_last_way_in_cannot_be_disconnected(site):
         r'aria-label="Disconnect GitHub" disabled aria-describedby="webauth-connections-last"',
         html,
     )
-    assert re.search(r'<p class="webauth-hint" id="webauth-connections-last">You cannot', html)
+    assert (
+        '<p class="webauth-hint" id="webauth-connections-last">This connection is your only way'
+        " to sign in, so it cannot be disconnected. Create a passkey first.</p>" in html
+    )
     # A form sent anyway (an old page, a hand-made request) is refused too.
     browser.post(
         "/account/connections/", {"op": "disconnect", "provider": "github", "account": "gh-1"}
@@ -365,8 +368,8 @@ def test_the_last_way_in_cannot_be_disconnected(site):
     assert announced(browser.page("/account/connections/")) == [
         (
             "alert",
-            "This is your only way to sign in. Add a password, a passkey or another "
-            "connection before you remove it.",
+            "This connection is your only way to sign in, so it cannot be disconnected. "
+            "Create a passkey first.",
         )
     ]
     assert Account.objects.filter(pk=account.pk).exists()

@@ -35,13 +35,16 @@ from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect
+from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from .access import session_required_response
-from .conf import get_config
+from .adapters.base import FLOW_METHODS
+from .conf import Config, get_config
 from .errors import LastSignInMethod
-from .pages import render_page
+from .flows import providers_with
+from .pages import render_page, usable_providers
 from .reauth import require_fresh, safe_next
 from .responses import private_no_store
 from .state import get_state
@@ -55,7 +58,9 @@ __all__ = [
     "alist_passkeys",
     "aremove_passkey",
     "arename_passkey",
+    "last_passkey_text",
     "list_passkeys",
+    "passkeys_offered",
     "passkeys_view",
     "remove_passkey",
     "rename_passkey",
@@ -170,6 +175,52 @@ async def aremove_passkey(request: HttpRequest, credential_id: str) -> bool:
     return await sync_to_async(remove_passkey)(request, credential_id)
 
 
+def passkeys_offered(config: Config) -> bool:
+    """Whether a signed-in user can create a passkey: a passkey provider, an adapter for it."""
+    storage = config.storage
+    return all(storage.has(m) for m in FLOW_METHODS["passkeys"]) and bool(
+        providers_with(usable_providers(config), "is_passkey")
+    )
+
+
+def _can_connect(config: Config, uid: str) -> bool:
+    """Whether the user can connect an account (OAuth) in the account center: it is
+    routed, and the site offers a provider the user has not connected."""
+    try:
+        reverse("webauth_account:connections")
+    except NoReverseMatch:
+        return False
+    offered = {p.id for p in providers_with(usable_providers(config), "links_accounts")}
+    storage = config.storage
+    if not offered or not storage.has("list_accounts_by_user_id"):
+        return False
+    return bool(offered - {a.provider for a in storage.list_accounts_by_user_id(uid)})
+
+
+def last_passkey_text(request: HttpRequest) -> str:
+    """Why the signed-in user's only passkey, their one way in, cannot be removed, and
+    what they can add first here: another passkey, a connection (in the account center)."""
+    config = get_config()
+    create = passkeys_offered(config)
+    connect = _can_connect(config, _user_id(request))
+    if create and connect:
+        return _(
+            "This passkey is your only way to sign in, so it cannot be removed. "
+            "Create another passkey or connect an account first."
+        )
+    if create:
+        return _(
+            "This passkey is your only way to sign in, so it cannot be removed. "
+            "Create another passkey first."
+        )
+    if connect:
+        return _(
+            "This passkey is your only way to sign in, so it cannot be removed. "
+            "Connect an account first."
+        )
+    return _("This passkey is your only way to sign in, so it cannot be removed.")
+
+
 @require_http_methods(["GET", "HEAD", "POST"])
 def passkeys_view(
     request: HttpRequest,
@@ -190,7 +241,8 @@ def passkeys_view(
     reloaded (post/redirect/get); without it the outcome is shown on the page
     (status 400 for a refusal). Template: *template_name* (context:
     ``passkeys``, ``error``, ``notice``, ``last_way_in``: whether removing the
-    only one would be refused, ``theme``, and *extra_context*). Every answer has
+    only one would be refused, ``last_way_in_text``: why, and what the user can
+    add first (:func:`last_passkey_text`), ``theme``, and *extra_context*). Every answer has
     ``Cache-Control: private, no-store``.
     """
     if not getattr(request.user, "is_authenticated", False):
@@ -213,18 +265,23 @@ def passkeys_view(
             error = note
     state = get_state(request)
     storage = state.config.storage
-    last_way_in = storage.has("count_sign_in_methods") and (
-        storage.count_sign_in_methods(_user_id(request)) <= 1
+    listed = list_passkeys(request)
+    # Only when it is true: a user with passkeys and no other way in (a user without
+    # a passkey has nothing here to remove).
+    last_way_in = bool(listed) and (
+        storage.has("count_sign_in_methods")
+        and storage.count_sign_in_methods(_user_id(request)) <= 1
     )
     response = render_page(
         state,
         template_name,
         {
             **(extra_context or {}),
-            "passkeys": list_passkeys(request),
+            "passkeys": listed,
             "error": error,
             "notice": notice,
             "last_way_in": last_way_in,
+            "last_way_in_text": last_passkey_text(request) if last_way_in else "",
         },
         config=state.config,
         status=400 if error else 200,
@@ -251,10 +308,7 @@ def _apply(request: HttpRequest) -> tuple[bool, str]:
         else:
             return False, _("Unknown action.")
     except LastSignInMethod:
-        return False, _(
-            "This passkey is your only way to sign in. Add another way to sign in "
-            "before you remove it."
-        )
+        return False, last_passkey_text(request)
     except ValueError as exc:
         return False, str(exc)
     return False, _("No such passkey.")

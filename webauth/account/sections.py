@@ -10,8 +10,13 @@ request of a signed-in user and reads through the adapter.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
+from django.conf import settings
+from django.contrib.sites.shortcuts import get_current_site
+from django.core.exceptions import DisallowedHost, ObjectDoesNotExist
 from django.http import HttpRequest
+from django.shortcuts import resolve_url
 from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext as _
 
@@ -20,7 +25,7 @@ from ..conf import Config, get_config
 from ..flows import can, providers_with
 from ..linked_accounts import linked_accounts, sign_in_methods
 from ..pages import usable_providers
-from ..passkeys import list_passkeys
+from ..passkeys import last_passkey_text, list_passkeys, passkeys_offered
 from ..state import get_state
 from ..user_sessions import list_sessions
 from ..utils import user_id
@@ -33,6 +38,8 @@ __all__ = [
     "connections_context",
     "describe_device",
     "email_context",
+    "header_context",
+    "home_url",
     "passkeys_context",
     "section_url",
     "sessions_context",
@@ -58,6 +65,66 @@ def section_url(name: str) -> str:
             "The account center's URLs are not routed: add "
             'path("account/", include("webauth.account.urls")) to your urlpatterns.'
         ) from None
+
+
+# -- the header ----------------------------------------------------------------------------
+
+
+def home_url(config: Config) -> str:
+    """Where the account center's home link goes: ``account.home_url``, else
+    ``settings.LOGIN_REDIRECT_URL``, resolved as Django resolves the latter (a URL
+    name is reversed; a path or URL is used as it is).
+
+    ``"/"`` when it cannot be resolved (a URL name that is not routed: the
+    system check ``webauth.W014`` reports a configured one) or is not a path or
+    an http(s) URL: a page never fails, nor links anywhere else, because of it.
+    """
+    target = config.account.home_url
+    if target is None:
+        target = getattr(settings, "LOGIN_REDIRECT_URL", None) or "/"
+    try:
+        url = str(resolve_url(str(target)))
+    except (NoReverseMatch, TypeError, ValueError):
+        return "/"
+    if url.startswith("/") and not url.startswith(("//", "/\\")):
+        return url
+    parts = urlsplit(url)
+    return url if parts.scheme in ("http", "https") and parts.netloc else "/"
+
+
+def _site_name(request: HttpRequest, config: Config) -> str:
+    """``account.site_name``, else the current site's name (``django.contrib.sites``'s
+    ``Site`` when installed, else the host)."""
+    configured = config.account.site_name
+    if configured is not None and str(configured).strip():
+        return str(configured).strip()
+    try:
+        name = str(get_current_site(request).name or "").strip()
+    except (ObjectDoesNotExist, DisallowedHost):  # no Site for SITE_ID; a host refused
+        name = ""
+    return name or _("Home")
+
+
+def header_context(request: HttpRequest) -> dict[str, object]:
+    """The account center's header: the site's name, the home link, the sign-out form.
+
+    ``home_url`` (:func:`home_url`), ``site_name``, and ``signout``: the action
+    (``POST <base path>/signout``), its ``csrf_token`` (Auth.js's, whose cookie
+    goes out with the page) and ``callback_url`` (the home URL: where the
+    browser lands once signed out).
+    """
+    state = get_state(request)
+    config = state.config
+    home = home_url(config)
+    return {
+        "home_url": home,
+        "site_name": _site_name(request, config),
+        "signout": {
+            "action": f"{state.base_url}/signout",
+            "csrf_token": state.form_csrf_token(),
+            "callback_url": state.redirect(home),
+        },
+    }
 
 
 # Browsers' and systems' marks in a User-Agent, the most specific first (Chrome's
@@ -172,11 +239,38 @@ def connections_context(request: HttpRequest) -> dict[str, object]:
                     "available": False,
                 }
             )
+    # Said only when it is true: the user's one way in is a connection listed here
+    # (a password, a passkey or an email sign-in is not disconnected on this page).
+    last = listed and bool(accounts) and _ways_in(config, request) <= 1
     return {
         "providers": providers,
         "manageable": listed,
-        "last_way_in": listed and _ways_in(config, request) <= 1,
+        "last_way_in": last,
+        "last_way_in_text": last_connection_text(config, providers) if last else "",
     }
+
+
+def last_connection_text(config: Config, providers: list[dict[str, Any]]) -> str:
+    """Why the user's only connection cannot be disconnected, and what they can add first:
+    a passkey (when the site offers them), another connection (when one is left to connect)."""
+    passkey = passkeys_offered(config)
+    connect = any(p["available"] and not p["accounts"] for p in providers)
+    if passkey and connect:
+        return _(
+            "This connection is your only way to sign in, so it cannot be disconnected. "
+            "Create a passkey or connect another account first."
+        )
+    if passkey:
+        return _(
+            "This connection is your only way to sign in, so it cannot be disconnected. "
+            "Create a passkey first."
+        )
+    if connect:
+        return _(
+            "This connection is your only way to sign in, so it cannot be disconnected. "
+            "Connect another account first."
+        )
+    return _("This connection is your only way to sign in, so it cannot be disconnected.")
 
 
 def passkeys_context(request: HttpRequest) -> dict[str, object]:
@@ -184,11 +278,13 @@ def passkeys_context(request: HttpRequest) -> dict[str, object]:
     config = get_config()
     manageable = _has(config, "passkeys")
     passkeys = list_passkeys(request) if manageable else []
+    last = manageable and bool(passkeys) and _ways_in(config, request) <= 1
     return {
         "passkeys": passkeys,
         "manageable": manageable,
         "enabled": bool(providers_with(usable_providers(config), "is_passkey")),
-        "last_way_in": manageable and _ways_in(config, request) <= 1,
+        "last_way_in": last,
+        "last_way_in_text": last_passkey_text(request) if last else "",
     }
 
 

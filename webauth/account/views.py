@@ -19,7 +19,7 @@ page is shown again with the outcome (status 400 for a refusal).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
@@ -94,7 +94,13 @@ def _render(
     response = render_page(
         state,
         f"webauth/account/{page}.html",
-        {"nav": _nav(page), "page": page, "next": sections.section_url(page), **context},
+        {
+            "nav": _nav(page),
+            "page": page,
+            "next": sections.section_url(page),
+            "header": sections.header_context(request),
+            **context,
+        },
         config=state.config,
         status=status,
     )
@@ -184,11 +190,16 @@ def sessions(request: HttpRequest) -> HttpResponseBase:
         if refused is not None:
             return refused
         count = sign_out_everywhere(request.user, request)
-        text = ngettext(
-            "%(count)d other session was signed out.",
-            "%(count)d other sessions were signed out.",
-            count,
-        ) % {"count": count}
+        text = (
+            ngettext(
+                "%(count)d other session was signed out.",
+                "%(count)d other sessions were signed out.",
+                count,
+            )
+            % {"count": count}
+            if count
+            else _("There were no other sessions to sign out.")
+        )
         return _outcome(request, back, True, text, again)
     return _outcome(request, back, False, _("Unknown action."), again)
 
@@ -223,18 +234,15 @@ def connections(request: HttpRequest) -> HttpResponseBase:
     try:
         done = unlink(request.user, provider_id, request.POST.get("account") or None)
     except LastSignInMethod:
-        return _outcome(request, back, False, str(_LAST_WAY_IN), again)
+        config = get_state(request).config
+        listed = cast(list[dict[str, Any]], sections.connections_context(request)["providers"])
+        text = sections.last_connection_text(config, listed)
+        return _outcome(request, back, False, text, again)
     if not done:
         return _outcome(request, back, False, _("No such connection."), again)
     provider = get_state(request).config.get_provider(provider_id)
     name = provider.name if provider is not None else provider_id
     return _outcome(request, back, True, _("%(name)s was disconnected.") % {"name": name}, again)
-
-
-_LAST_WAY_IN = gettext_lazy(
-    "This is your only way to sign in. Add a password, a passkey or another "
-    "connection before you remove it."
-)
 
 
 def _connect(
@@ -264,10 +272,16 @@ def _connect(
 
 def passkeys(request: HttpRequest) -> HttpResponseBase:
     """:func:`webauth.passkeys.passkeys_view` in the account center's frame."""
+    if not _signed_in(request):
+        return session_required_response(request)
     return passkeys_view(
         request,
         template_name="webauth/account/passkeys.html",
-        extra_context={"nav": _nav("passkeys"), "page": "passkeys"},
+        extra_context={
+            "nav": _nav("passkeys"),
+            "page": "passkeys",
+            "header": sections.header_context(request),
+        },
     )
 
 
