@@ -36,6 +36,14 @@ SIZES = {"desktop": {"width": 1280, "height": 800}, "mobile": {"width": 390, "he
 #: guidelines).
 TARGET_SIZE = 44
 
+#: A theme logo (an inline SVG: no file to serve): the account center's header shows it.
+LOGO = (
+    "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='120' height='32'%3E"
+    "%3Crect width='32' height='32' rx='6' fill='%23346df1'/%3E"
+    "%3Ctext x='40' y='23' font-family='sans-serif' font-size='18' fill='%23346df1'%3EExample"
+    "%3C/text%3E%3C/svg%3E"
+)
+
 
 def idp_origin(base_url: str) -> str:
     """Where the sign-in page's OpenID provider is (the test project's own,
@@ -55,9 +63,10 @@ def site_settings(
     strategy: str = "jwt",
     mfa: bool = False,
     mfa_required: str | None = None,
+    logo: bool = False,
 ) -> dict[str, Any]:
     """``WEBAUTH`` with every provider kind; *catalog*: also every built-in OAuth provider;
-    *mfa*: the second factor on."""
+    *mfa*: the second factor on; *logo*: a theme logo and the account center's site name."""
     from webauth.providers import Email, Passkey
     from webauth.providers.catalog import CATALOG, provider_class
     from webauth.providers.oauth import OIDC
@@ -91,6 +100,7 @@ def site_settings(
         "providers": providers,
         # "Trust this browser" offered: the code page shows its box.
         "mfa": {"enabled": mfa, "required": mfa_required, "trust_days": 30, "grace_days": 7},
+        **({"theme": {"logo": LOGO}, "account": {"site_name": "Example"}} if logo else {}),
     }
 
 
@@ -186,6 +196,7 @@ class Stop:
     # database sessions)
     mfa: bool = False  # WEBAUTH["mfa"] on
     mfa_required: str | None = None  # WEBAUTH["mfa"]["required"]
+    logo: bool = False  # WEBAUTH["theme"]["logo"] and WEBAUTH["account"]["site_name"] set
 
 
 def _goto(path: str) -> Callable[[Tour], Any]:
@@ -261,9 +272,17 @@ def _email_link_used(tour: Tour) -> Any:
     return page
 
 
-def _passkeys_after_rename(tour: Tour) -> Any:
+def _passkeys_rename_open(tour: Tour) -> Any:
+    """The passkeys page with the first passkey's name field opened (a <details>)."""
     page = tour.signed_in("bob")
     page.goto("/passkeys/")
+    page.locator("details.webauth-passkey-rename > summary").first.click()
+    assert page.locator("#rename-1").is_visible()
+    return page
+
+
+def _passkeys_after_rename(tour: Tour) -> Any:
+    page = _passkeys_rename_open(tour)
     page.fill("#rename-1", "Work laptop")
     with page.expect_navigation():
         page.press("#rename-1", "Enter")
@@ -347,6 +366,34 @@ def _account_last_way_in(tour: Tour) -> Any:
     page = _signed_in_long_ago(tour, "carol")
     page.goto("/account/connections/")
     assert page.get_by_role("button", name="Disconnect Example IdP").is_disabled()
+    return page
+
+
+def _account_only_passkey(tour: Tour) -> Any:
+    from django.contrib.auth import get_user_model
+
+    from webauth.models import Authenticator
+
+    # Dana signs in only with her passkey: it cannot be removed, and the page says why.
+    users = get_user_model().objects
+    dana = users.filter(username="dana").first() or users.create_user(
+        "dana", email="dana@example.com"
+    )
+    Authenticator.objects.get_or_create(
+        credential_id="dG91ci1kYW5hLXBhc3NrZXk",
+        defaults={
+            "user": dana,
+            "provider_account_id": "dana",
+            "credential_public_key": "unused",
+            "credential_device_type": "multiDevice",
+            "credential_backed_up": True,
+            "backup_eligible": True,
+            "name": "Chrome on Linux",
+        },
+    )
+    page = _signed_in_long_ago(tour, "dana")
+    page.goto("/account/passkeys/")
+    assert page.get_by_role("button", name="Remove Chrome on Linux").is_disabled()
     return page
 
 
@@ -567,6 +614,9 @@ def stops() -> Iterator[Stop]:
     )
     yield Stop("passkeys-empty", "passkeys page, no passkeys yet", _signed_in_at("/passkeys/"))
     yield Stop("passkeys", "passkeys page with two passkeys", _signed_in_at("/passkeys/", "bob"))
+    yield Stop(
+        "passkeys-rename-open", "passkeys page, a passkey's name field open", _passkeys_rename_open
+    )
     yield Stop("passkeys-renamed", "passkeys page after a rename", _passkeys_after_rename)
     yield Stop("account", "account center: overview", _account_at("/account/"))
     yield Stop(
@@ -594,6 +644,17 @@ def stops() -> Iterator[Stop]:
     )
     yield Stop(
         "account-passkeys", "account center: two passkeys", _account_at("/account/passkeys/", "bob")
+    )
+    yield Stop(
+        "account-passkeys-last",
+        "account center: a passkey that is the only way in, its button disabled",
+        _account_only_passkey,
+    )
+    yield Stop(
+        "account-with-logo",
+        "account center: the header with the theme's logo and a configured name",
+        _account_at("/account/connections/"),
+        logo=True,
     )
     yield Stop("account-email", "account center: the email address", _account_at("/account/email/"))
     yield Stop(
@@ -664,6 +725,7 @@ def visit(tour: Tour, stop: Stop) -> Any:
             strategy=stop.strategy,
             mfa=stop.mfa,
             mfa_required=stop.mfa_required,
+            logo=stop.logo,
         )
     )
     return stop.open(tour)
