@@ -9,6 +9,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.test import Client, RequestFactory
 from django.urls import path
+from django.utils import formats, timezone
 
 from webauth import passkeys
 from webauth.models import Account, Authenticator
@@ -55,7 +56,9 @@ def request_of(user):
 
 def test_list(owner):
     entries = passkeys.list_passkeys(request_of(owner))
-    assert [e.name for e in entries] == ["Chrome on Linux", "Chrome on Linux"]
+    # The second one's default name is told apart by the day it was added.
+    day = formats.date_format(timezone.localdate(), "SHORT_DATE_FORMAT")
+    assert [e.name for e in entries] == ["Chrome on Linux", f"Chrome on Linux ({day})"]
     entry = entries[0]
     assert entry.id == Authenticator.objects.order_by("pk").first().credential_id
     assert entry.synced and entry.backed_up and entry.device_type == "multiDevice"

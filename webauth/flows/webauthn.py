@@ -703,6 +703,12 @@ def _register(
     if storage.get_authenticator(credential_id) is not None:
         raise WebAuthnVerificationError("This passkey is already registered")
     transports = credential.response.transports or []
+    # A signed-in user's new passkey: its default name told apart from theirs.
+    taken = (
+        [a.name for a in storage.list_authenticators_by_user_id(signed_in.id)]
+        if signed_in is not None and storage.has("list_authenticators_by_user_id")
+        else []
+    )
     authenticator = AdapterAuthenticator(
         credential_id=credential_id,
         user_id="",
@@ -712,7 +718,7 @@ def _register(
         credential_backed_up=bool(verified.credential_backed_up),
         credential_device_type=_DEVICE_TYPES[verified.credential_device_type],
         transports=",".join(t.value for t in transports) or None,
-        name=wa.passkey_name(verified.aaguid, state.request.META.get("HTTP_USER_AGENT")),
+        name=wa.passkey_name(verified.aaguid, state.request.META.get("HTTP_USER_AGENT"), taken),
         aaguid=verified.aaguid,
         backup_eligible=verified.credential_device_type == CredentialDeviceType.MULTI_DEVICE,
     )

@@ -32,10 +32,12 @@ from __future__ import annotations
 import binascii
 import json
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from django.utils.translation import gettext
 from webauthn import (
     generate_authentication_options,
     generate_registration_options,
@@ -55,7 +57,13 @@ from ..adapters.base import FLOW_METHODS
 from ..errors import WebAuthnVerificationError
 from ..flows.webauthn import MFA_HANDLE_PREFIX, read_credential, refusal
 from ..providers._aaguids import AAGUID_NAMES
-from ..providers.webauthn import DEFAULT_TIMEOUT, RelyingParty, WebAuthn, device_name
+from ..providers.webauthn import (
+    DEFAULT_TIMEOUT,
+    RelyingParty,
+    WebAuthn,
+    device_name,
+    distinct_name,
+)
 from ..types import SecondFactor, WebAuthnChallenge
 from ..utils import aware
 from .factors import seal, storage_of, unseal
@@ -72,6 +80,7 @@ __all__ = [
     "Registration",
     "assertion_options",
     "check_assertion",
+    "kind_name",
     "offered",
     "register",
     "registration_options",
@@ -272,8 +281,10 @@ def register(
             }
         ),
     )
-    label = name.strip()[:100] or _default_name(verified.aaguid, user_agent)
     storage = storage_of(config)
+    label = name.strip()[:100] or _default_name(
+        verified.aaguid, user_agent, storage.list_second_factors(str(user_id))
+    )
     factor = storage.create_second_factor(
         SecondFactor(id="", user_id=str(user_id), kind=KIND, secret=sealed, name=label)
     )
@@ -282,10 +293,25 @@ def register(
     return factor
 
 
-def _default_name(aaguid: str | None, user_agent: str | None) -> str:
+def _default_name(
+    aaguid: str | None, user_agent: str | None, factors: Iterable[SecondFactor] = ()
+) -> str:
     # A known authenticator's name (from its AAGUID), else the browser's
-    # ("Chrome on Linux"); the account center lets the user type their own.
-    return AAGUID_NAMES.get((aaguid or "").lower()) or device_name(user_agent) or ""
+    # ("Chrome on Linux"), told apart by the day it is added from the names of
+    # the user's keys as the Security page shows them (an unnamed one by its
+    # kind); the account center lets the user type their own.
+    named = AAGUID_NAMES.get((aaguid or "").lower()) or device_name(user_agent)
+    shown = [f.name or kind_name(f.kind) for f in factors if f.confirmed]
+    if named:
+        return distinct_name(named, shown)
+    told = distinct_name(kind_name(KIND), shown)
+    return "" if told == kind_name(KIND) else told  # "": shown as the reader's "Security key"
+
+
+def kind_name(kind: str) -> str:
+    """What a second factor of *kind* is called where it has no name of its own."""
+    names = {"totp": gettext("Authenticator app"), KIND: gettext("Security key")}
+    return names.get(kind, kind)
 
 
 # -- proving the second factor with a key (the held sign-in) ---------------------------------

@@ -37,12 +37,15 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable, Mapping
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import date
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
 
 from django.core.checks import CheckMessage, Error, Warning
+from django.utils import formats, timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -56,6 +59,7 @@ __all__ = [
     "RelyingParty",
     "WebAuthn",
     "device_name",
+    "distinct_name",
     "is_android_origin",
     "is_registrable_suffix",
 ]
@@ -173,6 +177,51 @@ def device_name(user_agent: str | None) -> str:
     return browser or system
 
 
+#: The longest name a passkey or a security key keeps (their columns' length).
+MAX_NAME_LENGTH: Final = 100
+
+
+def _same(name: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+def distinct_name(name: str, taken: Iterable[str | None], added: date | None = None) -> str:
+    """*name* (a default name: ``"Chrome on Linux"``), told apart from the names in *taken*.
+
+    The names a user already has, compared without regard to case or spacing:
+    a name that none of them has is kept; otherwise the date it is added goes
+    after it, in the active language's short format (``"Chrome on Linux
+    (12/01/2026)"``), and, if that is taken too, a number (``"Chrome on Linux
+    (12/01/2026, 2)"``). *added* is today by default. At most 100 characters:
+    the name is cut, never the date or the number. Shared by passkeys
+    (``WebAuthn.passkey_name``, at registration) and security keys
+    (``webauth.mfa.keys``); a name the person typed is theirs, and kept as it is.
+    """
+    seen = {_same(t) for t in taken if t}
+    if _same(name) not in seen:
+        return name[:MAX_NAME_LENGTH]
+    day = formats.date_format(added or timezone.localdate(), "SHORT_DATE_FORMAT")
+    number = 1
+    while True:  # ends: each number is new, and only so many names are taken
+        room = MAX_NAME_LENGTH - len(_dated("", day, number))
+        candidate = _dated(name[:room].rstrip(), day, number)
+        if _same(candidate) not in seen:
+            return candidate
+        number += 1
+
+
+def _dated(name: str, day: str, number: int) -> str:
+    if number == 1:
+        # Translators: a default name told apart by the day it was added:
+        # "Chrome on Linux (12/01/2026)".
+        return gettext("%(name)s (%(date)s)") % {"name": name, "date": day}
+    return gettext("%(name)s (%(date)s, %(number)s)") % {
+        "name": name,
+        "date": day,
+        "number": number,
+    }
+
+
 class WebAuthn(Provider):
     """Sign-in with WebAuthn credentials (Auth.js's ``WebAuthn`` provider).
 
@@ -288,14 +337,19 @@ class WebAuthn(Provider):
                 return field
         return None
 
-    def passkey_name(self, aaguid: str | None, user_agent: str | None) -> str:
-        """The name a new passkey gets: the ``passkey_name`` hook, else AAGUID or browser."""
+    def passkey_name(
+        self, aaguid: str | None, user_agent: str | None, taken: Iterable[str | None] = ()
+    ) -> str:
+        """The name a new passkey gets: the ``passkey_name`` hook, else AAGUID or browser,
+        told apart from the names of the user's passkeys in *taken* (:func:`distinct_name`;
+        a passkey without a name shows as "Passkey")."""
+        shown = [t or str(_("Passkey")) for t in taken]
         if self._passkey_name is not None:
             named = call(resolve(self._passkey_name), aaguid or "", user_agent or "")
             if isinstance(named, str) and named.strip():
-                return named.strip()[:100]
+                return distinct_name(named.strip()[:MAX_NAME_LENGTH], shown)
         known = AAGUID_NAMES.get((aaguid or "").lower())
-        return known or device_name(user_agent) or str(_("Passkey"))
+        return distinct_name(known or device_name(user_agent) or str(_("Passkey")), shown)
 
     def validate(self) -> list[str]:
         problems = super().validate()
