@@ -600,6 +600,164 @@ def test_the_system_checks_warn_once(settings, caplog):
     assert len(said) == 1, said
 
 
+def _warned(caplog, code):
+    return [r.getMessage() for r in caplog.records if f"[auth][warn][{code}]" in r.getMessage()]
+
+
+def test_a_process_says_each_start_up_warning_once(settings, caplog):
+    """A rebuilt configuration (setting_changed) says only what is new to the process."""
+    base = {
+        "secret": SECRET,
+        "experimental": {"enable_webauthn": True},
+        "providers": ["webauth.providers.DjangoCredentials"],
+    }
+    with caplog.at_level(logging.WARNING, logger="webauth"):
+        settings.WEBAUTH = {**base, "experimental": {}}  # whatever was said before: no cause
+        get_config()
+        settings.WEBAUTH = base
+        get_config()
+        for colour in ("#111111", "#222222", "#333333"):
+            settings.WEBAUTH = {**base, "theme": {"brand_color": colour}}
+            assert get_config().theme.brand_color == colour
+        assert len(_warned(caplog, "experimental-webauthn")) == 1
+        # Its cause gone, then back: said again.
+        settings.WEBAUTH = {**base, "experimental": {}}
+        get_config()
+        settings.WEBAUTH = base
+        get_config()
+        assert len(_warned(caplog, "experimental-webauthn")) == 2
+        # A new cause beside it: only the new one.
+        settings.WEBAUTH = {**base, "debug": True}
+        get_config()
+        assert len(_warned(caplog, "experimental-webauthn")) == 2
+        assert len(_warned(caplog, "debug-enabled")) == 1
+    # Warnings that go somewhere new (the logger option's warn) are all said there.
+    seen = []
+    settings.WEBAUTH = {**base, "debug": True, "logger": {"warn": seen.append}}
+    get_config()
+    settings.WEBAUTH = {**base, "debug": True, "logger": {"warn": seen.append}, "theme": {}}
+    get_config()
+    assert seen == ["debug-enabled", "experimental-webauthn"]
+
+
+def test_two_threads_that_build_at_once_say_it_once(settings, caplog, monkeypatch):
+    import threading
+
+    import webauth.conf as conf
+
+    settings.WEBAUTH = {"secret": SECRET, "providers": []}
+    get_config()  # no cause in force
+    settings.WEBAUTH = {"secret": SECRET, "debug": True, "providers": []}
+    both_built = threading.Barrier(2)
+    real_build = conf.build_config
+
+    def build(*args, **kwargs):
+        config = real_build(*args, **kwargs)
+        both_built.wait(timeout=10)  # neither publishes before the other has built
+        return config
+
+    monkeypatch.setattr(conf, "build_config", build)
+    got = []
+    with caplog.at_level(logging.WARNING, logger="webauth"):
+        threads = [threading.Thread(target=lambda: got.append(get_config())) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=20)
+    assert len(got) == 2 and got[0] is got[1] is get_config()
+    assert len(_warned(caplog, "debug-enabled")) == 1
+
+
+#: A project on the test suite's settings whose configuration has a start-up warning.
+_PROCESS_SETTINGS = """
+from tests.support.settings import *  # noqa: F403
+
+WEBAUTH = {**WEBAUTH, "experimental": {"enable_webauthn": True}}  # noqa: F405
+DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": %r}}
+LOGGING = {"version": 1, "disable_existing_loggers": False}  # Python's last resort: stderr
+"""
+
+
+def _process_env(tmp_path):
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    (tmp_path / "warnsettings.py").write_text(_PROCESS_SETTINGS % str(tmp_path / "db.sqlite3"))
+    env = {k: v for k, v in os.environ.items() if k not in ("RUN_MAIN", "PYTHONPATH")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(root)])
+    env["DJANGO_SETTINGS_MODULE"] = "warnsettings"
+    return env, root
+
+
+def _assert_one_clickable_warning(output, root):
+    lines = [line for line in output.splitlines() if "[auth][warn]" in line]
+    doc = (root / "docs" / "errors.md").as_uri()
+    assert lines == [
+        f"[auth][warn][experimental-webauthn] Read more: {doc}#experimental-webauthn"
+    ], output
+
+
+def test_manage_py_check_says_the_warning_once_with_a_link(tmp_path):
+    import subprocess
+    import sys
+
+    env, root = _process_env(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "django", "check", "--deploy", "--fail-level", "CRITICAL"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr[-3000:])
+    _assert_one_clickable_warning(done.stdout + done.stderr, root)
+
+
+def test_runserver_says_the_warning_once_with_its_autoreloader(tmp_path):
+    # runserver's autoreloader runs the server in a child process; the system
+    # checks there build the configuration in use, once.
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    env, root = _process_env(tmp_path)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-u", "-m", "django", "runserver", f"127.0.0.1:{port}"],
+        env={**env, "PYTHONUNBUFFERED": "1"},
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    output = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = server.stdout.readline()
+            if not line:
+                break
+            output.append(line)
+            if "Quit the server with" in line:
+                break
+        # Started: anything said later (a second process) would come now.
+        time.sleep(1)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        rest, _ = server.communicate(timeout=30)
+    text = "".join(output) + rest
+    assert "Quit the server with" in text, text
+    _assert_one_clickable_warning(text, root)
+
+
 def test_no_warning_for_the_default_config():
     codes = []
     build_config({"logger": {"warn": codes.append}}, no_env)

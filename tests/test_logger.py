@@ -19,6 +19,7 @@ from webauth.errors import (
     AccessDenied,
     AuthError,
     CredentialsSignin,
+    doc_link,
     error_type_for_url,
     is_sign_in_error,
 )
@@ -27,6 +28,8 @@ from webauth.test import force_sign_in
 
 from .support.helpers import csrf_pair
 
+#: Where every line's "Read more" points, up to the anchor (test_user_errors pins its form).
+DOCS = doc_link("")
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 PASSWORD = "correct horse battery staple"
 WRONG_PASSWORD = "Tr0ub4dor&3-wrong"
@@ -114,9 +117,7 @@ def test_every_authjs_error_type_is_an_auth_error(name):
     assert error.type == name
     assert error.message == "something happened"
     assert error.cause is None
-    assert str(error) == (
-        f"something happened. Read more at webauth's docs/errors.md#{name.lower()}"
-    )
+    assert str(error) == (f"something happened. Read more at {DOCS}{name.lower()}")
 
 
 @pytest.mark.parametrize("name", AUTHJS_TYPES)
@@ -143,7 +144,7 @@ def test_module_sets_match_the_protocol():
 def test_base_class():
     error = AuthError()
     assert error.type == "AuthError"
-    assert str(error) == "Read more at webauth's docs/errors.md#autherror"
+    assert str(error) == f"Read more at {DOCS}autherror"
     assert error_type_for_url(error) == "Configuration"
     assert not is_sign_in_error(error)
 
@@ -192,7 +193,7 @@ def test_project_subclass_keeps_its_parent_type(cls, expected):
     error = cls()
     assert cls.type == error.type == expected
     assert error_type_for_url(error) == expected
-    assert str(error).endswith(f"webauth's docs/errors.md#{expected.lower()}")
+    assert str(error).endswith(f"{DOCS}{expected.lower()}")
 
 
 def test_project_subclass_of_credentials_signin_keeps_its_code_and_routing():
@@ -216,7 +217,7 @@ def test_error_format(webauth_log):
     (record,) = webauth_log.records
     assert record.name == "webauth" and record.levelno == logging.ERROR
     assert record.getMessage() == (
-        "[auth][error] AccessDenied: not today. Read more at webauth's docs/errors.md#accessdenied"
+        f"[auth][error] AccessDenied: not today. Read more at {DOCS}accessdenied"
     )
 
 
@@ -263,9 +264,7 @@ def test_warn_format(webauth_log):
     AuthLogger().warn("csrf-disabled")
     (record,) = webauth_log.records
     assert record.levelno == logging.WARNING
-    assert record.getMessage() == (
-        "[auth][warn][csrf-disabled] Read more: webauth's docs/errors.md#csrf-disabled"
-    )
+    assert record.getMessage() == (f"[auth][warn][csrf-disabled] Read more: {DOCS}csrf-disabled")
 
 
 def test_debug_is_off_by_default(webauth_log):
@@ -293,7 +292,7 @@ def test_debug_format(webauth_log):
 
 def test_debug_option_enables_debug_messages(webauth_log):
     config = build_config({"debug": True}, {}.get)
-    assert "[auth][warn][debug-enabled] Read more: webauth's docs/errors.md#debug-enabled" in (
+    assert f"[auth][warn][debug-enabled] Read more: {DOCS}debug-enabled" in (
         webauth_lines(webauth_log)
     )
     config.logger.debug("authorization url is ready", {"provider": "github"})
@@ -403,7 +402,7 @@ def test_undefined_levels_use_the_built_in_logger(webauth_log):
     config.logger.error(AccessDenied("x"))
     assert [c[0] for c in rec.calls] == ["error"]
     assert webauth_lines(webauth_log) == [
-        "[auth][warn][debug-enabled] Read more: webauth's docs/errors.md#debug-enabled"
+        f"[auth][warn][debug-enabled] Read more: {DOCS}debug-enabled"
     ]
 
 
@@ -657,7 +656,7 @@ def test_auth_error_text_is_one_escaped_line():
     text = str(error)
     assert "\n" not in text and not CONTROL.search(text)
     assert text.startswith(r"denied\r\n[auth][error] Forged: admin signed in\x1b[2J")
-    assert text.endswith("Read more at webauth's docs/errors.md#oauthcallbackerror")
+    assert text.endswith(f"Read more at {DOCS}oauthcallbackerror")
 
 
 def test_non_auth_error_text_is_escaped(webauth_log):
@@ -717,7 +716,7 @@ def test_long_client_text_is_cut(webauth_log):
     message = record.getMessage()
     assert len(message) < 2_200
     assert "[98000 more characters]" in message
-    assert message.endswith("Read more at webauth's docs/errors.md#oauthcallbackerror")
+    assert message.endswith(f"Read more at {DOCS}oauthcallbackerror")
 
 
 @pytest.mark.parametrize(

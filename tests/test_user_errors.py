@@ -13,18 +13,23 @@ for every error type and warning code.
 import logging
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 
 from webauth import errors
+from webauth.conf import build_config, startup_warnings
 from webauth.errors import (
     ERRORS_DOC,
     SIGN_IN_EXPIRED,
     AuthError,
     CallbackRouteError,
     InvalidCheck,
+    checkout_doc_url,
+    doc_link,
     error_type_for_url,
 )
 from webauth.logger import AuthLogger
@@ -37,6 +42,8 @@ from .support.helpers import csrf_pair, query
 from .support.oidc_helpers import CLIENT_ID, CLIENT_SECRET, authorize, begin, callback, start_idp
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Where every line's "Read more" points, up to the anchor (pinned below).
+DOCS = doc_link("")
 SIGN_IN_EXPIRED_URL = "http://testserver/auth/error?error=SignInExpired"
 
 
@@ -60,7 +67,7 @@ def assert_only_warnings(log, *expected):
     for message, prefix in zip(messages, expected, strict=True):
         assert message.startswith(prefix), message
         assert "\n" not in message
-        assert "Read more at webauth's docs/errors.md#" in message
+        assert f"Read more at {DOCS}" in message
     assert all(r.exc_info is None for r in log.records)
     text = log.text
     assert "Internal Server Error" not in text and "Traceback" not in text
@@ -387,7 +394,7 @@ def test_default_logger_levels(caplog):
     first, second = caplog.records[0], caplog.records[1]
     assert (first.levelno, first.getMessage()) == (
         logging.WARNING,
-        "[auth][warn][InvalidCheck] stale. Read more at webauth's docs/errors.md#invalidcheck",
+        f"[auth][warn][InvalidCheck] stale. Read more at {DOCS}invalidcheck",
     )
     assert second.levelno == logging.ERROR
     assert second.getMessage().startswith("[auth][error] InvalidCheck: pkce cookie missing.")
@@ -425,6 +432,9 @@ def _warning_codes():
     codes = set()
     for path in (ROOT / "webauth").rglob("*.py"):
         codes |= set(re.findall(r"logger\.warn\(\s*\"([a-z-]+)\"", path.read_text()))
+    # The start-up warnings, of a configuration with every one's cause.
+    risky = {"debug": True, "skip_csrf_check": True, "experimental": {"enable_webauthn": True}}
+    codes |= set(startup_warnings(build_config(risky, {}.get, warn=False)))
     return codes
 
 
@@ -439,4 +449,54 @@ def test_every_error_type_and_warning_code_has_its_anchor():
 def test_log_lines_point_at_our_docs():
     for name in _error_types():
         error = getattr(errors, name)("x")
-        assert str(error) == f"x. Read more at webauth's docs/errors.md#{name.lower()}"
+        assert str(error) == f"x. Read more at {DOCS}{name.lower()}"
+
+
+def test_in_a_checkout_the_link_is_a_file_url_a_terminal_can_open():
+    # This checkout: docs/errors.md beside the package, and webauth's pyproject.toml.
+    link = doc_link("experimental-webauthn")
+    assert link == (ROOT / ERRORS_DOC).as_uri() + "#experimental-webauthn"
+    assert link.startswith("file:///") and " " not in link
+    parts = urlsplit(link)
+    assert Path(url2pathname(parts.path)) == ROOT / ERRORS_DOC
+    assert parts.fragment in _anchors()
+    # An anchor that needs escaping is escaped (a terminal's link ends at a space).
+    assert doc_link("a b\\n") == (ROOT / ERRORS_DOC).as_uri() + "#a%20b%5Cn"
+
+
+def _project(tmp_path, *, name="django-webauth", doc=True, pyproject=True):
+    (tmp_path / "webauth").mkdir(parents=True)
+    if doc:
+        (tmp_path / "docs").mkdir()
+        (tmp_path / ERRORS_DOC).write_text("# Errors and warnings\n")
+    if pyproject:
+        (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "{name}"\n')
+    return tmp_path / "webauth"
+
+
+def test_the_checkouts_docs_are_found_beside_the_package(tmp_path):
+    package = _project(tmp_path / "with space")
+    assert checkout_doc_url(package) == (tmp_path / "with space" / ERRORS_DOC).as_uri()
+    assert "%20" in checkout_doc_url(package)
+
+
+@pytest.mark.parametrize(
+    "project",
+    [
+        {"doc": False},  # an installed wheel: no docs/ beside the package
+        {"pyproject": False},
+        {"name": "someone-else"},  # a copied package under another project's docs
+    ],
+    ids=repr,
+)
+def test_elsewhere_the_link_is_the_plain_reference(tmp_path, monkeypatch, project):
+    package = _project(tmp_path, **project)
+    assert checkout_doc_url(package) is None
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "docs").mkdir()
+    (tmp_path / "bad" / ERRORS_DOC).write_text("x")
+    (tmp_path / "bad" / "pyproject.toml").write_text("not = [toml")
+    assert checkout_doc_url(tmp_path / "bad" / "webauth") is None
+    monkeypatch.setattr(errors, "_doc_url", lambda: None)
+    assert doc_link("verification") == "webauth's docs/errors.md#verification"
+    assert str(errors.Verification("x")) == "x. Read more at webauth's docs/errors.md#verification"

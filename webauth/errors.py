@@ -29,13 +29,18 @@ from the URL), and :func:`log_safe` escapes it so that it cannot forge log lines
 
 from __future__ import annotations
 
+import functools
+import tomllib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import ClassVar
+from urllib.parse import quote
 
 __all__ = [
     "CLIENT_SAFE_ERRORS",
     "ERRORS_DOC",
     "LOG_TEXT_LIMIT",
+    "PROJECT_NAME",
     "SIGN_IN_ERRORS",
     "SIGN_IN_EXPIRED",
     "AccessDenied",
@@ -78,6 +83,7 @@ __all__ = [
     "UntrustedHost",
     "Verification",
     "WebAuthnVerificationError",
+    "checkout_doc_url",
     "doc_link",
     "error_type_for_url",
     "is_sign_in_error",
@@ -100,9 +106,53 @@ ERRORS_DOC = "docs/errors.md"
 SIGN_IN_EXPIRED = "SignInExpired"
 
 
+#: The project's name in the ``pyproject.toml`` of a checkout of webauth.
+PROJECT_NAME = "django-webauth"
+
+
+def checkout_doc_url(package_dir: Path) -> str | None:
+    """The ``file://`` URL of :data:`ERRORS_DOC` beside *package_dir*, or ``None``.
+
+    Only in a checkout of webauth (an editable install, tests, the example
+    project): the directory above the package holds ``docs/errors.md`` and the
+    ``pyproject.toml`` of :data:`PROJECT_NAME`. An installed wheel has no
+    ``docs/`` beside it, and a ``docs/errors.md`` that happens to sit above a
+    copied package is another project's.
+    """
+    root = package_dir.parent
+    doc = root / ERRORS_DOC
+    try:
+        if not doc.is_file():
+            return None
+        with (root / "pyproject.toml").open("rb") as file:
+            project = tomllib.load(file).get("project")
+    except (OSError, ValueError):  # no pyproject.toml, unreadable, not TOML
+        return None
+    if not isinstance(project, dict) or project.get("name") != PROJECT_NAME:
+        return None
+    return doc.resolve().as_uri()
+
+
+@functools.cache
+def _doc_url() -> str | None:
+    # Looked for once per process, at the first link asked for (not at import).
+    return checkout_doc_url(Path(__file__).resolve().parent)
+
+
 def doc_link(anchor: str) -> str:
-    """Where *anchor* (an error type in lower case, or a warning code) is explained."""
-    return f"webauth's {ERRORS_DOC}#{anchor}"
+    """Where *anchor* (an error type in lower case, or a warning code) is explained.
+
+    In a checkout of webauth, a ``file://`` URL of its ``docs/errors.md`` with
+    the anchor (``file:///home/me/webauth/docs/errors.md#verification``), which
+    terminals and editors make clickable; otherwise, with no published
+    documentation to point to, ``webauth's docs/errors.md#verification``.
+    """
+    url = _doc_url()
+    if url is None:
+        return f"webauth's {ERRORS_DOC}#{anchor}"
+    # Anything but RFC 3986's unreserved characters is escaped: a terminal's link
+    # detection stops at none of them (the anchors webauth writes need no escape).
+    return f"{url}#{quote(anchor, safe='-._~')}"
 
 
 # What Python's repr() shows for these; every other unprintable character

@@ -197,6 +197,11 @@ class AuthLogger:
             # The traceback is rendered escaped by _SafeTracebacks.
             logger.exception("webauth: the custom error logger raised")
 
+    @property
+    def warn_function(self) -> Callable[..., object]:
+        """The function :meth:`warn` calls (the built-in one, or the ``logger`` option's)."""
+        return self._warn
+
     def warn(self, code: str) -> None:
         """Log a warning by its Auth.js code (``csrf-disabled``, ``debug-enabled``, ...)."""
         try:

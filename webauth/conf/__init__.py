@@ -17,7 +17,8 @@ one raw value), :mod:`.sections` (one builder per section), :mod:`.env`
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Collection, Mapping
 
 from django.conf import settings
 
@@ -61,6 +62,7 @@ __all__ = [
     "get_config",
     "reset_config",
     "set_env_defaults",
+    "startup_warnings",
 ]
 
 
@@ -71,9 +73,10 @@ def build_config(
 
     *raw* is read, never changed: the environment's defaults go into a copy.
     The start-up warnings (``debug-enabled``, ``csrf-disabled``,
-    ``experimental-webauthn``) are logged unless *warn* is false: the system
-    check builds a copy of its own only to validate it, and the configuration
-    in use (:func:`get_config`) says them once.
+    ``experimental-webauthn``: :func:`startup_warnings`) are logged unless
+    *warn* is false: the system check builds a copy of its own only to
+    validate it, and :func:`get_config` builds the configuration in use
+    without them and says them once per process.
     """
     data = keys_of("WEBAUTH", raw, sections.TOP_LEVEL_KEYS)
     data["providers"] = sections.providers(data.get("providers"))
@@ -120,25 +123,57 @@ def build_config(
     return config
 
 
-def _warn(config: Config) -> None:
-    # Auth.js's start-up warnings, in its codes.
+def startup_warnings(config: Config) -> tuple[str, ...]:
+    """The codes of Auth.js's start-up warnings that *config* calls for, in its order."""
+    codes = []
     if config.debug:
-        config.logger.warn("debug-enabled")
+        codes.append("debug-enabled")
     if config.skip_csrf_check:
-        config.logger.warn("csrf-disabled")
+        codes.append("csrf-disabled")
     if config.experimental["enable_webauthn"]:
-        config.logger.warn("experimental-webauthn")
+        codes.append("experimental-webauthn")
+    return tuple(codes)
+
+
+def _warn(config: Config, said: Collection[str] = ()) -> None:
+    """Log *config*'s start-up warnings, but those in *said*."""
+    for code in startup_warnings(config):
+        if code not in said:
+            config.logger.warn(code)
 
 
 _config: Config | None = None
 
+#: What the configuration in use said at start-up: its logger's ``warn``
+#: function and the codes whose cause it had. One process says each warning once.
+_said: tuple[object, frozenset[str]] = (None, frozenset())
+_publish = threading.Lock()
+
 
 def get_config() -> Config:
-    """The current configuration, built on first use from ``settings.WEBAUTH``."""
-    global _config
-    if _config is None:
-        _config = build_config(getattr(settings, "WEBAUTH", None), os.environ.get)
-    return _config
+    """The current configuration, built on first use from ``settings.WEBAUTH``.
+
+    The first one a process builds logs its start-up warnings
+    (:func:`startup_warnings`); one rebuilt after ``setting_changed`` (tests'
+    ``override_settings``) logs only those whose cause the configuration it
+    replaces did not have, or all of them when the logger's ``warn`` function
+    changed (they then go somewhere new). So a process says each warning once
+    while its cause lasts, and again only if the cause went and came back.
+    """
+    global _config, _said
+    config = _config
+    if config is not None:
+        return config
+    built = build_config(getattr(settings, "WEBAUTH", None), os.environ.get, warn=False)
+    with _publish:  # two threads that built at once: one publishes, and warns
+        if _config is not None:
+            return _config
+        target = built.logger.warn_function
+        before = _said[1] if _said[0] == target else frozenset()
+        _said = (target, frozenset(startup_warnings(built)))
+        _config = built
+    _warn(built, before)
+    return built
 
 
 def reset_config(**kwargs: object) -> None:
