@@ -577,7 +577,7 @@ def test_the_link_signs_in_once(client, site, alice):
     error_page = client.get(reopened["Location"])
     assert error_page.status_code == 403
     text = error_page.content.decode()
-    assert "The sign in link is no longer valid." in text
+    assert 'data-error="Verification"' in text and "link is no longer valid." in text
     assert "only works in the browser" not in text
     # It is signed in: the page says as whom, and offers to go on.
     assert "You are signed in as <strong>alice</strong>." in text
