@@ -25,20 +25,23 @@ page that shows them (not a 404), from the dashboard's redirect and from
 the sign-in page.
 
 How webauth is installed: the checkout's package files are copied to a
-temporary folder and built into a wheel by pip with its usual build isolation
-(``pyproject.toml``'s setuptools, from PyPI or pip's cache: the suite's venv has
-an older setuptools that cannot build it), then installed with ``--no-deps`` into
-a fresh ``python -m venv --without-pip``, so the project imports webauth as
-``pip install`` leaves it: the package data (templates, static files,
-catalogs) only if the wheel ships it. Its dependencies are not downloaded: the
-ones the wheel declares (``Requires-Dist``, and theirs, markers evaluated) are
-linked from the suite's venv into the new one, with their console scripts
-(``django-admin``), so a dependency that ``pyproject.toml`` forgets to declare
-fails here too. About 15 seconds, without network once pip has setuptools cached.
+temporary folder (so no ``build/`` lands in the checkout) and built into a wheel
+by pip with its usual build isolation, which gets the setuptools that
+``pyproject.toml`` names from pip's index or cache: the suite's venv has
+setuptools 65, too old for the project's metadata (an SPDX ``license`` string),
+so ``--no-build-isolation`` cannot build it. The wheel is installed with
+``--no-deps`` into a fresh ``python -m venv --without-pip`` (by the suite's pip,
+``pip --python``), so the project imports webauth as ``pip install`` leaves it:
+its templates, static files and catalogs only if the wheel ships them. The
+dependencies are not downloaded: the ones the wheel declares (``Requires-Dist``,
+and theirs, markers evaluated) are linked from the suite's venv into the new
+one, with their console scripts (``django-admin``), so a dependency that
+``pyproject.toml`` forgets to declare fails here too when the quick start's
+path imports it. About 10 seconds.
 
-It skips only when pip cannot get setuptools for the build (no access to PyPI
-and nothing cached): the build backend comes from there, as for anyone who
-installs webauth from source.
+It skips only when pip cannot get setuptools for that build (no index it can
+reach and nothing cached): the build backend comes from there, as for anyone
+who installs webauth from source, and this test cannot provide it.
 """
 
 from __future__ import annotations
@@ -298,10 +301,11 @@ def build_wheel(tmp_path: Path) -> Path:
             "Temporary failure in name resolution",
             "Network is unreachable",
         )
-        if any(s in output for s in unreachable):
+        said = [line.strip() for line in output.splitlines() if any(s in line for s in unreachable)]
+        if said:
             pytest.skip(
-                "pip cannot get setuptools from PyPI to build webauth's wheel "
-                "(pyproject.toml's build backend; nothing cached): " + output.strip()[-300:]
+                "pip cannot get setuptools, the build backend pyproject.toml names, from its "
+                f"index (PyPI) or cache to build webauth's wheel: {said[-1][:200]}"
             )
         raise AssertionError("building the wheel failed:\n" + output)
     [wheel] = (tmp_path / "wheels").glob("django_webauth-*.whl")
