@@ -75,12 +75,11 @@ def security_context(request: HttpRequest, shown: Shown | None = None) -> dict[s
     if not available(config):
         return {"available": False}
     uid = user_id(request.user)
-    kinds = {"totp": _("Authenticator app"), keys.KIND: _("Security key")}
     listed = [
         {
             "id": f.id,
-            "name": f.name or kinds.get(f.kind, f.kind),
-            "kind": kinds.get(f.kind, f.kind),
+            "name": f.name or keys.kind_name(f.kind),
+            "kind": keys.kind_name(f.kind),
             "created_at": f.created_at,
             "last_used_at": f.last_used_at,
         }
