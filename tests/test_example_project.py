@@ -372,6 +372,10 @@ def test_one_passkeys_page_the_account_centers(example_server):
     assert 'href="/passkeys/"' not in home
     page = person.get(f"{base}/passkeys/")
     assert page.url == f"{base}/account/passkeys/" and page.status_code == 200
+    # The account center's header links the example's home (WEBAUTH["account"]), not
+    # Django's default LOGIN_REDIRECT_URL, /accounts/profile/, which is no page here.
+    assert "/accounts/profile/" not in page.text
+    assert re.search(r'<a class="webauth-account-home" href="/">\s*webauth example', page.text)
 
 
 # -- "Sign in with Example IdP" on the running example -------------------------------------
