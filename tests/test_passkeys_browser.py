@@ -35,11 +35,11 @@ from webauth.types import as_webauthn_challenge
 
 from .support.browser import (
     AUTOFILL_FIELD,
-    VirtualAuthenticators,
     NEW_ACCOUNT_MORE,
-    fill_new_account_email,
+    VirtualAuthenticators,
     base64url,
     chromium,
+    fill_new_account_email,
     watch_credentials,
 )
 
@@ -559,7 +559,8 @@ def test_the_passkey_controls_work_for_a_keyboard_and_a_screen_reader(person):
         page.keyboard.press("Tab")
         reached.append(
             page.evaluate(
-                "() => document.activeElement.closest('[id], summary')?.id || document.activeElement.tagName"
+                "() => document.activeElement.closest('[id], summary')?.id"
+                " || document.activeElement.tagName"
             )
         )
         if reached[-1] == "SUMMARY" and page.evaluate(

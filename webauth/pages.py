@@ -344,6 +344,11 @@ AUTOFILL = "username webauthn"
 GRID_FROM = 4
 
 
+def _input_is(field: Mapping[str, Any] | None, input_type: str) -> bool:
+    # A form field's HTML input type ("password", "email"), not a provider's kind.
+    return field is not None and field["type"] == input_type
+
+
 def _with_attrs(field: Mapping[str, Any], **attrs: object) -> dict[str, Any]:
     return {**field, "attrs": {**field.get("attrs", {}), **attrs}}
 
@@ -391,7 +396,7 @@ def signin_layout(
     layout["grid"] = len(layout["buttons"]) > GRID_FROM
     if primary is not None:
         fields = list(primary["fields"])
-        index = next((i for i, f in enumerate(fields) if f["type"] != "password"), None)
+        index = next((i for i, f in enumerate(fields) if not _input_is(f, "password")), None)
         identifier = fields.pop(index) if index is not None else None
         if identifier is not None and passkey is not None and passkey["autofill"]:
             identifier = _with_attrs(identifier, autocomplete=AUTOFILL)
@@ -406,7 +411,7 @@ def signin_layout(
                 (
                     f
                     for f in refused
-                    if f["type"] == "password" and identifier and identifier["value"]
+                    if _input_is(f, "password") and identifier and identifier["value"]
                 ),
                 refused[0] if refused else None,
             )
@@ -429,7 +434,7 @@ def signin_layout(
                 f"input-{identifier['name']}-for-{primary['id']}" if identifier else ""
             )
             passkey["autofill"] = passkey["autofill"] and identifier is not None
-            is_address = identifier is not None and identifier["type"] == "email"
+            is_address = _input_is(identifier, "email")
             passkey["register_field"] = (
                 _with_attrs(own, autocomplete="email") if own and not is_address else None
             )

@@ -190,7 +190,9 @@ _WATCH_CREDENTIALS = """
   let pending = 0;
   const oneAtATime = (start) => {
     if (AUTOFILL !== "strict") return start();
-    if (pending) return Promise.reject(new DOMException("A request is already pending.", "NotAllowedError"));
+    if (pending) {
+      return Promise.reject(new DOMException("A request is already pending.", "NotAllowedError"));
+    }
     pending += 1;
     const done = () => { pending -= 1; };
     return start().then((value) => { done(); return value; }, (error) => { done(); throw error; });
@@ -218,7 +220,7 @@ _WATCH_CREDENTIALS = """
       // The request runs out of time with nobody at the page, as a browser's does
       // (a NotAllowedError), a moment after it starts.
       const timedOut = new Promise((_, reject) => setTimeout(
-        () => reject(new DOMException("The operation either timed out or was not allowed.", "NotAllowedError")),
+        () => reject(new DOMException("The request timed out.", "NotAllowedError")),
         300,
       ));
       return watch("get", mediation, Promise.race([timedOut, aborted(options.signal)]));
@@ -247,8 +249,9 @@ def watch_credentials(context, autofill="hold"):
     (a ``NotAllowedError`` after 300 ms) as on a page nobody touches, and
     ``"strict"`` holds it as ``"hold"`` does while enforcing what browsers do:
     one request at a time, an aborted one letting go 200 ms after its abort, a
-    request made meanwhile refused with ``NotAllowedError``. A page where ``window.weakenUserVerification``
-    is true asks the device for no user verification, whatever the site asked.
+    request made meanwhile refused with ``NotAllowedError``. A page where
+    ``window.weakenUserVerification`` is true asks the device for no user
+    verification, whatever the site asked.
     """
     calls = []
     # A Python function, not a bound builtin: Playwright tags the callable it gets.
