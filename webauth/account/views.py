@@ -34,6 +34,7 @@ from ..flows import can, flow_for
 from ..forms import FormResult
 from ..helpers import sign_in
 from ..linked_accounts import unlink
+from ..mfa.keys import offered as keys_offered
 from ..mfa.trust import ask_fresh
 from ..pages import passkey_context, provider_forms, render_page, usable_providers
 from ..passkeys import passkeys_view
@@ -396,7 +397,7 @@ def security_page(request: HttpRequest) -> HttpResponseBase:
     if op == "begin":
         return again({"shown": security.begin(request)}, 200)
     if op == "key_begin":
-        if not security.security_context(request).get("keys_offered"):
+        if not keys_offered(get_config()):
             return _outcome(request, back, False, _("Unknown action."), again)
         return again({"shown": security.begin_key(request)}, 200)
     if op == "codes":

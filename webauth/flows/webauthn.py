@@ -52,7 +52,7 @@ import hmac
 import json
 import secrets
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -127,6 +127,7 @@ __all__ = [
     "UnknownCredential",
     "WebAuthnAttempt",
     "callback",
+    "descriptor",
     "options",
     "prepare",
     "read_credential",
@@ -304,23 +305,30 @@ def _decide(action: str | None, signed_in: bool, info: _UserInfo | None) -> str 
     return "register"
 
 
+def descriptor(credential_id: bytes, transports: Iterable[str]) -> PublicKeyCredentialDescriptor:
+    """A credential for ``allowCredentials`` / ``excludeCredentials``, with its known transports.
+
+    Shared by passkeys and security keys; a transport name this version of
+    WebAuthn does not know is left out, not refused.
+    """
+    known = []
+    for name in transports:
+        try:
+            known.append(AuthenticatorTransport(name.strip()))
+        except ValueError:
+            continue
+    return PublicKeyCredentialDescriptor(id=credential_id, transports=known or None)
+
+
 def _descriptors(storage: Storage, user_id: str) -> list[PublicKeyCredentialDescriptor]:
     """The user's credentials, for ``allowCredentials`` / ``excludeCredentials``."""
     descriptors = []
     for record in storage.list_authenticators_by_user_id(user_id):
-        transports = []
-        for name in (record.transports or "").split(","):
-            try:
-                transports.append(AuthenticatorTransport(name.strip()))
-            except ValueError:
-                continue  # a transport this version of WebAuthn does not know
         try:
             credential_id = _unb64(record.credential_id)
         except (binascii.Error, ValueError):
             continue
-        descriptors.append(
-            PublicKeyCredentialDescriptor(id=credential_id, transports=transports or None)
-        )
+        descriptors.append(descriptor(credential_id, (record.transports or "").split(",")))
     return descriptors
 
 

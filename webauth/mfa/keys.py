@@ -47,7 +47,6 @@ from webauthn import (
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url, options_to_json_dict
 from webauthn.helpers.structs import (
     AuthenticatorSelectionCriteria,
-    AuthenticatorTransport,
     PublicKeyCredentialDescriptor,
     ResidentKeyRequirement,
     UserVerificationRequirement,
@@ -55,7 +54,7 @@ from webauthn.helpers.structs import (
 
 from ..adapters.base import FLOW_METHODS
 from ..errors import WebAuthnVerificationError
-from ..flows.webauthn import MFA_HANDLE_PREFIX, read_credential, refusal
+from ..flows.webauthn import MFA_HANDLE_PREFIX, descriptor, read_credential, refusal
 from ..providers._aaguids import AAGUID_NAMES
 from ..providers.webauthn import (
     DEFAULT_TIMEOUT,
@@ -159,13 +158,7 @@ def user_keys(config: Config, user_id: str) -> list[_Key]:
 
 
 def _descriptor(key: _Key) -> PublicKeyCredentialDescriptor:
-    transports = []
-    for name in key.transports:
-        try:
-            transports.append(AuthenticatorTransport(name))
-        except ValueError:
-            continue  # a transport this version of WebAuthn does not know
-    return PublicKeyCredentialDescriptor(id=key.credential_id, transports=transports or None)
+    return descriptor(key.credential_id, key.transports)
 
 
 def _store_challenge(
@@ -289,6 +282,9 @@ def register(
         SecondFactor(id="", user_id=str(user_id), kind=KIND, secret=sealed, name=label)
     )
     if not storage.confirm_second_factor(str(user_id), factor.id, int(verified.sign_count)):
+        # Not left behind unconfirmed: under ``required`` with ``grace_days`` its
+        # creation time would count as the start of the user's grace.
+        storage.delete_second_factor(str(user_id), factor.id)
         raise WebAuthnVerificationError("The new security key could not be stored")
     return factor
 
