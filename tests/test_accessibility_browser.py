@@ -230,6 +230,9 @@ def test_keyboard_sign_in_with_an_email_code_and_link(context, signin_site, brow
     page = context.new_page()
     keys = Keyboard(page)
     page.goto("/auth/signin?callbackUrl=/whoami/")
+    # With a password form on the page, the email link is behind its disclosure.
+    keys.tab_to("details[data-provider=email] > summary")
+    keys.press("Enter", navigates=False)
     keys.tab_to("#input-email-for-email")
     keys.type("reader@example.com")
     keys.press("Enter")
@@ -247,6 +250,8 @@ def test_keyboard_sign_in_with_an_email_code_and_link(context, signin_site, brow
         page = other.new_page()
         keys = Keyboard(page)
         page.goto("/auth/signin?callbackUrl=/whoami/")
+        keys.tab_to("details[data-provider=email] > summary")
+        keys.press("Space", navigates=False)
         keys.tab_to("#input-email-for-email")
         keys.type("writer@example.com")
         keys.press("Enter")
@@ -283,16 +288,25 @@ def test_keyboard_sign_in_through_the_openid_provider(context, signin_site):
 
 
 def test_keyboard_sign_up_and_in_with_a_passkey(context, signin_site):
-    from .support.browser import AUTOFILL_FIELD, VirtualAuthenticators, watch_credentials
+    from .support.browser import (
+        AUTOFILL_FIELD,
+        NEW_ACCOUNT_MORE,
+        VirtualAuthenticators,
+        watch_credentials,
+    )
 
     watch_credentials(context, autofill="hold")  # a person who ignores the suggestions
     page = context.new_page()
     VirtualAuthenticators(page).add()
     keys = Keyboard(page)
 
-    # A new account: the address, then "Create an account with a passkey".
+    # A new account: "Create an account with a passkey" (a disclosure, since the
+    # page's identifier field is a username here), the address, then the button.
     page.goto("/auth/signin?callbackUrl=/whoami/")
-    keys.tab_to(AUTOFILL_FIELD)
+    keys.tab_to(AUTOFILL_FIELD)  # the one identifier field comes first
+    keys.tab_to(f"{NEW_ACCOUNT_MORE} > summary")
+    keys.press("Enter", navigates=False)
+    keys.tab_to("#input-email-for-passkey")
     keys.type("keys@example.com")
     keys.tab_to("#webauth-passkey-register")
     keys.press("Enter")

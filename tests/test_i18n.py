@@ -239,8 +239,7 @@ PHRASES = {
         "signin": [
             "Mit Passkey anmelden",
             "Mit GitHub anmelden",
-            "Mit Passwort anmelden",
-            "Mit E-Mail anmelden",
+            "Stattdessen einen Anmeldelink per E-Mail senden",
             "Benutzername",
         ],
         "signin_error": "Die Anmeldung ist fehlgeschlagen.",
@@ -263,7 +262,7 @@ PHRASES = {
         "signin": [
             "Se connecter avec une clé d'accès",
             "Se connecter avec GitHub",
-            "Se connecter avec un mot de passe",
+            "Recevoir plutôt un lien de connexion par e-mail",
             "Nom d'utilisateur",
         ],
         "signin_error": "La connexion a échoué.",
@@ -286,7 +285,7 @@ PHRASES = {
         "signin": [
             "Iniciar sesión con una llave de acceso",
             "Iniciar sesión con GitHub",
-            "Iniciar sesión con contraseña",
+            "Prefiero recibir un enlace de inicio de sesión",
             "Nombre de usuario",
         ],
         "signin_error": "No se pudo iniciar sesión.",
@@ -309,7 +308,7 @@ PHRASES = {
         "signin": [
             "Entrar com uma chave de acesso",
             "Entrar com GitHub",
-            "Entrar com senha",
+            "Prefiro receber um link de acesso por e-mail",
             "Nome de usuário",
         ],
         "signin_error": "Falha ao entrar.",
@@ -332,7 +331,7 @@ PHRASES = {
         "signin": [
             "パスキーでサインイン",
             "GitHubでサインイン",
-            "パスワードでサインイン",
+            "代わりにサインインリンクをメールで受け取る",
             "ユーザー名",
         ],
         "signin_error": "サインインに失敗しました。",
@@ -352,7 +351,7 @@ PHRASES = {
         "expired": "此登录链接已过期或已被使用。",
         "signed_out": "你尚未登录。",
         "signed_in_as": "你已以 <strong>alice</strong> 身份登录。",
-        "signin": ["使用通行密钥登录", "使用GitHub登录", "使用密码登录", "用户名"],
+        "signin": ["使用通行密钥登录", "使用GitHub登录", "改为通过电子邮件发送登录链接", "用户名"],
         "signin_error": "登录失败。",
         "signout": "确定要退出登录吗？",
         "error": "此登录链接已失效。",
@@ -431,7 +430,7 @@ def test_the_sign_in_and_sign_out_pages(site, lang):
     assert_in_language(lang, page)
     for phrase in phrases["signin"]:
         assert phrase in page, phrase
-    for english in ("Sign in with a passkey", "Sign in with GitHub", "Sign in with Password"):
+    for english in ("Sign in with a passkey", "Sign in with GitHub", "Email me a sign-in link"):
         assert english not in page
 
     page = text_of(client.get("/auth/signin?error=CredentialsSignin"))
@@ -664,4 +663,4 @@ def test_the_admin_in_each_language(site, admin_client, lang):
 def test_english_stays_english(site):
     page = text_of(Client().get("/auth/signin"))
     assert '<html lang="en"' in page
-    assert "Sign in with Password" in page and "Sign in with a passkey" in page
+    assert "Email me a sign-in link instead" in page and "Sign in with a passkey" in page

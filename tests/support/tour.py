@@ -64,9 +64,11 @@ def site_settings(
     mfa: bool = False,
     mfa_required: str | None = None,
     logo: bool = False,
+    password: bool = True,
 ) -> dict[str, Any]:
     """``WEBAUTH`` with every provider kind; *catalog*: also every built-in OAuth provider;
-    *mfa*: the second factor on; *logo*: a theme logo and the account center's site name."""
+    *mfa*: the second factor on; *logo*: a theme logo and the account center's site name;
+    *password*: the password provider too (without it, the address is the page's one field)."""
     from webauth.providers import Email, Passkey
     from webauth.providers.catalog import CATALOG, provider_class
     from webauth.providers.oauth import OIDC
@@ -74,7 +76,7 @@ def site_settings(
     from .oidc_helpers import CLIENT_ID, CLIENT_SECRET
 
     providers: list[Any] = [
-        "webauth.providers.DjangoCredentials",
+        *(["webauth.providers.DjangoCredentials"] if password else []),
         Email(from_email="Example <no-reply@example.com>", max_age=900),
         Passkey(relying_party={"id": "localhost", "name": "webauth tests", "origins": [base_url]}),
         OIDC(
@@ -197,6 +199,7 @@ class Stop:
     mfa: bool = False  # WEBAUTH["mfa"] on
     mfa_required: str | None = None  # WEBAUTH["mfa"]["required"]
     logo: bool = False  # WEBAUTH["theme"]["logo"] and WEBAUTH["account"]["site_name"] set
+    password: bool = True  # the password provider on the sign-in page
 
 
 def _goto(path: str) -> Callable[[Tour], Any]:
@@ -222,10 +225,32 @@ def _signin_field_error(tour: Tour) -> Any:
     # without it): the page comes back with the field's error and what was typed.
     page = tour.page()
     page.goto("/auth/signin")
+    # The email link sits behind its disclosure when the page has a password form.
+    page.click("details[data-provider=email] > summary")
     page.fill("#input-email-for-email", "not an address")
     page.evaluate("() => { for (const f of document.forms) f.noValidate = true; }")
     with page.expect_navigation():
         page.press("#input-email-for-email", "Enter")
+    return page
+
+
+def _signin_more_open(tour: Tour) -> Any:
+    page = tour.page()
+    page.goto("/auth/signin")
+    page.locator("[data-webauth-passkey-more]").wait_for()  # shown by the script
+    for summary in (
+        "details[data-provider=email] > summary",
+        "[data-webauth-passkey-more] > summary",
+    ):
+        page.click(summary)
+    return page
+
+
+def _signin_passkey_email(tour: Tour) -> Any:
+    # "Create the account" with the address left empty: the page asks for it there.
+    page = _signin_more_open(tour)
+    page.click("#webauth-passkey-register")
+    page.get_by_text("Enter your email address to create a passkey.").wait_for()
     return page
 
 
@@ -591,6 +616,22 @@ def stops() -> Iterator[Stop]:
     yield Stop(
         "signin-signed-in", "sign-in page, opened while signed in", _signed_in_at("/auth/signin")
     )
+    yield Stop(
+        "signin-more-open",
+        "sign-in page, the email link's and the new passkey account's disclosures open",
+        _signin_more_open,
+    )
+    yield Stop(
+        "signin-passkey-email",
+        "sign-in page, a new passkey account asked for with no address yet",
+        _signin_passkey_email,
+    )
+    yield Stop(
+        "signin-passwordless",
+        "sign-in page without a password: the address is the one field",
+        _goto("/auth/signin"),
+        password=False,
+    )
     yield Stop("signout", "sign-out page", _signed_in_at("/auth/signout"))
     yield Stop("signout-signed-out", "sign-out page, opened signed out", _goto("/auth/signout"))
     for error in ERROR_PAGES:
@@ -726,6 +767,7 @@ def visit(tour: Tour, stop: Stop) -> Any:
             mfa=stop.mfa,
             mfa_required=stop.mfa_required,
             logo=stop.logo,
+            password=stop.password,
         )
     )
     return stop.open(tour)
