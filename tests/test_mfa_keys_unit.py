@@ -230,6 +230,8 @@ def test_a_key_the_adapter_cannot_confirm_is_not_added(ada, monkeypatch):
     monkeypatch.setattr(DjangoAdapter, "confirm_second_factor", lambda *args: False)
     with pytest.raises(WebAuthnVerificationError, match="could not be stored"):
         add(ada)
+    # Nor left behind unconfirmed: its creation time would start a grace period.
+    assert get_config().storage.list_second_factors(uid(ada)) == []
 
 
 # -- the options of a held sign-in -------------------------------------------------------------
