@@ -1,4 +1,6 @@
+import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -38,6 +40,31 @@ def pytest_collection_modifyitems(config, items):
         raise pytest.UsageError(
             "marked backend_independent but using the database: " + ", ".join(wrong)
         )
+    _longest_modules_first(items)
+
+
+#: Seconds per test module, measured (scripts/test_durations.py writes it).
+_DURATIONS = Path(__file__).with_name("durations.json")
+
+
+def _longest_modules_first(items):
+    """Collect the modules longest first, each module's tests in their own order.
+
+    pytest-xdist (``--dist loadfile``, scripts/test) hands whole modules to the
+    workers in collection order; with the slow ones first, the last modules to
+    run are short and the cores finish together (the longest-processing-time
+    rule). Every worker sorts the same list the same way, as xdist requires.
+    Without the file, or for a module it does not list, the order is pytest's.
+    """
+    try:
+        seconds = json.loads(_DURATIONS.read_text())
+    except (OSError, ValueError):
+        return
+    rank = {}
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        rank.setdefault(module, (-float(seconds.get(module, 0)), len(rank)))
+    items.sort(key=lambda item: rank[item.nodeid.split("::", 1)[0]])
 
 
 @pytest.fixture(autouse=True)

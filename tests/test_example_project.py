@@ -9,6 +9,7 @@ have a favicon, and there is one passkeys page, the account center's."""
 import html
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -42,18 +43,43 @@ def manage(*args, env):
     )
 
 
-@pytest.fixture
-def env(tmp_path):
+def _env_in(folder):
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("AUTH_", "DJANGO_"))}
     return {
         **clean,
-        "EXAMPLE_DB": str(tmp_path / "example.sqlite3"),
-        "EXAMPLE_OUTBOX": str(tmp_path / "outbox.json"),
+        "EXAMPLE_DB": str(folder / "example.sqlite3"),
+        "EXAMPLE_OUTBOX": str(folder / "outbox.json"),
         "PORT": "8123",
     }
 
 
-def test_example_project_checks_migrates_and_sets_up(env):
+@pytest.fixture(scope="module")
+def migrated(tmp_path_factory):
+    """A database the example's ``migrate`` made, once for the module: each test
+    starts from a copy of it (the migration itself is tested on its own below)."""
+    folder = tmp_path_factory.mktemp("example-migrated")
+    env = _env_in(folder)
+    done = manage("migrate", "-v", "0", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return Path(env["EXAMPLE_DB"])
+
+
+@pytest.fixture
+def fresh_env(tmp_path):
+    """The example's environment on a new, empty database."""
+    return _env_in(tmp_path)
+
+
+@pytest.fixture
+def env(tmp_path, migrated):
+    """The example's environment on a migrated database of the test's own."""
+    env = _env_in(tmp_path)
+    shutil.copyfile(migrated, env["EXAMPLE_DB"])
+    return env
+
+
+def test_example_project_checks_migrates_and_sets_up(fresh_env):
+    env = fresh_env
     for args in (["check", "--fail-level", "WARNING"], ["migrate", "-v", "0"], ["example_setup"]):
         result = manage(*args, env=env)
         assert result.returncode == 0, result.stdout + result.stderr
@@ -118,21 +144,28 @@ def free_port():
 
 
 @contextmanager
-def running_example(env, tmp_path, host):
-    """The example project as ./scripts/example runs it: migrated, set up for its port,
-    served by runserver with its autoreloader.
+def running_example(env, tmp_path, host, *, reloader=False):
+    """The example project as ./scripts/example runs it: migrated (*env*'s database
+    is), set up for its port, served by runserver.
 
-    The reloader runs the site in a child process that it restarts on changes; the
-    outbox must work there (it is a file, not the process's memory).
+    With *reloader*, runserver's autoreloader runs the site in a child process
+    that it restarts on changes, as ./scripts/example does; the outbox must work
+    there (it is a file, not the process's memory). Without, one process serves
+    (a second start of Django saved where the reloader is not what is tested).
     """
     port = free_port()
     env = {**env, "PORT": str(port)}
-    for args in (["migrate", "-v", "0"], ["example_setup"]):
-        done = manage(*args, env=env)
-        assert done.returncode == 0, done.stdout + done.stderr
+    done = manage("example_setup", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
     log = open(tmp_path / "runserver.log", "w")  # noqa: SIM115 (closed below)
     server = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", f"{host}:{port}"],
+        [
+            sys.executable,
+            "manage.py",
+            "runserver",
+            *([] if reloader else ["--noreload"]),
+            f"{host}:{port}",
+        ],
         cwd=EXAMPLE,
         env=env,
         stdout=log,
@@ -151,7 +184,26 @@ def running_example(env, tmp_path, host):
 
 @pytest.fixture
 def example_server(env, tmp_path):
+    """The example running for this test alone."""
     with running_example(env, tmp_path, "127.0.0.1") as running:
+        yield running
+
+
+@pytest.fixture
+def reloading_example(env, tmp_path):
+    """The example as ./scripts/example serves it, autoreloader on, for this test alone."""
+    with running_example(env, tmp_path, "127.0.0.1", reloader=True) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def shared_example(migrated, tmp_path_factory):
+    """One running example for the tests that only look at its pages (each with its
+    own browser), started once for them."""
+    folder = tmp_path_factory.mktemp("example-shared")
+    env = _env_in(folder)
+    shutil.copyfile(migrated, env["EXAMPLE_DB"])
+    with running_example(env, folder, "127.0.0.1") as running:
         yield running
 
 
@@ -183,8 +235,8 @@ def session_of(browser, base):
     return browser.get(f"{base}/auth/session").json()
 
 
-def test_email_sign_in_through_the_example(example_server):
-    base, log = example_server
+def test_email_sign_in_through_the_example(reloading_example):
+    base, log = reloading_example
     person = requests.Session()
     assert 'id="outbox-empty"' in person.get(f"{base}/dev/outbox/").text
     home = person.get(f"{base}/").text
@@ -257,10 +309,10 @@ def html_lang(page):
     return re.search(r'<html lang="([^"]*)"', page).group(1)
 
 
-def test_the_language_switcher_changes_webauths_pages(example_server):
+def test_the_language_switcher_changes_webauths_pages(shared_example):
     """The switcher on the example's pages (Django's set_language) sets the language that
     LocaleMiddleware gives every page: webauth's sign-in page is then German."""
-    base, _ = example_server
+    base, _ = shared_example
     person = requests.Session()
     assert html_lang(person.get(f"{base}/auth/signin").text) == "en"
     home = person.get(f"{base}/").text
@@ -341,8 +393,8 @@ def icon_of(page):
     return re.search(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', page).group(1)
 
 
-def test_the_idp_looks_like_another_site(example_server):
-    base, _ = example_server
+def test_the_idp_looks_like_another_site(shared_example):
+    base, _ = shared_example
     site = requests.get(f"{base}/").text
     idp = requests.get(f"{base}/idp/login/?next=/idp/").text
     assert "<title>webauth example</title>" in site
@@ -361,8 +413,8 @@ def test_the_idp_looks_like_another_site(example_server):
     assert fallback.headers["Location"] == icon_of(site)
 
 
-def test_one_passkeys_page_the_account_centers(example_server):
-    base, _ = example_server
+def test_one_passkeys_page_the_account_centers(shared_example):
+    base, _ = shared_example
     person = requests.Session()
     old = person.get(f"{base}/passkeys/", allow_redirects=False)
     assert old.status_code == 302 and old.headers["Location"] == "/account/passkeys/"
@@ -421,8 +473,7 @@ def test_idp_sign_in_lands_on_the_idp_user_from_either_host(env, example_server)
 
 def test_setup_moves_an_idp_link_to_the_idp_user(env):
     """A database from an older example, where the IdP sign-in made a second user."""
-    for args in (["migrate", "-v", "0"], ["example_setup"]):
-        assert manage(*args, env=env).returncode == 0
+    assert manage("example_setup", env=env).returncode == 0
     code = """
 from django.contrib.auth import get_user_model
 from webauth.models import Account
