@@ -96,6 +96,20 @@ def _empty_caches(settings):
     clear()
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for a module's tests (each test opens its own contexts).
+
+    Debian's, through Playwright (tests/support/browser.py): the test skips
+    without it, or fails where WEBAUTH_REQUIRE_BROWSER is set. A module may
+    name its own ``browser`` fixture for something else (a test client).
+    """
+    from .support.browser import chromium
+
+    with chromium() as launched:
+        yield launched
+
+
 @pytest.fixture
 def client_factory():
     """Make independent test clients (one per simulated browser)."""

@@ -27,16 +27,9 @@ import pytest
 
 from .support import a11y, tour
 from .support.a11y import BACKGROUND_LUMINANCE, OVERFLOW, RUN_AXE, SMALL_TARGETS, WCAG_21_AA
-from .support.browser import chromium
 from .support.helpers import wait_until_serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture

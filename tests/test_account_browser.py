@@ -19,8 +19,6 @@ from webauth.models import Account, Session
 from webauth.providers import DjangoCredentials
 from webauth.providers.catalog.github import GitHub
 
-from .support.browser import chromium
-
 PASSWORD = "correct horse battery staple"
 SAFARI_IPHONE = (
     "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 "
@@ -28,12 +26,6 @@ SAFARI_IPHONE = (
 )
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture

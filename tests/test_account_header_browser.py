@@ -20,18 +20,11 @@ from django.utils import timezone
 from webauth.models import Session
 
 from .support import tour
-from .support.browser import chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 TABS = ["/account/", "/account/sessions/", "/account/connections/", "/account/passkeys/"]
 TABS += ["/account/email/", "/account/security/"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture

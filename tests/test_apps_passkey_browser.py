@@ -17,7 +17,7 @@ import requests
 
 from webauth.providers import Passkey
 
-from .support.browser import VirtualAuthenticators, chromium
+from .support.browser import VirtualAuthenticators
 
 pytestmark = [
     pytest.mark.browser,
@@ -39,12 +39,6 @@ GET = """async (options) => {
   const publicKey = PublicKeyCredential.parseRequestOptionsFromJSON(options);
   return (await navigator.credentials.get({ publicKey })).toJSON();
 }"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture(params=["jwt", "database"])

@@ -29,7 +29,6 @@ from webauth.test import force_sign_in
 
 from .support import a11y, tour
 from .support.a11y import RUN_AXE, WCAG_21_AA
-from .support.browser import chromium
 from .support.urls import urlpatterns as base_patterns
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db]
@@ -45,12 +44,6 @@ THEMES = {
 LANGUAGES = ("en", "de")
 #: A new address for each message: the sending limit (email_send) counts per address.
 _NUMBERS = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 def configure(settings, theme, **email_options):

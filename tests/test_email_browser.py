@@ -31,8 +31,6 @@ from webauth import jwt as jose
 from webauth.models import VerificationToken
 from webauth.providers import Email
 
-from .support.browser import chromium
-
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 SESSION = "authjs.session-token"
 PENDING = "authjs.email-pending"
@@ -92,12 +90,6 @@ def smtp():
         yield inbox, controller.port
     finally:
         controller.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture

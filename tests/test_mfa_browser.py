@@ -19,17 +19,11 @@ import pytest
 from webauth.mfa import factors
 from webauth.models import TrustedBrowser
 
-from .support.browser import VirtualAuthenticators, chromium
+from .support.browser import VirtualAuthenticators
 
 PASSWORD = "correct horse battery staple"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture

@@ -12,17 +12,9 @@ import pytest
 
 from webauth.pages import SIGNIN_ERRORS
 
-from .support.browser import chromium
-
 PASSWORD = "correct horse battery staple"
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture

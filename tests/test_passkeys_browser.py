@@ -36,11 +36,9 @@ from webauth.types import as_webauthn_challenge
 from .support.browser import (
     AUTOFILL_FIELD,
     NEW_ACCOUNT_MORE,
-    VirtualAuthenticators,
+    Person,
     base64url,
-    chromium,
     fill_new_account_email,
-    watch_credentials,
 )
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
@@ -51,12 +49,6 @@ pytestmark = pytest.mark.browser
 
 
 # -- the site and the browser ------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture
@@ -82,27 +74,6 @@ def site(settings, live_server):
         ],
     }
     return live_server
-
-
-class Person:
-    """One browser profile with its device (a platform authenticator) and its calls."""
-
-    def __init__(self, context, autofill):
-        self.calls = watch_credentials(context, autofill)
-        self.page = context.new_page()
-        self.authenticators = VirtualAuthenticators(self.page)
-        self.platform = self.authenticators.add()
-
-    def session(self):
-        """``GET /auth/session`` as this browser (its cookies, same origin)."""
-        return self.page.evaluate("() => fetch('/auth/session').then((r) => r.json())")
-
-    def calls_of(self, kind, mediation, event):
-        return [
-            c
-            for c in self.calls
-            if (c["kind"], c["mediation"], c["event"]) == (kind, mediation, event)
-        ]
 
 
 @pytest.fixture

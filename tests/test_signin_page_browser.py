@@ -22,22 +22,14 @@ from webauth.providers.catalog.github import GitHub
 from .support.browser import (
     AUTOFILL_FIELD,
     NEW_ACCOUNT_MORE,
-    VirtualAuthenticators,
-    chromium,
+    Person,
     fill_new_account_email,
-    watch_credentials,
 )
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 PASSWORD = "correct horse battery staple"
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture
@@ -80,26 +72,6 @@ def alice(django_user_model):
     )
 
 
-class Visitor:
-    """One browser profile: its page, its device, the page's WebAuthn calls."""
-
-    def __init__(self, context, autofill):
-        self.calls = watch_credentials(context, autofill)
-        self.page = context.new_page()
-        self.authenticators = VirtualAuthenticators(self.page)
-        self.platform = self.authenticators.add()
-
-    def calls_of(self, kind, mediation, event):
-        return [
-            c
-            for c in self.calls
-            if (c["kind"], c["mediation"], c["event"]) == (kind, mediation, event)
-        ]
-
-    def whoami(self):
-        return self.page.evaluate("() => fetch('/whoami/').then((r) => r.json())")
-
-
 @pytest.fixture
 def visitor(browser, site):
     contexts = []
@@ -108,7 +80,7 @@ def visitor(browser, site):
         context = browser.new_context(base_url=site.url, java_script_enabled=javascript)
         context.set_default_timeout(30_000)
         contexts.append(context)
-        return Visitor(context, autofill) if javascript else context.new_page()
+        return Person(context, autofill) if javascript else context.new_page()
 
     yield make
     for context in contexts:
@@ -336,7 +308,7 @@ def test_create_an_account_while_the_browser_holds_the_autofill_request(visitor)
     fill_new_account_email(page, "new@example.com")
     with page.expect_navigation(url="**/whoami/"):
         page.click("#webauth-passkey-register")
-    assert person.whoami()["session"]["user"]["email"] == "new@example.com"
+    assert person.session()["user"]["email"] == "new@example.com"
     assert [c["error"] for c in person.calls_of("get", "conditional", "rejected")] == ["AbortError"]
     assert len(person.calls_of("create", "optional", "resolved")) == 1
 
@@ -382,4 +354,4 @@ def test_the_address_field_serves_a_new_passkey_account_too(visitor, site):
     page.fill("#input-email-for-email", "Pat@Example.com")
     with page.expect_navigation(url="**/whoami/"):
         page.click("#webauth-passkey-register")
-    assert person.whoami()["session"]["user"]["email"] == "pat@example.com"
+    assert person.session()["user"]["email"] == "pat@example.com"

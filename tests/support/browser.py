@@ -258,3 +258,28 @@ def watch_credentials(context, autofill="hold"):
     context.expose_function("reportCredentialCall", lambda call: calls.append(call))
     context.add_init_script(_WATCH_CREDENTIALS % (json.dumps(autofill), AUTOFILL_FIELD))
     return calls
+
+
+class Person:
+    """One browser profile with its device (a platform authenticator) and its calls.
+
+    ``calls``: what its pages asked of ``navigator.credentials``
+    (:func:`watch_credentials`, with *autofill* the simulated person's choice).
+    """
+
+    def __init__(self, context, autofill="hold"):
+        self.calls = watch_credentials(context, autofill)
+        self.page = context.new_page()
+        self.authenticators = VirtualAuthenticators(self.page)
+        self.platform = self.authenticators.add()
+
+    def session(self):
+        """``GET /auth/session`` as this browser (its cookies, same origin)."""
+        return self.page.evaluate("() => fetch('/auth/session').then((r) => r.json())")
+
+    def calls_of(self, kind, mediation, event):
+        return [
+            c
+            for c in self.calls
+            if (c["kind"], c["mediation"], c["event"]) == (kind, mediation, event)
+        ]
