@@ -96,6 +96,39 @@ def _empty_caches(settings):
     clear()
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's test databases, dropped only once nothing else uses them.
+
+    The live server answers from daemon threads that close their database
+    connection just after the answer has gone out, so after a worker's last
+    test one may still be open when pytest-django drops the database, which
+    PostgreSQL refuses ("is being accessed by other users"). Before the drop,
+    this waits (up to 30 s) until the worker's own connection is the test
+    database's only one.
+    """
+    yield
+    import time
+
+    from django.db import connections
+
+    with django_db_blocker.unblock():
+        for connection in connections.all():
+            if connection.vendor != "postgresql":
+                continue
+            deadline = time.monotonic() + 30
+            with connection.cursor() as cursor:
+                while time.monotonic() < deadline:
+                    cursor.execute(
+                        "SELECT count(*) FROM pg_stat_activity"
+                        " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    )
+                    if cursor.fetchone()[0] == 0:
+                        break
+                    time.sleep(0.05)
+            connection.close()
+
+
 @pytest.fixture(scope="module")
 def browser():
     """One headless Chromium for a module's tests (each test opens its own contexts).
