@@ -75,6 +75,9 @@ def test_event_names_map_to_signals():
         "session": signals.session_read,
         # webauth's own: the second factor (docs/mfa.md)
         "second_factor": signals.second_factor,
+        "signup": signals.signup,
+        "password_reset_requested": signals.password_reset_requested,
+        "password_changed": signals.password_changed,
     } == signals.EVENT_SIGNALS
 
 

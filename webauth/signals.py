@@ -16,6 +16,11 @@ signal             keyword arguments
 ``session_read``   ``session``, ``token`` (jwt strategy), ``request``
 ``second_factor``  ``user``, ``action``, ``request``; ``by`` (an admin's reset),
                    ``kind`` (``totp``/``webauthn``: the key added, removed or refused)
+``signup``         ``user`` (``None`` when the address or username was taken:
+                   its owner is mailed instead), ``email``, ``request``
+``password_reset_requested``  ``user`` (``None`` for an unknown address or
+                   username), ``identifier``, ``request``
+``password_changed``  ``user``, ``how`` (``reset``, ``change`` or ``set``), ``request``
 =================  ==========================================================
 """
 
@@ -24,10 +29,13 @@ from django.dispatch import Signal
 __all__ = [
     "EVENT_SIGNALS",
     "account_linked",
+    "password_changed",
+    "password_reset_requested",
     "second_factor",
     "session_read",
     "signed_in",
     "signed_out",
+    "signup",
     "user_created",
     "user_updated",
 ]
@@ -41,6 +49,11 @@ session_read = Signal()
 #: webauth's: a second factor was added, removed, reset by an admin, used up
 #: (a recovery code), renewed (new recovery codes) or refused (``action``).
 second_factor = Signal()
+#: webauth's passwords (docs/passwords.md): a sign-up asked for, a reset asked
+#: for, a password chosen (after a reset, changed or set in the account center).
+signup = Signal()
+password_reset_requested = Signal()
+password_changed = Signal()
 
 #: event name (as in ``WEBAUTH["events"]``) -> signal
 EVENT_SIGNALS = {
@@ -51,4 +64,7 @@ EVENT_SIGNALS = {
     "link_account": account_linked,
     "session": session_read,
     "second_factor": second_factor,
+    "signup": signup,
+    "password_reset_requested": password_reset_requested,
+    "password_changed": password_changed,
 }

@@ -117,6 +117,7 @@ def build_config(
         mfa=sections.mfa(data.get("mfa")),
         openapi=bool(as_bool("openapi", data.get("openapi"), False)),
         account=sections.account(data.get("account")),
+        passwords=sections.passwords(data.get("passwords")),
     )
     if warn:
         _warn(config)

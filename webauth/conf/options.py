@@ -38,6 +38,7 @@ __all__ = [
     "JWTOptions",
     "MfaOptions",
     "PagesOptions",
+    "PasswordOptions",
     "RateLimitOptions",
     "RateRule",
     "SessionOptions",
@@ -139,6 +140,30 @@ class AccountOptions:
 
 
 @dataclass(frozen=True, slots=True)
+class PasswordOptions:
+    """``passwords``: the password's lifecycle around ``DjangoCredentials`` (docs/passwords.md).
+
+    Each part is off unless configured. ``signup``: ``POST /auth/signup`` (and
+    ``/auth/app/signup``) makes an account with a password. ``signup_form``: the
+    dotted path of a project's form class for it (``None``: one built from the
+    user model's ``REQUIRED_FIELDS``). ``signup_verify_email``: the address is
+    proven by an email grant before the account can sign in (``False``: signed
+    in at once, the address marked unproven, as a passkey registration does).
+    ``reset``: ``/auth/reset`` asks for a reset by address or username and
+    mails a link and a code. ``change``: the account center's Password section
+    changes a password, or sets one for a user who has none. ``notify``: the
+    user is mailed when their password changed.
+    """
+
+    signup: bool = False
+    signup_form: str | None = None
+    signup_verify_email: bool = True
+    reset: bool = False
+    change: bool = False
+    notify: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class CookieOverride:
     """A ``cookies`` entry: a different name and/or different attributes."""
 
@@ -180,6 +205,12 @@ DEFAULT_RATE_LIMITS: Mapping[str, str] = MappingProxyType(
         # POST /auth/mfa: wrong second-factor codes, per address and per user
         # (a success gives its attempt back)
         "mfa_failed": "10/m/ip,5/5m/key",
+        # POST /auth/signup: a sign-up (it mails its address), per address and email address
+        "signup": "10/m/ip,3/h/key",
+        # POST /auth/reset: a reset asked for (it mails), per address and per identifier
+        "password_reset": "10/m/ip,3/h/key",
+        # a password change or set in the account center, per address and per user
+        "password_change": "10/m/ip,5/5m/key",
     }
 )
 
@@ -323,6 +354,7 @@ class Config:
     reauth_max_age: int = DEFAULT_REAUTH_MAX_AGE
     mfa: MfaOptions = field(default_factory=MfaOptions)
     account: AccountOptions = AccountOptions()
+    passwords: PasswordOptions = PasswordOptions()
     #: Serve the OpenAPI description at ``<base path>/openapi.json`` (docs/openapi.md).
     openapi: bool = False
     _providers_by_id: dict[str, Provider] = field(init=False, repr=False, compare=False)

@@ -35,6 +35,7 @@ from .options import (
     JWTOptions,
     MfaOptions,
     PagesOptions,
+    PasswordOptions,
     RateLimitOptions,
     RateRule,
     SessionOptions,
@@ -59,6 +60,7 @@ __all__ = [
     "logger",
     "mfa",
     "pages",
+    "passwords",
     "protected_paths",
     "provider",
     "providers",
@@ -104,6 +106,7 @@ TOP_LEVEL_KEYS = frozenset(
         "reauth_max_age",
         "openapi",
         "account",
+        "passwords",
     }
 )
 
@@ -420,6 +423,42 @@ def account(value: object) -> AccountOptions:
     return AccountOptions(home_url=home, site_name=name)
 
 
+PASSWORD_KEYS = frozenset({"signup", "reset", "change", "notify"})
+SIGNUP_KEYS = frozenset({"form", "verify_email"})
+
+
+def passwords(value: object) -> PasswordOptions:
+    """``passwords``: sign-up, reset, change and set, each off unless configured.
+
+    ``signup`` is ``True`` or a dict with ``form`` (a dotted path) and
+    ``verify_email``; the others are booleans.
+    """
+    p = keys_of("passwords", value, PASSWORD_KEYS)
+    signup = p.get("signup", False)
+    form: str | None = None
+    verify = True
+    if isinstance(signup, Mapping):
+        s = keys_of("passwords.signup", signup, SIGNUP_KEYS)
+        form = as_str("passwords.signup.form", s.get("form"))
+        if form is not None and "." not in form:
+            raise config_error(
+                "passwords.signup.form",
+                f"must be a dotted path to a form class, got {form!r}",
+                "Use e.g. 'myapp.forms.SignupForm', or leave it out for a form built "
+                "from the user model.",
+            )
+        verify = bool(as_bool("passwords.signup.verify_email", s.get("verify_email"), True))
+        signup = True
+    return PasswordOptions(
+        signup=bool(as_bool("passwords.signup", signup, False)),
+        signup_form=form,
+        signup_verify_email=verify,
+        reset=bool(as_bool("passwords.reset", p.get("reset"), False)),
+        change=bool(as_bool("passwords.change", p.get("change"), False)),
+        notify=bool(as_bool("passwords.notify", p.get("notify"), True)),
+    )
+
+
 def jwt(value: object, *, session_max_age: int) -> JWTOptions:
     """``jwt``: its ``max_age`` defaults to the session's."""
     j = keys_of("jwt", value, JWT_KEYS)
@@ -442,6 +481,9 @@ EVENT_KEYS = frozenset(
         "session",
         # webauth's own
         "second_factor",
+        "signup",
+        "password_reset_requested",
+        "password_changed",
     }
 )
 LOGGER_KEYS = frozenset({"error", "warn", "debug"})
