@@ -100,32 +100,42 @@ def _empty_caches(settings):
 def django_db_setup(django_db_setup, django_db_blocker):
     """pytest-django's test databases, dropped only once nothing else uses them.
 
-    The live server answers from daemon threads that close their database
-    connection just after the answer has gone out, so after a worker's last
-    test one may still be open when pytest-django drops the database, which
-    PostgreSQL refuses ("is being accessed by other users"). Before the drop,
-    this waits (up to 30 s) until the worker's own connection is the test
-    database's only one.
+    Threads of the tests (the live server's request threads, a race's callers)
+    close their database connections as they end, which can be just after a
+    worker's last test: PostgreSQL then refuses to drop the database ("is being
+    accessed by other users"; CI saw it after the concurrency tests). Before the
+    drop this waits up to 10 s for the worker's own connection to be the test
+    database's only one, then ends those left (the database is about to go),
+    saying on stderr what they were.
     """
     yield
+    import sys
     import time
 
     from django.db import connections
 
+    others = (
+        "SELECT pid, state, left(query, 120) FROM pg_stat_activity"
+        " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    )
     with django_db_blocker.unblock():
         for connection in connections.all():
             if connection.vendor != "postgresql":
                 continue
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 10
             with connection.cursor() as cursor:
-                while time.monotonic() < deadline:
-                    cursor.execute(
-                        "SELECT count(*) FROM pg_stat_activity"
-                        " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                    )
-                    if cursor.fetchone()[0] == 0:
-                        break
+                cursor.execute(others)
+                left = cursor.fetchall()
+                while left and time.monotonic() < deadline:
                     time.sleep(0.05)
+                    cursor.execute(others)
+                    left = cursor.fetchall()
+                for pid, state, query in left:
+                    print(
+                        f"ending a leftover session of the test database: {state} {query!r}",
+                        file=sys.stderr,
+                    )
+                    cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
             connection.close()
 
 
