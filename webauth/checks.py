@@ -43,6 +43,9 @@ id                 problem
                    button ``style``, below WCAG 2.1 AA contrast (4.5:1)
 ``webauth.W014``   ``account.home_url`` is a URL name that does not reverse (the
                    account center's home link would go to ``/``)
+``webauth.E015``   ``passwords.signup`` is on without a ``DjangoCredentials`` provider,
+                   its ``form`` names no form class, or the adapter lacks a method
+                   sign-up calls
 =================  ==============================================================
 """
 
@@ -64,6 +67,8 @@ from .colors import contrast_ratio, css_rgb
 from .conf import Config, ConfigError, build_config, get_config
 from .conf.options import DEFAULT_RATE_LIMITS
 from .flows import flow_for, providers_with
+from .passwords import signup
+from .passwords.forms import signup_form_class
 from .sessions import strategy_of
 from .utils import did_you_mean
 
@@ -139,6 +144,49 @@ def check_config(
     messages.extend(_check_base_path(config.base_path))
     messages.extend(_check_url_path(raw, config))
     messages.extend(_check_home_url(config))
+    messages.extend(_check_signup(config))
+    return messages
+
+
+def _check_signup(config: Config) -> list[CheckMessage]:
+    """``passwords.signup``: a ``DjangoCredentials`` provider, a form that imports, the methods."""
+    if not config.passwords.signup:
+        return []
+    messages: list[CheckMessage] = []
+    if signup.credentials_provider(config) is None:
+        messages.append(
+            Error(
+                "WEBAUTH['passwords']['signup'] is on, but no DjangoCredentials provider is "
+                "configured: sign-up makes users who sign in with a password.",
+                hint="Add webauth.providers.DjangoCredentials() to WEBAUTH['providers'], or "
+                "turn sign-up off (docs/passwords.md).",
+                id="webauth.E015",
+            )
+        )
+    path = config.passwords.signup_form
+    if path:
+        try:
+            signup_form_class(path)
+        except (ImportError, TypeError) as exc:
+            messages.append(
+                Error(
+                    f"WEBAUTH['passwords']['signup']['form'] = {path!r} cannot be used: {exc}.",
+                    hint="Give the dotted path of a form class, e.g. a subclass of "
+                    "webauth.passwords.forms.SignupForm (docs/passwords.md).",
+                    id="webauth.E015",
+                )
+            )
+    missing = missing_methods(config.storage.adapter, signup.SIGNUP_METHODS)
+    if missing:
+        messages.append(
+            Error(
+                f"The webauth adapter {type(config.storage.adapter).__name__} lacks "
+                f"{', '.join(missing)}, which sign-up (passwords.signup) calls.",
+                hint="Implement the methods (see webauth.adapters.base.Adapter), or use "
+                "webauth.adapters.django.DjangoAdapter.",
+                id="webauth.E015",
+            )
+        )
     return messages
 
 

@@ -74,6 +74,9 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     # and the mark of a re-authentication that must prove it all the same.
     "mfa_trusted": ("authjs.mfa-trusted", {}),
     "mfa_fresh": ("authjs.mfa-fresh", {"max_age": 10 * 60}),
+    # webauth's: a sign-up waiting for its address to be proven, sealed
+    # (webauth.passwords.signup; Max-Age: until its grant expires).
+    "signup_pending": ("authjs.signup-pending", {}),
 }
 
 

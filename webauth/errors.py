@@ -81,6 +81,7 @@ __all__ = [
     "UnknownAction",
     "UnsupportedStrategy",
     "UntrustedHost",
+    "UsernameInUse",
     "Verification",
     "WebAuthnVerificationError",
     "checkout_doc_url",
@@ -459,6 +460,17 @@ class EmailInUse(AuthError):
     as one of that user's (an email sign-in signs them in, an OAuth account is
     linked or refused by the linking rules, a passkey registration is
     refused), so that concurrent first sign-ins of one new address make one user.
+    """
+
+
+class UsernameInUse(AuthError):
+    """Another user has this username already (webauth addition).
+
+    ``DjangoAdapter.create_user`` raises it when the new user it was given
+    (a sign-up form's, ``AdapterUser.instance``) collides with a stored one on
+    the user model's unique ``USERNAME_FIELD``, also against another request
+    creating one at the same moment: the sign-up then answers as for any taken
+    username (:mod:`webauth.passwords.signup`).
     """
 
 

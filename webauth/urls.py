@@ -2,12 +2,13 @@
 
 URL names (namespace ``webauth``) for ``{% url %}`` and ``reverse()``: ``session``,
 ``csrf``, ``providers``, ``signin``, ``signin-provider``, ``callback``, ``signout``,
-``verify-request``, ``error``, ``webauthn-options``, ``openapi`` (the OpenAPI
+``verify-request``, ``error``, ``webauthn-options``, ``signup`` (sign-up with a
+password, ``WEBAUTH["passwords"]["signup"]``), ``openapi`` (the OpenAPI
 description, with ``WEBAUTH["openapi"]`` on: docs/openapi.md); with ``WEBAUTH["bearer"]``
 on, ``app-session``, ``app-signout`` and ``app-signout-everywhere``, and the app
 sign-in routes (docs/apps.md) ``app-signin``, ``app-callback``,
 ``app-webauthn-options``, ``app-idtoken``, ``app-authorize`` and ``app-token``,
-each with a ``provider_id``. For example
+each with a ``provider_id``, and ``app-signup``. For example
 ``reverse("webauth:callback", kwargs={"provider_id": "credentials"})``.
 """
 
@@ -15,6 +16,7 @@ from django.urls import path, re_path
 
 from .actions.app import app_mfa_view, app_view
 from .actions.app_session import app_session_view
+from .actions.signup import app_signup_view
 from .openapi import openapi_view
 from .utils import require_installed
 from .views import auth_view
@@ -36,6 +38,7 @@ urlpatterns = [
     path("signin/<str:provider_id>", auth_view, {"action": "signin"}, name="signin-provider"),
     path("callback/<str:provider_id>", auth_view, {"action": "callback"}, name="callback"),
     path("mfa", auth_view, {"action": "mfa"}, name="mfa"),
+    path("signup", auth_view, {"action": "signup"}, name="signup"),
     path(
         "webauthn-options/<str:provider_id>",
         auth_view,
@@ -67,6 +70,8 @@ urlpatterns = [
     ),
     # The second factor of an app's held sign-in (WEBAUTH["mfa"], docs/mfa.md).
     re_path(r"^app/mfa/?$", app_mfa_view, name="app-mfa"),
+    # Sign-up with a password (WEBAUTH["passwords"]["signup"], docs/passwords.md).
+    re_path(r"^app/signup/?$", app_signup_view, name="app-signup"),
     # -- end of the app sign-in routes ------------------------------------------------------
     # Not an Auth.js action, so nothing Auth.js serves is shadowed: with
     # WEBAUTH["openapi"] off the view answers the catch-all's 400 "Bad request.".

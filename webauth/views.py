@@ -15,7 +15,18 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
-from .actions import callback, csrf, mfa, pages, providers, session, signin, signout, webauthn
+from .actions import (
+    callback,
+    csrf,
+    mfa,
+    pages,
+    providers,
+    session,
+    signin,
+    signout,
+    signup,
+    webauthn,
+)
 from .actions.preamble import Unconfigured, open_state
 from .clients import RETURN_REDIRECT, returns_redirect
 from .conf import Config
@@ -47,6 +58,8 @@ ACTIONS = frozenset(
         "webauthn-options",
         # webauth's own: the second factor of a held sign-in
         "mfa",
+        # webauth's own: sign-up with a password (WEBAUTH["passwords"]["signup"])
+        "signup",
     }
 )
 _WITH_PROVIDER = frozenset({"signin", "callback", "webauthn-options"})
@@ -71,6 +84,9 @@ ROUTES: dict[tuple[str, str], Handler] = {
     # webauth's: the second factor of a held sign-in (webauth.mfa)
     ("GET", "mfa"): mfa.mfa_page,
     ("POST", "mfa"): mfa.mfa_verify,
+    # webauth's: sign-up with a password (webauth.passwords.signup)
+    ("GET", "signup"): signup.signup_page,
+    ("POST", "signup"): signup.signup,
 }
 
 CONFIG_ERROR_MESSAGE = (
@@ -119,6 +135,8 @@ def auth_view(
         return _config_error_response(request, action, exc.config)
 
     handler = ROUTES.get((request.method, action))
+    if action == "signup" and not signup.served(state.config):
+        return bad_request()  # as Auth.js answers a route it does not have
     if request.method == "GET" and action == "signin" and provider_id is not None:
         handler = None  # Auth.js has no GET /signin/<provider>
     try:

@@ -36,7 +36,7 @@ from django.db import IntegrityError, connections, models, router, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from ..errors import AmbiguousEmail, EmailInUse, LastSignInMethod
+from ..errors import AmbiguousEmail, EmailInUse, LastSignInMethod, UsernameInUse
 from ..identity import canonical_email_or_none
 from ..models import (
     Account,
@@ -355,17 +355,38 @@ class DjangoAdapter:
 
         Raises :class:`~webauth.errors.EmailInUse` when another user has the
         address (its canonical form, compared exactly), also against another
-        request creating one at the same moment.
+        request creating one at the same moment. A record whose ``instance`` is
+        an unsaved user of the model (a sign-up form's) stores that instance,
+        keeping its username, password and other fields, and raises
+        :class:`~webauth.errors.UsernameInUse` when its username is taken.
         """
         record = as_user({"id": "", **user}) if isinstance(user, Mapping) else user
         assert record is not None
         model = self.user_model
-        obj = model()
-        self._apply(obj, record, {"email", "name", "image", "email_verified"})
-        if model.get_email_field_name() != model.USERNAME_FIELD:
-            setattr(obj, model.USERNAME_FIELD, self._unique_username(record))
-        obj.set_unusable_password()
-        self._save_with_address(obj, insert=True)
+        given = record.instance
+        if isinstance(given, model) and given._state.adding and given.pk is None:
+            # A sign-up form's new user (webauth.passwords.signup): stored as it
+            # is, its username, password and other fields kept; the record adds
+            # the address (canonical) and what it has besides.
+            obj = given
+            fields = {"email", "email_verified"}
+            fields |= {name for name in ("name", "image") if getattr(record, name)}
+        else:
+            obj, given = model(), None
+            fields = {"email", "name", "image", "email_verified"}
+        self._apply(obj, record, fields)
+        username = model.USERNAME_FIELD
+        if model.get_email_field_name() != username and not (given and getattr(obj, username)):
+            setattr(obj, username, self._unique_username(record))
+        if given is None or not obj.has_usable_password():
+            obj.set_unusable_password()
+        try:
+            self._save_with_address(obj, insert=True)
+        except IntegrityError:
+            taken = self._users().filter(**_same(username, getattr(obj, username)))
+            if given is None or not taken.exists():
+                raise
+            raise UsernameInUse("Another user has this username") from None
         return self.to_record(obj)
 
     def get_user(self, id: str) -> AdapterUser | None:
