@@ -596,6 +596,119 @@ def _account_security_keys(tour: Tour) -> Any:
     return page
 
 
+# -- sign-up with a password (webauth.passwords.signup) ----------------------------------------
+
+
+def _signup_site(tour: Tour, verify: bool = True) -> None:
+    """The tour's site with sign-up on (``passwords.signup``)."""
+    tour.configure(
+        {
+            **site_settings(tour.base_url),
+            "passwords": {"signup": {"verify_email": verify}},
+            # The tour signs carol up at several stops: more than 3 an hour.
+            "rate_limits": {"signup": "100/m/ip,100/h/key"},
+        }
+    )
+
+
+def _signup_filled(tour: Tour, username: str, address: str, verify: bool = True) -> Any:
+    """The sign-up form filled in and sent by a new visitor; the page it answers."""
+    _signup_site(tour, verify)
+    page = tour.page()
+    page.goto("/auth/signup")
+    page.fill("#id_username", username)
+    page.fill("#id_email", address)
+    page.fill("#id_password1", PASSWORD)
+    page.fill("#id_password2", PASSWORD)
+    with page.expect_navigation():
+        page.press("#id_password2", "Enter")
+    return page
+
+
+def _signup_mail(address: str) -> Any:
+    from django.core import mail
+
+    from webauth.passwords.signup import wait_for_mail
+
+    wait_for_mail()
+    return [m for m in getattr(mail, "outbox", []) if m.to == [address]][-1]
+
+
+def _signup_form(tour: Tour) -> Any:
+    _signup_site(tour)
+    page = tour.page()
+    page.goto("/auth/signup")
+    return page
+
+
+def _signup_invalid(tour: Tour) -> Any:
+    _signup_site(tour)
+    page = tour.page()
+    page.goto("/auth/signup")
+    page.fill("#id_username", "carol")
+    page.fill("#id_email", "carol@example.com")
+    page.fill("#id_password1", PASSWORD)
+    page.fill("#id_password2", "something else")
+    with page.expect_navigation():
+        page.press("#id_password2", "Enter")
+    assert page.locator('[aria-invalid="true"]').count() >= 1
+    return page
+
+
+def _signup_sent(tour: Tour) -> Any:
+    page = _signup_filled(tour, "carol", "carol@example.com")
+    assert page.locator("#webauth-signup-code-input").is_visible()
+    return page
+
+
+def _signup_wrong_code(tour: Tour) -> Any:
+    page = _signup_sent(tour)
+    page.fill("#webauth-signup-code-input", "0000-0000")
+    with page.expect_navigation():
+        page.press("#webauth-signup-code-input", "Enter")
+    assert page.locator("#webauth-signup-code-error").is_visible()
+    return page
+
+
+def _signup_link(tour: Tour) -> str:
+    [link] = re.findall(r"http://\S+/auth/signup\?\S+", _signup_mail("carol@example.com").body)
+    return link
+
+
+def _signup_confirm(tour: Tour) -> Any:
+    page = _signup_sent(tour)
+    page.goto(_signup_link(tour))
+    assert page.locator("#webauth-signup-confirm").is_visible()
+    return page
+
+
+def _signup_elsewhere(tour: Tour) -> Any:
+    _signup_sent(tour)
+    link = _signup_link(tour)
+    other = tour.page()  # another browser: none of the asking one's cookies
+    other.goto(link)
+    return other
+
+
+def _signup_taken_meanwhile(tour: Tour) -> Any:
+    # The address proven, but an account was made with it meanwhile: said to its owner.
+    from django.contrib.auth import get_user_model
+
+    page = _signup_sent(tour)
+    [code] = re.findall(r"\b[0-9A-Z]{4}-[0-9A-Z]{4}\b", _signup_mail("carol@example.com").body)
+    get_user_model().objects.create_user("carol2", email="carol@example.com")
+    page.fill("#webauth-signup-code-input", code)
+    with page.expect_navigation():
+        page.press("#webauth-signup-code-input", "Enter")
+    assert page.locator("#webauth-signup-message").is_visible()
+    return page
+
+
+def _signup_sent_unverified(tour: Tour) -> Any:
+    # verify_email=False, an address taken: "check your email", no code to type.
+    return _signup_filled(tour, "zed", "alice@example.com", verify=False)
+
+
 def stops() -> Iterator[Stop]:
     """Every built-in page in every state a person sees it in (error pages: every type)."""
     from webauth.pages import ERROR_PAGES
@@ -754,6 +867,20 @@ def stops() -> Iterator[Stop]:
         "account center: an authenticator app, a security key and the recovery codes",
         _account_security_keys,
         mfa=True,
+    )
+    yield Stop("signup", "sign-up: the form", _signup_form)
+    yield Stop("signup-invalid", "sign-up: the form with a field's error", _signup_invalid)
+    yield Stop("signup-sent", "sign-up: check your email, with the code form", _signup_sent)
+    yield Stop("signup-wrong-code", "sign-up: a wrong code", _signup_wrong_code)
+    yield Stop("signup-confirm", "sign-up: the email's link, where it was asked", _signup_confirm)
+    yield Stop("signup-elsewhere", "sign-up: the email's link elsewhere", _signup_elsewhere)
+    yield Stop(
+        "signup-taken", "sign-up: the address taken meanwhile, once proven", _signup_taken_meanwhile
+    )
+    yield Stop(
+        "signup-sent-unverified",
+        "sign-up without verification: a taken address (no code to type)",
+        _signup_sent_unverified,
     )
 
 
