@@ -46,6 +46,11 @@ id                 problem
 ``webauth.E015``   ``passwords.signup`` is on without a ``DjangoCredentials`` provider,
                    its ``form`` names no form class, or the adapter lacks a method
                    sign-up calls
+``webauth.E016``   ``passwords.reset`` is on and the adapter lacks a method the reset
+                   calls (its grants, ``get_user_by_email``)
+``webauth.W016``   ``passwords.reset`` would send from ``webmaster@localhost`` (no
+                   sender, ``DEBUG`` off)
+``webauth.W017``   ``passwords.reset`` is on without a ``DjangoCredentials`` provider
 =================  ==============================================================
 """
 
@@ -69,6 +74,7 @@ from .conf.options import DEFAULT_RATE_LIMITS
 from .flows import flow_for, providers_with
 from .passwords import signup
 from .passwords.forms import signup_form_class
+from .passwords.reset import system_checks as reset_checks
 from .sessions import strategy_of
 from .utils import did_you_mean
 
@@ -145,6 +151,7 @@ def check_config(
     messages.extend(_check_url_path(raw, config))
     messages.extend(_check_home_url(config))
     messages.extend(_check_signup(config))
+    messages.extend(reset_checks(config))
     return messages
 
 

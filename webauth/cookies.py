@@ -77,6 +77,9 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     # webauth's: a sign-up waiting for its address to be proven, sealed
     # (webauth.passwords.signup; Max-Age: until its grant expires).
     "signup_pending": ("authjs.signup-pending", {}),
+    # webauth's: the password reset this browser asked for (webauth.passwords.reset;
+    # Max-Age: until its grant expires, then a week to know its links again).
+    "reset_pending": ("authjs.reset-pending", {}),
 }
 
 

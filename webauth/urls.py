@@ -8,7 +8,9 @@ description, with ``WEBAUTH["openapi"]`` on: docs/openapi.md); with ``WEBAUTH["b
 on, ``app-session``, ``app-signout`` and ``app-signout-everywhere``, and the app
 sign-in routes (docs/apps.md) ``app-signin``, ``app-callback``,
 ``app-webauthn-options``, ``app-idtoken``, ``app-authorize`` and ``app-token``,
-each with a ``provider_id``, and ``app-signup``. For example
+each with a ``provider_id``, and ``app-signup``; the password reset's (with
+``WEBAUTH["passwords"]["reset"]``) ``reset``, ``reset-sent``, ``reset-confirm``,
+``reset-done``, and with ``bearer`` ``app-reset`` and ``app-reset-confirm``. For example
 ``reverse("webauth:callback", kwargs={"provider_id": "credentials"})``.
 """
 
@@ -16,6 +18,7 @@ from django.urls import path, re_path
 
 from .actions.app import app_mfa_view, app_view
 from .actions.app_session import app_session_view
+from .actions.reset import app_reset_view
 from .actions.signup import app_signup_view
 from .openapi import openapi_view
 from .utils import require_installed
@@ -39,6 +42,17 @@ urlpatterns = [
     path("callback/<str:provider_id>", auth_view, {"action": "callback"}, name="callback"),
     path("mfa", auth_view, {"action": "mfa"}, name="mfa"),
     path("signup", auth_view, {"action": "signup"}, name="signup"),
+    # The password reset (WEBAUTH["passwords"]["reset"]; off: Auth.js's 400), a
+    # trailing slash accepted: reset (the form), reset-sent, reset-confirm, reset-done.
+    *(
+        re_path(rf"^reset{suffix}/?$", auth_view, {"action": name}, name=name)
+        for suffix, name in (
+            ("", "reset"),
+            ("/sent", "reset-sent"),
+            ("/confirm", "reset-confirm"),
+            ("/done", "reset-done"),
+        )
+    ),
     path(
         "webauthn-options/<str:provider_id>",
         auth_view,
@@ -72,6 +86,11 @@ urlpatterns = [
     re_path(r"^app/mfa/?$", app_mfa_view, name="app-mfa"),
     # Sign-up with a password (WEBAUTH["passwords"]["signup"], docs/passwords.md).
     re_path(r"^app/signup/?$", app_signup_view, name="app-signup"),
+    # The password reset (WEBAUTH["passwords"]["reset"], docs/passwords.md).
+    re_path(r"^app/reset/?$", app_reset_view, {"action": "reset"}, name="app-reset"),
+    re_path(
+        r"^app/reset/confirm/?$", app_reset_view, {"action": "confirm"}, name="app-reset-confirm"
+    ),
     # -- end of the app sign-in routes ------------------------------------------------------
     # Not an Auth.js action, so nothing Auth.js serves is shadowed: with
     # WEBAUTH["openapi"] off the view answers the catch-all's 400 "Bad request.".

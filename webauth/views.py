@@ -21,6 +21,7 @@ from .actions import (
     mfa,
     pages,
     providers,
+    reset,
     session,
     signin,
     signout,
@@ -87,7 +88,18 @@ ROUTES: dict[tuple[str, str], Handler] = {
     # webauth's: sign-up with a password (webauth.passwords.signup)
     ("GET", "signup"): signup.signup_page,
     ("POST", "signup"): signup.signup,
+    # webauth's: the password reset (webauth.passwords.reset), each with a named
+    # pattern of webauth.urls; while WEBAUTH["passwords"]["reset"] is off, Auth.js's 400
+    ("GET", "reset"): reset.ask_page,
+    ("POST", "reset"): reset.ask,
+    ("GET", "reset-sent"): reset.sent_page,
+    ("GET", "reset-confirm"): reset.confirm_page,
+    ("POST", "reset-confirm"): reset.confirm,
+    ("GET", "reset-done"): reset.done_page,
 }
+
+#: The password reset's actions (``ROUTES``), served only while it is on.
+RESET_ACTIONS = frozenset({"reset", "reset-sent", "reset-confirm", "reset-done"})
 
 CONFIG_ERROR_MESSAGE = (
     "There was a problem with the server configuration. Check the server logs for more information."
@@ -137,6 +149,8 @@ def auth_view(
     handler = ROUTES.get((request.method, action))
     if action == "signup" and not signup.served(state.config):
         return bad_request()  # as Auth.js answers a route it does not have
+    if action in RESET_ACTIONS and not reset.enabled(state.config):
+        return bad_request()  # the same for the password reset's routes
     if request.method == "GET" and action == "signin" and provider_id is not None:
         handler = None  # Auth.js has no GET /signin/<provider>
     try:
