@@ -209,15 +209,6 @@ TARGETS: dict[str, Target] = {
     "ratelimit": Target("webauth/ratelimit.py", ("tests/test_ratelimit.py",)),
     "client_ip": Target("webauth/client_ip.py", ("tests/test_client_ip.py",)),
     "bearer": Target("webauth/bearer.py", ("tests/test_bearer.py",)),
-    # Issue 24: the bot challenge (webauth.challenges).
-    "challenges_base": Target("webauth/challenges/base.py", ("tests/test_challenges.py",)),
-    "challenges_services": Target(
-        "webauth/challenges/services.py", ("tests/test_challenges.py",)
-    ),
-    "challenges_gate": Target(
-        "webauth/challenges/gate.py",
-        ("tests/test_challenge_flows.py", "tests/test_challenges.py"),
-    ),
     # Issue 24: sign-up with a password.
     "passwords_signup": Target(
         "webauth/passwords/signup.py",
