@@ -640,3 +640,35 @@ class Partial:
 
     def create_user(self, user):
         return user
+
+
+# -- other user models -----------------------------------------------------------------------
+
+
+def test_sign_up_with_webauths_user_model():
+    """``webauth.User`` (USERNAME_FIELD is the address): in a subprocess, as in test_models_user."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.support.settings_user_model"}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/support/signup_user_model_flows.py",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert " passed" in result.stdout
