@@ -90,6 +90,12 @@ def sent():
     return list(mail.outbox)
 
 
+def forget_sent():
+    """Forget the messages sent so far (once the outbox has sent them)."""
+    assert reset.outbox.flush()
+    mail.outbox.clear()
+
+
 def resets():
     return [m for m in sent() if m.subject.startswith("Reset your password")]
 
@@ -372,7 +378,7 @@ def test_a_link_of_another_request_of_this_browser_is_no_use(site, users):
     browser = Browser()
     browser.ask("alice")
     first = received()
-    mail.outbox.clear()
+    forget_sent()
     browser.ask("alice")
     second = received()
     # The earlier grant is void: the cookie remembers its link, and says so.
@@ -386,7 +392,7 @@ def test_earlier_grants_of_the_user_are_voided_wherever_they_were_asked(site, us
     one, two = Browser(), Browser()
     one.ask("alice")
     first = received()
-    mail.outbox.clear()
+    forget_sent()
     two.ask("alice@example.com")
     answer = one.confirm(token=first.token)
     assert answer.status_code == 400 and b"This link is no longer valid" in answer.content
@@ -403,7 +409,7 @@ def test_a_password_changed_meanwhile_voids_the_grant(site, users):
     alice.save()
     assert browser.confirm(token=mail_.token).status_code == 400
     assert password_of("alice").check_password("changed by the admin 3")
-    mail.outbox.clear()
+    forget_sent()
     other = Browser()
     other.ask("alice")
     code = received().code
@@ -486,7 +492,7 @@ def test_a_reset_grant_signs_nobody_in_and_a_sign_in_grant_resets_nothing(site, 
     )
     assert SESSION not in by_code.cookies and SESSION not in by_link.cookies
     # A sign-in email's code on the reset's form: a wrong code.
-    mail.outbox.clear()
+    forget_sent()
     client.post("/auth/signin/email", {"csrfToken": browser.csrf, "email": "alice@example.com"})
     [signin] = [m for m in sent() if m.subject.startswith("Sign in")]
     [signin_code] = CODE.findall(signin.body)
@@ -543,7 +549,7 @@ def test_a_password_like_the_username_is_refused_only_after_the_code(site, users
     settings.AUTH_PASSWORD_VALIDATORS = VALIDATORS
     stranger = Browser()
     stranger.ask("alice")
-    mail.outbox.clear()
+    forget_sent()
     answer = stranger.confirm(code="0000-0000", password="alice@example.com")
     assert b"is too similar to the" not in answer.content and b"attempts left" in answer.content
 

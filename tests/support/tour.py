@@ -709,6 +709,157 @@ def _signup_sent_unverified(tour: Tour) -> Any:
     return _signup_filled(tour, "zed", "alice@example.com", verify=False)
 
 
+# -- the password reset (webauth.passwords.reset) -----------------------------------------
+
+
+def _reset_site(tour: Tour) -> None:
+    """The tour's site with the password reset on (``passwords.reset``)."""
+    tour.configure(
+        {
+            **site_settings(tour.base_url),
+            "passwords": {"reset": True},
+            # The tour asks for alice's reset at several stops: more than 3 an hour.
+            "rate_limits": {"password_reset": "100/m/ip,100/h/key"},
+        }
+    )
+
+
+def _reset_at(path: str) -> Callable[[Tour], Any]:
+    def open(tour: Tour) -> Any:
+        _reset_site(tour)
+        page = tour.page()
+        page.goto(path)
+        return page
+
+    return open
+
+
+def _reset_asked(tour: Tour, *, new: bool = True) -> tuple[Any, str, str]:
+    """A visitor (a new one with *new*) asked for alice's reset on the form: the page, and
+    the message's link and code."""
+    from webauth.passwords import reset
+
+    _reset_site(tour)
+    assert reset.outbox.flush()
+    before = len(outbox_since(0))
+    page = tour.page() if new else tour.browser_page
+    page.goto("/auth/reset")
+    page.fill("#webauth-reset-identifier", "alice")
+    with page.expect_navigation():
+        page.press("#webauth-reset-identifier", "Enter")
+    assert reset.outbox.flush()
+    [message] = [m for m in outbox_since(before) if m.subject.startswith("Reset your password")]
+    [link] = re.findall(re.escape(tour.base_url) + r"/auth/reset/confirm\?\S+", message.body)
+    [code] = re.findall(r"\b[0-9A-Z]{4}-[0-9A-Z]{4}\b", message.body)
+    return page, link, code
+
+
+def _reset_send(page: Any, submit: str, password: str, again: str) -> Any:
+    page.fill("#webauth-new-password1", password)
+    page.fill("#webauth-new-password2", again)
+    with page.expect_navigation():
+        page.click(submit)
+    return page
+
+
+def _reset_request_error(tour: Tour) -> Any:
+    # Nothing typed (the browser's own check off, as in a browser without it).
+    page = _reset_at("/auth/reset")(tour)
+    page.evaluate("() => { for (const f of document.forms) f.noValidate = true; }")
+    with page.expect_navigation():
+        page.click("#webauth-reset-submit")
+    assert page.locator("#webauth-reset-identifier-error").is_visible()
+    return page
+
+
+def _reset_sent(tour: Tour) -> Any:
+    page, _, _ = _reset_asked(tour)
+    return page
+
+
+def _reset_wrong_code(tour: Tour) -> Any:
+    page, _, _ = _reset_asked(tour)
+    page.fill("#webauth-reset-code-input", "0000-0000")
+    _reset_send(page, "#webauth-reset-code-submit", PASSWORD, PASSWORD)
+    assert page.locator("#webauth-reset-code-error").is_visible()
+    return page
+
+
+def _reset_sent_refused(tour: Tour) -> Any:
+    page, _, code = _reset_asked(tour)
+    page.fill("#webauth-reset-code-input", code)
+    _reset_send(page, "#webauth-reset-code-submit", PASSWORD, "something else")
+    assert page.locator("#webauth-new-password2-error").is_visible()
+    return page
+
+
+def _reset_confirm(tour: Tour) -> Any:
+    page, link, _ = _reset_asked(tour)
+    page.goto(link)
+    assert page.locator("#webauth-reset-confirm").is_visible()
+    return page
+
+
+def _reset_confirm_refused(tour: Tour) -> Any:
+    page = _reset_confirm(tour)
+    _reset_send(page, "#webauth-reset-confirm-submit", PASSWORD, "something else")
+    assert page.locator("#webauth-new-password2-error").is_visible()
+    return page
+
+
+def _reset_elsewhere(tour: Tour) -> Any:
+    _, link, _ = _reset_asked(tour)
+    other = tour.page()  # another browser: none of the asking one's cookies
+    other.goto(link)
+    return other
+
+
+def _reset_invalid(tour: Tour) -> Any:
+    # The link of an earlier request, after a newer one in the same browser.
+    _, link, _ = _reset_asked(tour)
+    page, _, _ = _reset_asked(tour, new=False)
+    page.goto(link)
+    return page
+
+
+def _reset_done(tour: Tour) -> Any:
+    # Reset to the password alice had (the stops after this one sign in with it).
+    page, _, code = _reset_asked(tour)
+    page.fill("#webauth-reset-code-input", code)
+    _reset_send(page, "#webauth-reset-code-submit", PASSWORD, PASSWORD)
+    assert page.locator("#webauth-reset-done-signin").is_visible()
+    return page
+
+
+def reset_stops() -> Iterator[Stop]:
+    """The password reset's pages, in every state a person sees them in."""
+    yield Stop("reset-request", "password reset: the form", _reset_at("/auth/reset"))
+    yield Stop("reset-request-error", "password reset: nothing typed", _reset_request_error)
+    yield Stop("reset-sent", "password reset: check your email, the code form", _reset_sent)
+    yield Stop("reset-sent-wrong-code", "password reset: a wrong code", _reset_wrong_code)
+    yield Stop(
+        "reset-sent-refused",
+        "password reset: the code form, passwords that differ",
+        _reset_sent_refused,
+    )
+    yield Stop(
+        "reset-sent-elsewhere",
+        "password reset: check your email, in a browser that did not ask",
+        _reset_at("/auth/reset/sent"),
+    )
+    yield Stop(
+        "reset-confirm", "password reset: the email's link, where it was asked", _reset_confirm
+    )
+    yield Stop(
+        "reset-confirm-refused",
+        "password reset: the email's link, passwords that differ",
+        _reset_confirm_refused,
+    )
+    yield Stop("reset-elsewhere", "password reset: the email's link elsewhere", _reset_elsewhere)
+    yield Stop("reset-invalid", "password reset: the link of an earlier request", _reset_invalid)
+    yield Stop("reset-done", "password reset: the new password set", _reset_done)
+
+
 def stops() -> Iterator[Stop]:
     """Every built-in page in every state a person sees it in (error pages: every type)."""
     from webauth.pages import ERROR_PAGES
@@ -882,6 +1033,7 @@ def stops() -> Iterator[Stop]:
         "sign-up without verification: a taken address (no code to type)",
         _signup_sent_unverified,
     )
+    yield from reset_stops()
 
 
 def visit(tour: Tour, stop: Stop) -> Any:
