@@ -209,10 +209,25 @@ TARGETS: dict[str, Target] = {
     "ratelimit": Target("webauth/ratelimit.py", ("tests/test_ratelimit.py",)),
     "client_ip": Target("webauth/client_ip.py", ("tests/test_client_ip.py",)),
     "bearer": Target("webauth/bearer.py", ("tests/test_bearer.py",)),
+    # Issue 24: the bot challenge (webauth.challenges).
+    "challenges_base": Target("webauth/challenges/base.py", ("tests/test_challenges.py",)),
+    "challenges_services": Target("webauth/challenges/services.py", ("tests/test_challenges.py",)),
+    "challenges_gate": Target(
+        "webauth/challenges/gate.py",
+        ("tests/test_challenge_flows.py", "tests/test_challenges.py"),
+    ),
     # Issue 24: sign-up with a password.
     "passwords_signup": Target(
         "webauth/passwords/signup.py",
         ("tests/test_passwords_signup.py", "tests/test_passwords_signup_concurrency.py"),
+    ),
+    # Issue 24: the password reset.
+    "passwords_reset": Target("webauth/passwords/reset.py", ("tests/test_passwords_reset.py",)),
+    # Issue 24: changing and setting a password in the account center.
+    "passwords_change": Target("webauth/passwords/change.py", ("tests/test_passwords_change.py",)),
+    # Issue 24: the breached-password validator (against a local fake of the range API).
+    "passwords_breached": Target(
+        "webauth/passwords/breached.py", ("tests/test_passwords_breached.py",)
     ),
 }
 

@@ -302,8 +302,10 @@ def scan(context, mail):
         hrefs = page.eval_on_selector_all("a[href]", "(links) => links.map((a) => a.href)")
         for i in range(page.locator("form").count()):
             page.goto(url)
-            page.evaluate("(i) => document.forms[i].submit()", i)
-            page.wait_for_load_state()
+            # Waits for the navigation the submission starts (wait_for_load_state alone
+            # returns at once, and the next goto would then abort it: ERR_ABORTED).
+            with page.expect_navigation():
+                page.evaluate("(i) => document.forms[i].submit()", i)
         for href in hrefs:
             page.goto(href)
     # The most a scanner could do: a CSRF pair of its own, then POST the link's

@@ -226,6 +226,59 @@ def test_check_counts_nothing(cache_alias):
     assert not refused and refused.retry_after > 0
 
 
+def test_usage_reads_each_action_s_per_address_counts_in_one_call(cache_alias, monkeypatch):
+    # What the bot challenge's "abuse" asks (webauth.challenges): nothing is counted.
+    from django.core.cache import caches
+
+    config = config_with(
+        rate_limits={
+            "mine": "5/m/ip,2/m/key,3/h/ip",
+            "yours": "4/m/ip+key,9/m/ip",
+            "keyed": "1/m/key",
+        },
+        rate_limit_cache=cache_alias,
+    )
+    with freeze_time("2026-01-01 12:00:15"):
+        for _ in range(2):
+            ratelimit.hit(req(), "mine", "alice", config=config)
+        ratelimit.hit(req(), "yours", "alice", config=config)
+        ratelimit.hit(req("198.51.100.2"), "yours", "alice", config=config)
+        reads = []
+        cache = caches[cache_alias]
+        real = type(cache).get_many
+        monkeypatch.setattr(
+            type(cache), "get_many", lambda self, keys: reads.append(keys) or real(self, keys)
+        )
+        used = ratelimit.usage(req(), ["mine", "yours", "keyed"], config=config)
+        assert used == {
+            "mine": ((RateRule(5, 60, "ip"), 2), (RateRule(3, 3600, "ip"), 2)),
+            "yours": ((RateRule(9, 60, "ip"), 1),),
+            "keyed": (),  # no rule per address
+        }
+        assert len(reads) == 1  # one round trip for all of them
+        assert ratelimit.usage(req(), ["mine"], config=config) == {
+            "mine": ((RateRule(5, 60, "ip"), 2), (RateRule(3, 3600, "ip"), 2))
+        }  # reading counted nothing
+        assert ratelimit.usage(req("198.51.100.3"), ["mine"], config=config)["mine"][0][1] == 0
+    with freeze_time("2026-01-01 12:01:15"):  # the minute's window is over, not the hour's
+        assert [n for _, n in ratelimit.usage(req(), ["mine"], config=config)["mine"]] == [0, 2]
+
+
+def test_usage_with_nothing_to_read_and_with_a_broken_cache(settings, caplog, monkeypatch):
+    config = config_with(rate_limits=False)
+    assert ratelimit.usage(req(), ["signin_failed"], config=config) == {"signin_failed": ()}
+    with pytest.raises(ValueError, match="not a rate-limit action"):
+        ratelimit.usage(req(), ["nope"], config=config_with())
+    monkeypatch.setattr(
+        "django.core.cache.backends.locmem.LocMemCache.get_many",
+        lambda self, keys: 1 / 0,
+    )
+    with caplog.at_level(logging.ERROR, logger="webauth.ratelimit"):
+        used = ratelimit.usage(req(), ["signin_failed", "email_send"], config=config_with())
+    assert used == {"signin_failed": (), "email_send": ()}
+    assert "'signin_failed', 'email_send' could not be read" in caplog.text
+
+
 def test_a_refusing_rule_stops_the_count_before_the_later_rules():
     # A stranger refused per address and identifier does not use up the identifier's limit.
     config = config_with(rate_limits={"mine": "1/m/ip+key,2/m/key"})

@@ -43,6 +43,10 @@ id                 problem
                    button ``style``, below WCAG 2.1 AA contrast (4.5:1)
 ``webauth.W014``   ``account.home_url`` is a URL name that does not reverse (the
                    account center's home link would go to ``/``)
+``webauth.E014``   ``challenge`` without its ``site_key`` or ``secret_key``: every
+                   request it guards would be refused
+``webauth.W015``   ``challenge`` with ``when: "abuse"`` for an action whose rate limit
+                   has no per-address rule (or the limits are off): never asked
 ``webauth.E015``   ``passwords.signup`` is on without a ``DjangoCredentials`` provider,
                    its ``form`` names no form class, or the adapter lacks a method
                    sign-up calls
@@ -51,6 +55,12 @@ id                 problem
 ``webauth.W016``   ``passwords.reset`` would send from ``webmaster@localhost`` (no
                    sender, ``DEBUG`` off)
 ``webauth.W017``   ``passwords.reset`` is on without a ``DjangoCredentials`` provider
+``webauth.E017``   ``PwnedPasswordValidator`` in ``AUTH_PASSWORD_VALIDATORS`` with
+                   invalid ``OPTIONS``, or a ``cache`` not in ``CACHES``
+``webauth.W018``   ``PwnedPasswordValidator``'s cache is a ``DummyCache``: every
+                   password checked asks the range API again
+``webauth.W019``   ``PwnedPasswordValidator``'s ``api_url`` is plain ``http://`` to
+                   a host other than localhost
 =================  ==============================================================
 """
 
@@ -70,9 +80,10 @@ from django.urls import NoReverseMatch, get_script_prefix, reverse
 from .adapters.base import FLOW_METHODS, missing_methods
 from .colors import contrast_ratio, css_rgb
 from .conf import Config, ConfigError, build_config, get_config
-from .conf.options import DEFAULT_RATE_LIMITS
+from .conf.options import CHALLENGE_ACTIONS, DEFAULT_RATE_LIMITS
 from .flows import flow_for, providers_with
 from .passwords import signup
+from .passwords.breached import system_checks as breached_checks
 from .passwords.forms import signup_form_class
 from .passwords.reset import system_checks as reset_checks
 from .sessions import strategy_of
@@ -150,6 +161,7 @@ def check_config(
     messages.extend(_check_base_path(config.base_path))
     messages.extend(_check_url_path(raw, config))
     messages.extend(_check_home_url(config))
+    messages.extend(_check_challenge(config))
     messages.extend(_check_signup(config))
     messages.extend(reset_checks(config))
     return messages
@@ -194,6 +206,49 @@ def _check_signup(config: Config) -> list[CheckMessage]:
                 id="webauth.E015",
             )
         )
+    return messages
+
+
+def _check_challenge(config: Config) -> list[CheckMessage]:
+    """``challenge``: both keys given; ``when: "abuse"`` only where the limiter can see abuse."""
+    challenge = config.challenge
+    if challenge is None:
+        return []
+    service = challenge.service
+    messages: list[CheckMessage] = []
+    missing = [key for key in ("site_key", "secret_key") if not getattr(service, key)]
+    if missing:
+        messages.append(
+            Error(
+                f"WEBAUTH['challenge'] has no {' and no '.join(missing)}: the {service.name} "
+                "widget cannot be shown or its answers checked, so every request it guards "
+                "would be refused.",
+                hint=f"Set both keys from the {service.name} dashboard (in tests, the "
+                "service's test keys: docs/configuration.md#challenge), or leave "
+                "WEBAUTH['challenge'] out.",
+                id="webauth.E014",
+            )
+        )
+    if challenge.when == "abuse":
+        limits = config.rate_limits
+        blind = [
+            action
+            for action in sorted(challenge.on)
+            if not limits.enabled
+            or not any(r.scope == "ip" for r in limits.rules.get(CHALLENGE_ACTIONS[action], ()))
+        ]
+        if blind:
+            counted = ", ".join(repr(CHALLENGE_ACTIONS[action]) for action in blind)
+            messages.append(
+                Warning(
+                    "WEBAUTH['challenge'] is asked only after abuse, which the rate limits "
+                    f"cannot see for {', '.join(map(repr, blind))} (no per-address rule of "
+                    f"{counted}): the challenge is never asked there.",
+                    hint="Keep the rate limits on with an 'ip' rule for those actions "
+                    "(docs/rate-limits.md), or use 'when': 'always'.",
+                    id="webauth.W015",
+                )
+            )
     return messages
 
 
@@ -476,6 +531,18 @@ _NON_ATOMIC_CACHES = (
     "django.core.cache.backends.db.DatabaseCache",
     "django.core.cache.backends.filebased.FileBasedCache",
 )
+
+
+@register(Tags.security, Tags.caches)
+def check_breached_password_validator(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[CheckMessage]:
+    """``PwnedPasswordValidator`` in ``AUTH_PASSWORD_VALIDATORS``: valid options, a cache
+    that keeps its answers, HTTPS (:func:`webauth.passwords.breached.system_checks`).
+
+    Apart from :func:`check_config`: the validator reads no ``WEBAUTH`` setting.
+    """
+    return breached_checks()
 
 
 @register(Tags.security, Tags.caches)

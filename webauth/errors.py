@@ -49,6 +49,7 @@ __all__ = [
     "AmbiguousEmail",
     "AuthError",
     "CallbackRouteError",
+    "ChallengeFailed",
     "CredentialsSignin",
     "DuplicateConditionalUI",
     "EmailInUse",
@@ -517,6 +518,36 @@ class RateLimited(SignInError):
         self.retry_after = retry_after
 
 
+class ChallengeFailed(SignInError):
+    """The bot challenge of ``WEBAUTH["challenge"]`` was not passed (webauth addition).
+
+    ``code`` says how: ``"missing"`` (the request carried no answer of the
+    widget) or ``"refused"`` (the service did not accept it, or could not be
+    asked: a network failure is a refusal too). ``challenge`` is what a client
+    needs to show the widget and try again: ``{"service", "siteKey",
+    "field"}``, all public. The routes answer the sign-in page with its
+    message (browsers) or ``400`` with ``{"error": "ChallengeFailed", "code",
+    "challenge"}`` (JSON clients, apps); see :mod:`webauth.challenges`.
+    """
+
+    user_caused = True
+    code: str = "refused"
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        code: str | None = None,
+        challenge: Mapping[str, str] | None = None,
+        cause: Mapping[str, object] | None = None,
+        user_caused: bool | None = None,
+    ) -> None:
+        super().__init__(message, cause=cause, user_caused=user_caused)
+        if code is not None:
+            self.code = code
+        self.challenge: Mapping[str, str] = dict(challenge or {})
+
+
 SIGN_IN_ERRORS: frozenset[str] = frozenset(
     {
         "CredentialsSignin",
@@ -527,6 +558,7 @@ SIGN_IN_ERRORS: frozenset[str] = frozenset(
         "MissingCSRF",
         "AccountNotLinked",
         "RateLimited",
+        "ChallengeFailed",
     }
 )
 
@@ -541,6 +573,7 @@ CLIENT_SAFE_ERRORS: frozenset[str] = frozenset(
         "AccountNotLinked",
         "WebAuthnVerificationError",
         "RateLimited",
+        "ChallengeFailed",
     }
 )
 

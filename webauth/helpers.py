@@ -19,7 +19,7 @@ from . import cookies as ck
 from .access import session_required_response, signin_url, wants_json
 from .bearer import token_answer
 from .conf import get_config
-from .errors import AuthError, CredentialsSignin, EmailSignInError, RateLimited
+from .errors import AuthError, ChallengeFailed, CredentialsSignin, EmailSignInError, RateLimited
 from .events import emit
 from .flows import flow_for
 from .flows.email import InvalidEmail
@@ -164,6 +164,7 @@ _PAGE_ERRORS: tuple[tuple[type[AuthError], str], ...] = (
     (EmailSignInError, "EmailSignin"),
     (CredentialsSignin, "CredentialsSignin"),
     (RateLimited, "RateLimited"),
+    (ChallengeFailed, "ChallengeFailed"),
 )
 
 

@@ -18,12 +18,14 @@ from django.templatetags.static import static
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
+from .challenges import page_context as challenge_context
 from .conf import Config
 from .errors import SIGN_IN_EXPIRED
 from .flows import flow_for
 from .flows.credentials import forget_form, typed_values
 from .flows.email import verify_request_context
 from .providers.base import Provider
+from .providers.credentials import DjangoCredentials
 from .responses import private_no_store
 from .state import AuthState
 
@@ -33,6 +35,8 @@ __all__ = [
     "SIGNIN_ERROR_CODES",
     "SIGNOUT_ERRORS",
     "display_name",
+    "forms_challenge",
+    "password_links",
     "passkey_context",
     "provider_forms",
     "render_error_page",
@@ -71,6 +75,8 @@ SIGNIN_ERRORS: dict[str, object] = {
     # webauth addition: a sign-in waited too long for its second factor (webauth.mfa),
     # or had too many wrong codes.
     "SecondFactorExpired": _("Your sign-in was not finished in time. Please sign in again."),
+    # webauth addition: the bot challenge of WEBAUTH["challenge"] refused the request.
+    "ChallengeFailed": _("The security check failed. Please try again."),
     "default": _("Unable to sign in."),
 }
 
@@ -83,7 +89,11 @@ SIGNOUT_ERRORS: dict[str, object] = {
 #: Messages for ``?error=<type>&code=<code>`` where the code says more than the type.
 SIGNIN_ERROR_CODES: dict[tuple[str, str], Any] = {
     ("EmailSignin", "invalid_email"): _("Enter a valid email address."),
+    ("ChallengeFailed", "missing"): _("Please complete the security check, then try again."),
 }
+
+#: The sign-in page's forms the bot challenge can guard: a form's role -> its action.
+_CHALLENGE_ROLES = {"password": "signin", "email": "email"}
 
 #: error type -> (status, heading, message, hint)
 ERROR_PAGES: dict[str, tuple[int, Any, Any, Any]] = {
@@ -473,29 +483,77 @@ def render_signin_page(
     if values is None and email:
         # Auth.js's page fills the email field from ?email=.
         values = {p.id: {"email": email} for p in state.config.providers}
-    if values is None and error == "CredentialsSignin":
+    if values is None and error in ("CredentialsSignin", "ChallengeFailed"):
         values = typed_values(state) or None
     forms = provider_forms(
         usable_providers(state.config), state.base_url, field_errors=field_errors, values=values
     )
+    challenge = forms_challenge(state, forms)
+    layout = signin_layout(forms, error=error, message=message)
     response = render_page(
         state,
         "webauth/signin.html",
         {
             "providers": forms,
-            "layout": signin_layout(forms, error=error, message=message),
+            "layout": layout,
+            "password_links": password_links(state, layout),
             "csrf_token_value": state.csrf.token,
             "callback_url": state.callback_url,
             "error": error,
             "error_message": message,
             "email": email,
             "signed_in": signed_in_context(state),
+            "challenge": challenge,
         },
         config=state.config,
         status=status,
     )
     forget_form(state, response)
     return response
+
+
+def password_links(state: AuthState, layout: Mapping[str, Any]) -> dict[str, str | None]:
+    """The sign-in page's "Forgot your password?" and "Create an account" links.
+
+    ``reset``: ``/auth/reset`` (with the page's ``callbackUrl``) when
+    ``WEBAUTH["passwords"]["reset"]`` is on and the page's primary form is a
+    ``DjangoCredentials`` password (a project's own ``Credentials`` checks
+    passwords webauth cannot reset); ``signup``: ``/auth/signup`` likewise
+    with ``passwords.signup``. ``None`` for each that is off.
+    """
+    primary = layout.get("primary")
+    passwords = state.config.passwords
+    django_password = primary is not None and any(
+        isinstance(p, DjangoCredentials) and p.id == primary["id"] for p in state.config.providers
+    )
+    query = "?" + urlencode({"callbackUrl": state.callback_url}) if state.callback_url else ""
+    return {
+        "reset": f"{state.base_url}/reset{query}" if django_password and passwords.reset else None,
+        "signup": (
+            f"{state.base_url}/signup{query}" if django_password and passwords.signup else None
+        ),
+    }
+
+
+def forms_challenge(state: AuthState, forms: list[dict[str, object]]) -> dict[str, object] | None:
+    """The bot challenge's widget for those of :func:`provider_forms` that need it now.
+
+    ``None`` when the challenge is off (``WEBAUTH["challenge"]``: one attribute
+    test, nothing read) or no form needs it now; else
+    :func:`webauth.challenges.page_context`'s, whose ``needed`` also holds the
+    roles of the forms that need it (``"password"``, ``"email"``), since each
+    form includes ``webauth/includes/challenge.html`` with
+    ``challenge_for=<its role>``. For every page that shows these forms: the
+    sign-in page, the re-authentication page, ``{% webauth_signin_buttons %}``.
+    """
+    if state.config.challenge is None:
+        return None
+    roles = {str(form.get("role")) for form in forms} & set(_CHALLENGE_ROLES)
+    found = challenge_context(state, sorted({_CHALLENGE_ROLES[role] for role in roles}))
+    if found is not None:
+        needed = cast(frozenset[str], found["needed"])
+        found["needed"] = needed | {role for role in roles if _CHALLENGE_ROLES[role] in needed}
+    return found
 
 
 def render_signout_page(state: AuthState) -> HttpResponse:

@@ -45,6 +45,7 @@ from .conf import Config, get_config
 from .errors import LastSignInMethod
 from .flows import providers_with
 from .pages import render_page, usable_providers
+from .passwords import change as password_change
 from .reauth import require_fresh, safe_next
 from .responses import private_no_store
 from .state import get_state
@@ -199,10 +200,14 @@ def _can_connect(config: Config, uid: str) -> bool:
 
 def last_passkey_text(request: HttpRequest) -> str:
     """Why the signed-in user's only passkey, their one way in, cannot be removed, and
-    what they can add first here: another passkey, a connection (in the account center)."""
+    what they can add first here: another passkey, a connection or a password (in the
+    account center)."""
     config = get_config()
     create = passkeys_offered(config)
     connect = _can_connect(config, _user_id(request))
+    # A password the account center's Password section can set is another way in.
+    if password_change.available(config) and not password_change.has_password(request.user):
+        return _with_password(create, connect)
     if create and connect:
         return _(
             "This passkey is your only way to sign in, so it cannot be removed. "
@@ -219,6 +224,28 @@ def last_passkey_text(request: HttpRequest) -> str:
             "Connect an account first."
         )
     return _("This passkey is your only way to sign in, so it cannot be removed.")
+
+
+def _with_password(create: bool, connect: bool) -> str:
+    """:func:`last_passkey_text` where the user can set a password first."""
+    if create and connect:
+        return _(
+            "This passkey is your only way to sign in, so it cannot be removed. "
+            "Set a password, create another passkey or connect an account first."
+        )
+    if create:
+        return _(
+            "This passkey is your only way to sign in, so it cannot be removed. "
+            "Set a password or create another passkey first."
+        )
+    if connect:
+        return _(
+            "This passkey is your only way to sign in, so it cannot be removed. "
+            "Set a password or connect an account first."
+        )
+    return _(
+        "This passkey is your only way to sign in, so it cannot be removed. Set a password first."
+    )
 
 
 @require_http_methods(["GET", "HEAD", "POST"])

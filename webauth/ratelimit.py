@@ -80,6 +80,7 @@ __all__ = [
     "limited_response",
     "normalize_key",
     "refund",
+    "usage",
 ]
 
 _log = get_logger("ratelimit")
@@ -250,6 +251,42 @@ def check(
         if int(values.get(counter.name) or 0) >= rule.limit:
             return Decision(False, action, counter.left, rule, (), alias)
     return Decision(True, action, cache_alias=alias)
+
+
+def usage(
+    request: HttpRequest, actions: Sequence[str], *, config: Config | None = None
+) -> dict[str, tuple[tuple[RateRule, int], ...]]:
+    """How much of each action's per-address rules *request*'s client has used so far.
+
+    For each of *actions*, its ``ip`` rules with the count of the current window
+    (the other scopes need a key, and are left out), read in one cache call;
+    nothing is counted. What :mod:`webauth.challenges` asks to tell abuse. Like
+    :func:`check` it is a read: use :func:`hit` to enforce. A cache that cannot
+    be read is logged and reads as nothing used. Raises ``ValueError`` for an
+    action that is not configured.
+    """
+    config = config or get_config()
+    empty: dict[str, tuple[tuple[RateRule, int], ...]] = {action: () for action in actions}
+    now = time.time()
+    try:
+        found, ends = _counters(request, config, [(action, None) for action in actions], now)
+        if not found:  # limits off, or no rule per address
+            return empty
+        values = caches[config.rate_limits.cache].get_many([c.name for _, c in found])
+    except ValueError:
+        raise
+    except Exception:
+        names = ", ".join(repr(action) for action in actions)
+        _log.exception("webauth: rate limit %s could not be read from cache", names)
+        return empty
+    used = {}
+    start = 0
+    for action, end in zip(actions, ends, strict=True):
+        used[action] = tuple(
+            (rule, int(values.get(counter.name) or 0)) for rule, counter in found[start:end]
+        )
+        start = end
+    return used
 
 
 def refund(decision: Decision) -> None:

@@ -65,6 +65,7 @@ def site_settings(
     mfa_required: str | None = None,
     logo: bool = False,
     password: bool = True,
+    challenge: bool = False,
 ) -> dict[str, Any]:
     """``WEBAUTH`` with every provider kind; *catalog*: also every built-in OAuth provider;
     *mfa*: the second factor on; *logo*: a theme logo and the account center's site name;
@@ -103,6 +104,7 @@ def site_settings(
         # "Trust this browser" offered: the code page shows its box.
         "mfa": {"enabled": mfa, "required": mfa_required, "trust_days": 30, "grace_days": 7},
         **({"theme": {"logo": LOGO}, "account": {"site_name": "Example"}} if logo else {}),
+        **({"challenge": CHALLENGE} if challenge else {}),
     }
 
 
@@ -200,6 +202,7 @@ class Stop:
     mfa_required: str | None = None  # WEBAUTH["mfa"]["required"]
     logo: bool = False  # WEBAUTH["theme"]["logo"] and WEBAUTH["account"]["site_name"] set
     password: bool = True  # the password provider on the sign-in page
+    challenge: bool = False  # WEBAUTH["challenge"]: Turnstile's widget in the forms
 
 
 def _goto(path: str) -> Callable[[Tour], Any]:
@@ -215,6 +218,44 @@ def _signed_in_at(path: str, username: str = "alice") -> Callable[[Tour], Any]:
     def open(tour: Tour) -> Any:
         page = tour.signed_in(username)
         page.goto(path)
+        return page
+
+    return open
+
+
+#: WEBAUTH["challenge"] of the challenge's stops: Turnstile with Cloudflare's test keys.
+CHALLENGE = {
+    "service": "turnstile",
+    "site_key": "1x00000000000000000000AA",
+    "secret_key": "1x0000000000000000000000000000000AA",
+}
+#: What the page gets for Turnstile's script (no network here): a stand-in that takes
+#: the widget's place and size, and adds its field. The widget itself is Cloudflare's
+#: frame, whose inside (and its focus ring) no check of this page can see.
+_TURNSTILE_STAND_IN = """
+for (const el of document.querySelectorAll(".cf-turnstile")) {
+  const box = document.createElement("div");
+  box.className = "webauth-challenge-stand-in";
+  box.style.width = "300px"; box.style.height = "65px"; box.style.border = "1px solid";
+  el.appendChild(box);
+  const field = document.createElement("input");
+  field.type = "hidden"; field.name = "cf-turnstile-response";
+  el.appendChild(field);
+}
+"""
+
+
+def _with_challenge(path: str) -> Callable[[Tour], Any]:
+    def open(tour: Tour) -> Any:
+        page = tour.page()
+        page.route(
+            "https://challenges.cloudflare.com/**",
+            lambda route: route.fulfill(
+                status=200, content_type="text/javascript", body=_TURNSTILE_STAND_IN
+            ),
+        )
+        page.goto(path)
+        page.locator(".webauth-challenge-stand-in").first.wait_for(state="attached")
         return page
 
     return open
@@ -432,6 +473,104 @@ def _account_email_code(tour: Tour) -> Any:
     return page
 
 
+# -- the account center's Password section (webauth.passwords.change) -----------------------
+
+#: The validators of the Password section's stops: their rules on the form, their refusals.
+PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+
+def _password_page(tour: Tour, username: str, *, has_password: bool = True) -> Any:
+    """The Password section on (``passwords.change``), *username* (made without a
+    password unless *has_password*) signed in just now, on the page; the validators
+    are on for what this stop's requests render (``with`` around them)."""
+    import time
+
+    from django.contrib.auth import get_user_model
+
+    from webauth.sessions import AUTH_TIME_CLAIM
+    from webauth.test import session_cookie_for
+
+    tour.configure({**site_settings(tour.base_url), "passwords": {"change": True}})
+    users = get_user_model().objects
+    user = users.filter(username=username).first() or users.create_user(
+        username, email=f"{username}@example.com", password=PASSWORD if has_password else None
+    )
+    page = tour.page()
+    name, value = session_cookie_for(user, claims={AUTH_TIME_CLAIM: int(time.time())})
+    page.context.add_cookies([{"name": name, "value": value, "url": tour.base_url}])
+    page.goto("/account/password/")
+    return page
+
+
+def _validated(open: Callable[[Tour], Any]) -> Callable[[Tour], Any]:
+    def with_validators(tour: Tour) -> Any:
+        from django.test import override_settings
+
+        with override_settings(AUTH_PASSWORD_VALIDATORS=PASSWORD_VALIDATORS):
+            return open(tour)
+
+    return with_validators
+
+
+def _password_send(page: Any, current: str | None, new1: str, new2: str) -> Any:
+    if current is not None:
+        page.fill("#webauth-password-current", current)
+    page.fill("#webauth-password-new1", new1)
+    page.fill("#webauth-password-new2", new2)
+    with page.expect_navigation():
+        page.press("#webauth-password-new2", "Enter")
+    return page
+
+
+@_validated
+def _account_password(tour: Tour) -> Any:
+    page = _password_page(tour, "alice")
+    assert page.locator("h1").inner_text() == "Change your password"
+    return page
+
+
+@_validated
+def _account_password_set(tour: Tour) -> Any:
+    page = _password_page(tour, "dora", has_password=False)
+    assert page.locator("h1").inner_text() == "Set a password"
+    return page
+
+
+@_validated
+def _account_password_wrong(tour: Tour) -> Any:
+    page = _password_send(_password_page(tour, "alice"), "not the password", *["a new one 42"] * 2)
+    assert page.locator("#webauth-password-current-error").is_visible()
+    return page
+
+
+@_validated
+def _account_password_refused(tour: Tour) -> Any:
+    page = _password_send(_password_page(tour, "alice"), PASSWORD, "password", "password")
+    assert page.locator("#webauth-password-new1-error").is_visible()
+    return page
+
+
+@_validated
+def _account_password_was_set(tour: Tour) -> Any:
+    # pat sets a first password: the change form comes back with the outcome.
+    page = _password_page(tour, "pat", has_password=False)
+    page = _password_send(page, None, "a first passphrase 9", "a first passphrase 9")
+    assert page.get_by_role("status").is_visible()
+    return page
+
+
+@_validated
+def _account_password_overview(tour: Tour) -> Any:
+    page = _password_page(tour, "alice")
+    page.goto("/account/")
+    return page
+
+
 def _account_reauthenticate(tour: Tour) -> Any:
     page = _signed_in_long_ago(tour, "bob")
     page.goto("/account/reauthenticate/?next=/account/connections/")
@@ -605,7 +744,7 @@ def _signup_site(tour: Tour, verify: bool = True) -> None:
         {
             **site_settings(tour.base_url),
             "passwords": {"signup": {"verify_email": verify}},
-            # The tour signs carol up at several stops: more than 3 an hour.
+            # The tour signs sam up at several stops: more than 3 an hour.
             "rate_limits": {"signup": "100/m/ip,100/h/key"},
         }
     )
@@ -645,8 +784,8 @@ def _signup_invalid(tour: Tour) -> Any:
     _signup_site(tour)
     page = tour.page()
     page.goto("/auth/signup")
-    page.fill("#id_username", "carol")
-    page.fill("#id_email", "carol@example.com")
+    page.fill("#id_username", "sam")
+    page.fill("#id_email", "sam@example.com")
     page.fill("#id_password1", PASSWORD)
     page.fill("#id_password2", "something else")
     with page.expect_navigation():
@@ -656,7 +795,7 @@ def _signup_invalid(tour: Tour) -> Any:
 
 
 def _signup_sent(tour: Tour) -> Any:
-    page = _signup_filled(tour, "carol", "carol@example.com")
+    page = _signup_filled(tour, "sam", "sam@example.com")
     assert page.locator("#webauth-signup-code-input").is_visible()
     return page
 
@@ -671,7 +810,7 @@ def _signup_wrong_code(tour: Tour) -> Any:
 
 
 def _signup_link(tour: Tour) -> str:
-    [link] = re.findall(r"http://\S+/auth/signup\?\S+", _signup_mail("carol@example.com").body)
+    [link] = re.findall(r"http://\S+/auth/signup\?\S+", _signup_mail("sam@example.com").body)
     return link
 
 
@@ -695,8 +834,8 @@ def _signup_taken_meanwhile(tour: Tour) -> Any:
     from django.contrib.auth import get_user_model
 
     page = _signup_sent(tour)
-    [code] = re.findall(r"\b[0-9A-Z]{4}-[0-9A-Z]{4}\b", _signup_mail("carol@example.com").body)
-    get_user_model().objects.create_user("carol2", email="carol@example.com")
+    [code] = re.findall(r"\b[0-9A-Z]{4}-[0-9A-Z]{4}\b", _signup_mail("sam@example.com").body)
+    get_user_model().objects.create_user("sam2", email="sam@example.com")
     page.fill("#webauth-signup-code-input", code)
     with page.expect_navigation():
         page.press("#webauth-signup-code-input", "Enter")
@@ -896,6 +1035,24 @@ def stops() -> Iterator[Stop]:
         _goto("/auth/signin"),
         password=False,
     )
+    yield Stop(
+        "signin-challenge",
+        "sign-in page with the bot challenge's widget in its forms",
+        _with_challenge("/auth/signin"),
+        challenge=True,
+    )
+    yield Stop(
+        "signin-challenge-missing",
+        "sign-in page after a sign-in without the bot challenge's answer",
+        _with_challenge("/auth/signin?error=ChallengeFailed&code=missing"),
+        challenge=True,
+    )
+    yield Stop(
+        "signin-challenge-refused",
+        "sign-in page after the bot challenge refused",
+        _with_challenge("/auth/signin?error=ChallengeFailed&code=refused"),
+        challenge=True,
+    )
     yield Stop("signout", "sign-out page", _signed_in_at("/auth/signout"))
     yield Stop("signout-signed-out", "sign-out page, opened signed out", _goto("/auth/signout"))
     for error in ERROR_PAGES:
@@ -964,6 +1121,30 @@ def stops() -> Iterator[Stop]:
     yield Stop("account-email", "account center: the email address", _account_at("/account/email/"))
     yield Stop(
         "account-email-code", "account center: the code sent to a new address", _account_email_code
+    )
+    yield Stop("account-password", "account center: changing the password", _account_password)
+    yield Stop(
+        "account-password-set", "account center: setting a first password", _account_password_set
+    )
+    yield Stop(
+        "account-password-wrong",
+        "account center: a refused current password",
+        _account_password_wrong,
+    )
+    yield Stop(
+        "account-password-refused",
+        "account center: a new password the validators refuse",
+        _account_password_refused,
+    )
+    yield Stop(
+        "account-password-was-set",
+        "account center: a first password set, the change form with the outcome",
+        _account_password_was_set,
+    )
+    yield Stop(
+        "account-password-overview",
+        "account center: the overview with the Password section",
+        _account_password_overview,
     )
     yield Stop(
         "account-reauthenticate",
@@ -1047,6 +1228,7 @@ def visit(tour: Tour, stop: Stop) -> Any:
             mfa_required=stop.mfa_required,
             logo=stop.logo,
             password=stop.password,
+            challenge=stop.challenge,
         )
     )
     return stop.open(tour)

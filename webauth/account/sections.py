@@ -26,6 +26,7 @@ from ..flows import can, providers_with
 from ..linked_accounts import linked_accounts, sign_in_methods
 from ..pages import usable_providers
 from ..passkeys import last_passkey_text, list_passkeys, passkeys_offered
+from ..passwords import change as password_change
 from ..state import get_state
 from ..user_sessions import list_sessions
 from ..utils import user_id
@@ -41,6 +42,7 @@ __all__ = [
     "header_context",
     "home_url",
     "passkeys_context",
+    "password_context",
     "section_url",
     "sessions_context",
 ]
@@ -49,7 +51,7 @@ __all__ = [
 NAMESPACE = "webauth_account"
 
 #: The sections, in the order of the account center's menu.
-SECTIONS = ("sessions", "connections", "passkeys", "email")
+SECTIONS = ("sessions", "connections", "passkeys", "email", "password")
 
 
 class AccountNotRouted(LookupError):
@@ -246,15 +248,31 @@ def connections_context(request: HttpRequest) -> dict[str, object]:
         "providers": providers,
         "manageable": listed,
         "last_way_in": last,
-        "last_way_in_text": last_connection_text(config, providers) if last else "",
+        "last_way_in_text": (
+            last_connection_text(config, providers, settable=password_settable(request))
+            if last
+            else ""
+        ),
     }
 
 
-def last_connection_text(config: Config, providers: list[dict[str, Any]]) -> str:
+def password_settable(request: HttpRequest) -> bool:
+    """Whether the signed-in user can set a password here (they have none yet)."""
+    return password_change.available(get_config()) and not password_change.has_password(
+        request.user
+    )
+
+
+def last_connection_text(
+    config: Config, providers: list[dict[str, Any]], *, settable: bool = False
+) -> str:
     """Why the user's only connection cannot be disconnected, and what they can add first:
-    a passkey (when the site offers them), another connection (when one is left to connect)."""
+    a password (*settable*: the Password section sets one), a passkey (when the site
+    offers them), another connection (when one is left to connect)."""
     passkey = passkeys_offered(config)
     connect = any(p["available"] and not p["accounts"] for p in providers)
+    if settable:
+        return _with_password(passkey, connect)
     if passkey and connect:
         return _(
             "This connection is your only way to sign in, so it cannot be disconnected. "
@@ -271,6 +289,29 @@ def last_connection_text(config: Config, providers: list[dict[str, Any]]) -> str
             "Connect another account first."
         )
     return _("This connection is your only way to sign in, so it cannot be disconnected.")
+
+
+def _with_password(passkey: bool, connect: bool) -> str:
+    """:func:`last_connection_text` where the user can set a password first."""
+    if passkey and connect:
+        return _(
+            "This connection is your only way to sign in, so it cannot be disconnected. "
+            "Set a password, create a passkey or connect another account first."
+        )
+    if passkey:
+        return _(
+            "This connection is your only way to sign in, so it cannot be disconnected. "
+            "Set a password or create a passkey first."
+        )
+    if connect:
+        return _(
+            "This connection is your only way to sign in, so it cannot be disconnected. "
+            "Set a password or connect another account first."
+        )
+    return _(
+        "This connection is your only way to sign in, so it cannot be disconnected. "
+        "Set a password first."
+    )
 
 
 def passkeys_context(request: HttpRequest) -> dict[str, object]:
@@ -301,4 +342,25 @@ def email_context(request: HttpRequest) -> dict[str, object]:
         "tracks_verification": verified_at is not None
         or hasattr(type(request.user), "email_verified"),
         "can_change": change_provider(config) is not None,
+    }
+
+
+def password_context(request: HttpRequest) -> dict[str, object]:
+    """The Password section: whether the user has a password (a change) or not (a set).
+
+    ``available`` (:func:`webauth.passwords.change.available`), ``has_password``
+    (read from the database: the form is for the password stored now),
+    ``username`` (what the user signs in with), ``help_texts`` (what
+    ``AUTH_PASSWORD_VALIDATORS`` ask), ``max_length``.
+    """
+    if not password_change.available(get_config()):
+        return {"available": False}
+    user = request.user
+    stored = password_change.stored_user(user)
+    return {
+        "available": True,
+        "has_password": password_change.has_password(stored if stored is not None else user),
+        "username": user.get_username(),
+        "help_texts": password_change.help_texts(),
+        "max_length": password_change.MAX_PASSWORD_LENGTH,
     }

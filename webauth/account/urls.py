@@ -7,7 +7,8 @@ pages, mounted wherever the project wants them, or not at all (the template
 tags and :mod:`webauth.reauth` work either way).
 
 URL names (namespace ``webauth_account``): ``index``, ``sessions``,
-``connections``, ``passkeys``, ``email``, ``security``, ``reauthenticate``. For example
+``connections``, ``passkeys``, ``email``, ``password``, ``security``,
+``reauthenticate``. For example
 ``{% url "webauth_account:sessions" %}``.
 """
 
@@ -23,6 +24,7 @@ urlpatterns = [
     path("connections/", views.connections, name="connections"),
     path("passkeys/", views.passkeys, name="passkeys"),
     path("email/", views.email, name="email"),
+    path("password/", views.password, name="password"),
     path("security/", views.security_page, name="security"),
     path("reauthenticate/", views.reauthenticate, name="reauthenticate"),
 ]

@@ -1,11 +1,13 @@
-"""The account center's pages: overview, sessions, connections, passkeys, email, re-authentication.
+"""The account center's pages: overview, sessions, connections, passkeys, email, password,
+security, re-authentication.
 
 Routed by :mod:`webauth.account.urls`. Every page is for a signed-in user (a
 visitor gets what ``@auth_required`` gives) and goes out with
 ``Cache-Control: private, no-store``. Changes are ``POST`` forms with an ``op``,
 protected by Django's CSRF middleware; those that could lock the owner out or
 let someone in for good (disconnecting a provider, removing a passkey, signing
-out everywhere, changing the email address, and connecting a provider) first
+out everywhere, changing the email address, connecting a provider, and changing
+or setting the password) first
 require a fresh sign-in (:func:`webauth.reauth.require_fresh`): an older session
 goes to the re-authentication page and comes back.
 
@@ -22,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext, pgettext_lazy
 from django.views.decorators.http import require_http_methods
@@ -36,8 +38,9 @@ from ..helpers import sign_in
 from ..linked_accounts import unlink
 from ..mfa.keys import offered as keys_offered
 from ..mfa.trust import ask_fresh
-from ..pages import passkey_context, provider_forms, render_page, usable_providers
+from ..pages import forms_challenge, passkey_context, provider_forms, render_page, usable_providers
 from ..passkeys import passkeys_view
+from ..passwords import change as password_change
 from ..providers.credentials import DjangoCredentials
 from ..reauth import is_fresh, require_fresh, safe_next, signed_in_at
 from ..state import get_state
@@ -51,6 +54,7 @@ __all__ = [
     "email",
     "index",
     "passkeys",
+    "password",
     "reauthenticate",
     "security_page",
     "sessions",
@@ -68,15 +72,23 @@ _MENU = (
     ("connections", gettext_lazy("Connections")),
     ("passkeys", gettext_lazy("Passkeys")),
     ("email", gettext_lazy("Email")),
+    ("password", gettext_lazy("Password")),
     ("security", gettext_lazy("Security")),
 )
 
 
+def _shown(name: str) -> bool:
+    """Whether the menu shows a section: Security only where a second factor can be added
+    (``WEBAUTH["mfa"]``), Password only where passwords are changed here."""
+    if name == "security":
+        return security.available(get_config())
+    if name == "password":
+        return password_change.available(get_config())
+    return True
+
+
 def _nav(current: str) -> list[dict[str, object]]:
-    # The Security section only where a second factor can be added (WEBAUTH["mfa"]).
-    shown = [
-        (n, label) for n, label in _MENU if n != "security" or security.available(get_config())
-    ]
+    shown = [(n, label) for n, label in _MENU if _shown(n)]
     return [
         {
             "name": name,
@@ -153,6 +165,7 @@ def index(request: HttpRequest) -> HttpResponseBase:
         "sessions": sections.sessions_context(request),
         "connections": sections.connections_context(request),
         "passkeys": sections.passkeys_context(request),
+        "password": sections.password_context(request),
     }
     context["connected"] = sum(len(p["accounts"]) for p in context["connections"]["providers"])
     return _render(request, "index", context)
@@ -237,7 +250,8 @@ def connections(request: HttpRequest) -> HttpResponseBase:
     except LastSignInMethod:
         config = get_state(request).config
         listed = cast(list[dict[str, Any]], sections.connections_context(request)["providers"])
-        text = sections.last_connection_text(config, listed)
+        settable = sections.password_settable(request)
+        text = sections.last_connection_text(config, listed, settable=settable)
         return _outcome(request, back, False, text, again)
     if not done:
         return _outcome(request, back, False, _("No such connection."), again)
@@ -331,6 +345,74 @@ def email(request: HttpRequest) -> HttpResponseBase:
         return again({**_said(False, str(exc)), "pending": pending}, 400)
     text = _("Your email address is now %(address)s.") % {"address": updated.email}
     return _outcome(request, back, True, text, again)
+
+
+# -- password ------------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def password(request: HttpRequest) -> HttpResponseBase:
+    """Change the password (``op=change``: ``old_password``, ``new_password1``,
+    ``new_password2``) or, for a user who has none, set one (``op=set``: the two
+    new fields); both behind re-authentication (:mod:`webauth.passwords.change`).
+
+    ``404`` where passwords are not changed here
+    (:func:`webauth.passwords.change.available`). A refusal (a wrong current
+    password, a validator's, the rate limit's) is the page again, with the
+    form's errors and the same ``next`` (status 400, or 429); a success is the
+    outcome's message and the way back to ``next``: this browser stays signed
+    in, every other session of the user ends.
+    """
+    if not _signed_in(request):
+        return session_required_response(request)
+    if not password_change.available(get_config()):
+        raise Http404("Passwords are not changed here")
+
+    def again(extra: Mapping[str, object], status: int) -> HttpResponse:
+        context = {**sections.password_context(request), **extra}
+        return _render(request, "password", context, status=status)
+
+    if request.method != "POST":
+        return again({}, 200)
+    back = _back(request, "password")
+    op = request.POST.get("op")
+    if op not in ("change", "set"):
+        return _outcome(request, back, False, _("Unknown action."), again)
+    # Knowing the current password is not enough: a session left open, used by
+    # someone who watched it typed, must sign in again first (a set has no other proof).
+    refused = require_fresh(request, next_url=back)
+    if refused is not None:
+        return refused
+    post = request.POST
+    if op == "change":
+        result = password_change.change_password(
+            request,
+            request.user,
+            post.get("old_password"),
+            post.get("new_password1"),
+            post.get("new_password2"),
+        )
+    else:
+        result = password_change.set_password(
+            request, request.user, post.get("new_password1"), post.get("new_password2")
+        )
+    if result.done:
+        text = (
+            _("Your password was changed. Every other device was signed out.")
+            if result.how == "change"
+            else _("Your password was set. Every other device was signed out.")
+        )
+        return _outcome(request, back, True, text, again)
+    # The form again, as it came: the same way back once it is right.
+    if result.limited:
+        text = _("Too many attempts. Please wait a few minutes before you try again.")
+        limited = again({**_said(False, text), "next": back}, 429)
+        limited["Retry-After"] = str(max(result.retry_after, 1))
+        return limited
+    if result.stale:
+        text = _("Your password has changed since this page was opened. Try again.")
+        return again({**_said(False, text), "next": back}, 409)
+    return again({"errors": result.errors, "next": back}, 400)
 
 
 # -- security: the second factor -----------------------------------------------------------
@@ -437,11 +519,14 @@ def reauthenticate(request: HttpRequest) -> HttpResponseBase:
     if not request.GET.get("mfa") and is_fresh(request):
         return HttpResponseRedirect(target)
     state = get_state(request)
+    ways = _ways_in(request)
     response = _render(
         request,
         "reauthenticate",
         {
-            **_ways_in(request),
+            **ways,
+            # The bot challenge's widget, in the forms it guards (WEBAUTH["challenge"]).
+            "challenge": forms_challenge(state, cast(list[dict[str, object]], ways["providers"])),
             "csrf_token_value": state.form_csrf_token(),
             "callback_url": state.redirect(target),
             "cancel_url": sections.section_url("index"),

@@ -41,6 +41,7 @@ from .. import ratelimit
 from ..conf import Config
 from ..errors import (
     AuthError,
+    ChallengeFailed,
     CredentialsSignin,
     InvalidProvider,
     RateLimited,
@@ -76,6 +77,7 @@ _STATUS = {
     "OAuthProfileParseError": 401,
     "SecondFactorFailed": 401,
     "SecondFactorExpired": 401,
+    "ChallengeFailed": 400,
     "InvalidProvider": 404,
     "UnknownAction": 404,
     "ExperimentalFeatureNotEnabled": 404,
@@ -214,6 +216,9 @@ def _error_response(config: Config, exc: BaseException) -> HttpResponse:
         body["message"] = error.message
     elif isinstance(error, CredentialsSignin):
         body["code"] = error.code
+    elif isinstance(error, ChallengeFailed):
+        body["code"] = error.code
+        body["challenge"] = dict(error.challenge)
     elif isinstance(error, app.SignInRedirected):
         body["url"] = error.url
     elif isinstance(error, UnknownCredential):

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 from .. import ratelimit
 from ..clients import reads_json
-from ..errors import CredentialsSignin, InvalidProvider, MissingCSRF, RateLimited
+from ..errors import ChallengeFailed, CredentialsSignin, InvalidProvider, MissingCSRF, RateLimited
 from ..flows import flow_for
-from ..flows.render import rate_limited
+from ..flows.render import challenge_refused, rate_limited
 
 if TYPE_CHECKING:
     from django.http import HttpResponse
@@ -47,6 +47,10 @@ def callback(state: AuthState, provider_id: str | None) -> HttpResponse:
         return flow.callback(state, provider, params, state.callback_url)
     except RateLimited as exc:
         return rate_limited(state, exc)
+    except ChallengeFailed as exc:
+        if flow.refused_form is None or state.config.pages.sign_in or reads_json(state.request):
+            return challenge_refused(state, exc)
+        return flow.refused_form(state, provider, params, exc)  # keeps the username
     except CredentialsSignin as exc:
         if flow.refused_form is None or state.config.pages.sign_in or reads_json(state.request):
             raise  # Auth.js's answer, from the view

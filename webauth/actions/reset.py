@@ -35,7 +35,8 @@ from django.contrib.auth.password_validation import password_validators_help_tex
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from ..errors import RateLimited, UnknownAction
+from ..challenges import page_context as challenge_context
+from ..errors import ChallengeFailed, RateLimited, UnknownAction
 from ..flows import app
 from ..pages import render_page
 from ..passwords import reset
@@ -89,6 +90,12 @@ def _ask_url(state: AuthState, callback_url: str = "") -> str:
     return url
 
 
+def _challenge(exc: ChallengeFailed) -> str:
+    if exc.code == "missing":
+        return _("Please complete the security check, then try again.")
+    return _("The security check failed. Please try again.")
+
+
 def _rate_limited(response: HttpResponse, exc: RateLimited) -> HttpResponse:
     response["Retry-After"] = str(max(1, exc.retry_after))
     return response
@@ -117,6 +124,7 @@ def _ask_form(
             "error": error,
             "message": message,
             "signin_url": _signin_url(state, callback_url),
+            "challenge": challenge_context(state, ["reset"]),
         },
         status,
     )
@@ -144,6 +152,9 @@ def ask(state: AuthState, provider_id: str | None) -> HttpResponse:
         message = _("Too many attempts. Please wait a few minutes before you try again.")
         page = _ask_form(state, callback_url, value=value, message=message, status=429)
         return _rate_limited(page, exc)
+    except ChallengeFailed as exc:
+        state.config.logger.error(exc)
+        return _ask_form(state, callback_url, value=value, message=_challenge(exc), status=400)
     response = redirect(f"{state.base_url}/reset/sent")
     reset.write_ticket(state, response, ticket)
     return response
@@ -332,7 +343,7 @@ def _text(body: dict[str, object], name: str, max_length: int) -> str:
 def _app_ask(state: AuthState, body: dict[str, object]) -> dict[str, object]:
     typed = _text(body, "identifier", 4 * reset.MAX_IDENTIFIER_LENGTH)
     try:
-        ticket = reset.ask(state, typed, state.origin)
+        ticket = reset.ask(state, typed, state.origin, params=body)
     except InvalidIdentifier as exc:
         raise app.InvalidRequest("identifier is not an email address or a username") from exc
     return {"sent": True, "resetToken": reset.seal(state.config, ticket)}

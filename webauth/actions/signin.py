@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..clients import returns_redirect
-from ..errors import EmailSignInError, InvalidProvider, MissingCSRF, RateLimited
+from ..errors import ChallengeFailed, EmailSignInError, InvalidProvider, MissingCSRF, RateLimited
 from ..flows import flow_for
 from ..flows.email import InvalidEmail
-from ..flows.render import rate_limited
+from ..flows.render import challenge_refused, rate_limited
 from ..pages import render_signin_page
 from ..responses import redirect
 
@@ -46,6 +46,8 @@ def signin(state: AuthState, provider_id: str | None) -> HttpResponse:
         return flow.start(state, provider, params, state.callback_url)
     except RateLimited as exc:
         return rate_limited(state, exc)
+    except ChallengeFailed as exc:
+        return challenge_refused(state, exc)
     except InvalidEmail as exc:
         state.config.logger.error(exc)
         if state.config.pages.sign_in or returns_redirect(state.request):

@@ -30,7 +30,8 @@ from django.contrib.auth import password_validation
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from ..errors import AuthError, MissingCSRF, RateLimited, Verification
+from ..challenges import page_context as challenge_context
+from ..errors import AuthError, ChallengeFailed, MissingCSRF, RateLimited, Verification
 from ..flows.app import InvalidRequest
 from ..flows.render import for_app, for_browser
 from ..pages import render_page
@@ -55,6 +56,7 @@ EXPIRED = "SignupExpired"
 TAKEN = "SignupTaken"
 LIMITED = "RateLimited"
 WRONG_CODE = "Verification"
+CHALLENGE_MISSING = "ChallengeMissing"
 
 
 def _messages() -> dict[str, str]:
@@ -65,6 +67,8 @@ def _messages() -> dict[str, str]:
             "password from the sign-in page."
         ),
         LIMITED: _("Too many attempts. Please wait a few minutes before you try again."),
+        ChallengeFailed.type: _("The security check failed. Please try again."),
+        CHALLENGE_MISSING: _("Please complete the security check, then try again."),
     }
 
 
@@ -143,6 +147,7 @@ def _form_page(
             "error": error or ("SignupInvalid" if non_field else None),
             "message": message or non_field or None,
             "signin_url": state.page_url("signin", raw=True),
+            "challenge": challenge_context(state, ["signup"]),
         },
         config=state.config,
         status=status,
@@ -256,6 +261,10 @@ def signup(state: AuthState, provider_id: str | None) -> HttpResponse:
         submitted = flow.submit(state, body, state.callback_url)
     except RateLimited as exc:  # code_failed is not asked here; kept for a project's hooks
         return _limited(state, exc)
+    except ChallengeFailed as exc:
+        state.config.logger.error(exc)
+        error = CHALLENGE_MISSING if exc.code == "missing" else exc.type
+        return _form_page(state, _typed_form(state, body), error=error, status=400)
     if isinstance(submitted, flow.Invalid):
         if submitted.limited is not None:
             return _limited(state, submitted.limited, submitted.form)
@@ -263,6 +272,16 @@ def signup(state: AuthState, provider_id: str | None) -> HttpResponse:
     if isinstance(submitted, flow.Waiting):
         return _sent_page(state, submitted)
     return _redeemed(state, submitted)
+
+
+def _typed_form(state: AuthState, body: Mapping[str, Any]) -> BaseForm:
+    """The form again with what was typed, bar the passwords, and no errors shown."""
+    form_class = signup_form_class(state.config.passwords.signup_form)
+    kept = {k: v for k, v in body.items() if isinstance(v, str) and "password" not in k}
+    form = form_class(data=kept)
+    form.is_valid()
+    form.errors.clear()
+    return form
 
 
 def _limited(state: AuthState, exc: RateLimited, form: BaseForm | None = None) -> HttpResponse:

@@ -30,6 +30,7 @@ from .options import (
     DEFAULT_UPDATE_AGE,
     AccountOptions,
     CallbacksOptions,
+    ChallengeOptions,
     Config,
     CookieOverride,
     JWTOptions,
@@ -48,6 +49,7 @@ __all__ = [
     "DEFAULT_UPDATE_AGE",
     "AccountOptions",
     "CallbacksOptions",
+    "ChallengeOptions",
     "Config",
     "ConfigError",
     "CookieOverride",
@@ -87,6 +89,7 @@ def build_config(
     adapter = sections.adapter(data.get("adapter"))
     session = sections.session(data.get("session"), has_adapter=adapter is not None)
     debug = bool(as_bool("debug", data.get("debug"), False))
+    http_client = as_callable("http_client", data.get("http_client"))
     config = Config(
         providers=providers,
         adapter=adapter,
@@ -106,7 +109,7 @@ def build_config(
         redirect_proxy_url=as_str("redirect_proxy_url", data.get("redirect_proxy_url")),
         skip_csrf_check=bool(as_bool("skip_csrf_check", data.get("skip_csrf_check"), False)),
         theme=sections.theme(data.get("theme")),
-        http_client=as_callable("http_client", data.get("http_client")),
+        http_client=http_client,
         url=sections.url(data.get("url")),
         protected_paths=sections.protected_paths(data.get("protected_paths")),
         rate_limits=sections.rate_limits(data.get("rate_limits"), data.get("rate_limit_cache")),
@@ -118,6 +121,7 @@ def build_config(
         openapi=bool(as_bool("openapi", data.get("openapi"), False)),
         account=sections.account(data.get("account")),
         passwords=sections.passwords(data.get("passwords")),
+        challenge=sections.challenge(data.get("challenge"), http_client=http_client),
     )
     if warn:
         _warn(config)

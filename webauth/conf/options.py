@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from django.utils.functional import (
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..adapters.django import DjangoAdapter
 
 __all__ = [
+    "CHALLENGE_ACTIONS",
     "COOKIE_KEYS",
     "DEFAULT_MAX_AGE",
     "DEFAULT_RATE_LIMITS",
@@ -33,6 +34,8 @@ __all__ = [
     "RATE_SCOPES",
     "AccountOptions",
     "CallbacksOptions",
+    "ChallengeOptions",
+    "ChallengeService",
     "Config",
     "CookieOverride",
     "JWTOptions",
@@ -161,6 +164,50 @@ class PasswordOptions:
     reset: bool = False
     change: bool = False
     notify: bool = True
+
+
+#: ``challenge.on``: the requests a challenge can guard, each with the rate-limit
+#: action whose per-address count says when it is abused (``when: "abuse"``).
+CHALLENGE_ACTIONS: Mapping[str, str] = MappingProxyType(
+    {
+        "signin": "signin_failed",  # POST /auth/callback/<credentials id>: failed passwords
+        "signup": "signup",  # POST /auth/signup
+        "reset": "password_reset",  # POST /auth/reset
+        "email": "email_send",  # POST /auth/signin/<email id>: sign-in emails
+    }
+)
+
+
+@runtime_checkable
+class ChallengeService(Protocol):
+    """What ``challenge.service`` is built into (:class:`webauth.challenges.Challenge` is one)."""
+
+    name: str
+    field: str
+    script_url: str
+    site_key: str
+    secret_key: str
+    max_token_length: int
+
+    def verify(self, token: str, remote_ip: str | None) -> bool: ...
+
+    def widget(self, *, theme: str = "auto") -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengeOptions:
+    """``challenge``: a bot challenge before some requests (docs/configuration.md#challenge).
+
+    ``service``: the service (its keys inside it). ``on``: the actions of
+    :data:`CHALLENGE_ACTIONS` it guards. ``when``: ``"always"``, or ``"abuse"``:
+    once the client's address has used ``share`` of a per-address rule of the
+    action's rate limit in its current window.
+    """
+
+    service: ChallengeService
+    on: frozenset[str] = frozenset(CHALLENGE_ACTIONS)
+    when: str = "always"
+    share: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,6 +402,8 @@ class Config:
     mfa: MfaOptions = field(default_factory=MfaOptions)
     account: AccountOptions = AccountOptions()
     passwords: PasswordOptions = PasswordOptions()
+    #: A bot challenge before some requests (``None``: off, the default).
+    challenge: ChallengeOptions | None = None
     #: Serve the OpenAPI description at ``<base path>/openapi.json`` (docs/openapi.md).
     openapi: bool = False
     _providers_by_id: dict[str, Provider] = field(init=False, repr=False, compare=False)

@@ -24,6 +24,7 @@ from ..providers.base import Provider
 from ..providers.catalog import CATALOG, provider_class
 from ..utils import did_you_mean, resolve
 from .options import (
+    CHALLENGE_ACTIONS,
     COOKIE_KEYS,
     DEFAULT_RATE_LIMITS,
     DEFAULT_REAUTH_MAX_AGE,
@@ -31,6 +32,8 @@ from .options import (
     MFA_KEYS,
     AccountOptions,
     CallbacksOptions,
+    ChallengeOptions,
+    ChallengeService,
     CookieOverride,
     JWTOptions,
     MfaOptions,
@@ -52,6 +55,7 @@ __all__ = [
     "adapter",
     "base_path",
     "callbacks",
+    "challenge",
     "cookies",
     "events",
     "experimental",
@@ -107,6 +111,7 @@ TOP_LEVEL_KEYS = frozenset(
         "openapi",
         "account",
         "passwords",
+        "challenge",
     }
 )
 
@@ -456,6 +461,221 @@ def passwords(value: object) -> PasswordOptions:
         reset=bool(as_bool("passwords.reset", p.get("reset"), False)),
         change=bool(as_bool("passwords.change", p.get("change"), False)),
         notify=bool(as_bool("passwords.notify", p.get("notify"), True)),
+    )
+
+
+# -- the bot challenge -------------------------------------------------------------------
+CHALLENGE_KEYS = frozenset(
+    {
+        "service",
+        "site_key",
+        "secret_key",
+        "on",
+        "when",
+        "share",
+        "verify_url",
+        "timeout",
+        "hostnames",
+    }
+)
+#: ``challenge.service`` by name: the built-in services, imported when one is configured
+#: (by its path, as the provider catalog does: the configuration imports no service).
+CHALLENGE_SERVICES: Mapping[str, str] = MappingProxyType(
+    {
+        "turnstile": "webauth.challenges.Turnstile",
+        "hcaptcha": "webauth.challenges.HCaptcha",
+        "recaptcha": "webauth.challenges.ReCaptcha",
+    }
+)
+CHALLENGE_WHEN = ("always", "abuse")
+#: The longest ``challenge.timeout``: a sign-in waits for the verify endpoint.
+MAX_CHALLENGE_TIMEOUT = 30
+_CHALLENGE_EXAMPLE = (
+    "E.g. {'service': 'turnstile', 'site_key': '...', 'secret_key': '...'} "
+    "(docs/configuration.md#challenge)."
+)
+
+
+def _challenge_class(value: object) -> type:
+    """``challenge.service``: a built-in service's name, or a dotted path to (or a) class."""
+    names = ", ".join(repr(name) for name in CHALLENGE_SERVICES)
+    if value is None:
+        raise config_error(
+            "challenge.service", "is missing", f"Name the service: {names}. {_CHALLENGE_EXAMPLE}"
+        )
+    if isinstance(value, str) and "." not in value:
+        path = CHALLENGE_SERVICES.get(value)
+        if path is None:
+            guess = did_you_mean(value, CHALLENGE_SERVICES)
+            raise config_error(
+                "challenge.service",
+                f"{value!r} is not a built-in service",
+                (f"Did you mean {guess!r}? " if guess else "")
+                + f"Use {names}, or the dotted path of a webauth.challenges.Challenge subclass.",
+            )
+        value = path
+    if isinstance(value, str):
+        try:
+            value = resolve(value)
+        except ImportError as exc:
+            raise config_error(
+                "challenge.service",
+                f"could not import {value!r} ({exc})",
+                f"Use {names}, or the dotted path of a webauth.challenges.Challenge subclass.",
+            ) from exc
+    if not isinstance(value, type):
+        raise config_error(
+            "challenge.service",
+            f"must be a service's name or class, got {type(value).__name__}",
+            f"Use {names}, or a webauth.challenges.Challenge subclass (or its dotted path).",
+        )
+    return value
+
+
+def _challenge_on(value: object) -> frozenset[str]:
+    """``challenge.on``: some of :data:`~webauth.conf.options.CHALLENGE_ACTIONS`."""
+    if value is None:
+        return frozenset(CHALLENGE_ACTIONS)
+    known = ", ".join(repr(a) for a in CHALLENGE_ACTIONS)
+    if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
+        raise config_error("challenge.on", "must be a list of actions", f"Use some of {known}.")
+    for action in value:
+        if not isinstance(action, str) or action not in CHALLENGE_ACTIONS:
+            guess = did_you_mean(action, CHALLENGE_ACTIONS) if isinstance(action, str) else None
+            raise config_error(
+                "challenge.on",
+                f"has {action!r}, which is not an action a challenge guards",
+                (f"Did you mean {guess!r}? " if guess else "") + f"Use some of {known}.",
+            )
+    if not value:
+        raise config_error(
+            "challenge.on",
+            "is empty: the challenge would guard nothing",
+            f"Name some of {known}, or leave WEBAUTH['challenge'] out.",
+        )
+    return frozenset(value)
+
+
+def _challenge_number(key: str, value: object, default: float, most: float) -> float:
+    """A number above 0 and at most *most* (``share``, ``timeout``)."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= most:
+        raise config_error(
+            f"challenge.{key}",
+            f"must be a number above 0 and at most {most}, got {value!r}",
+            f"Leave it out for the default, {default}.",
+        )
+    return float(value)
+
+
+def _verify_url(value: object) -> str | None:
+    """``challenge.verify_url``: https, or http on a loopback host only (a local fake)."""
+    url = as_str("challenge.verify_url", value)
+    if url is None:
+        return None
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        parts, host = None, None
+    fix = (
+        "Leave it out for the service's own endpoint; a test may point it at a local "
+        "fake, e.g. 'http://127.0.0.1:8001/siteverify'."
+    )
+    if parts is None or not host or parts.scheme not in ("http", "https"):
+        raise config_error("challenge.verify_url", f"must be an http(s) URL, got {url!r}", fix)
+    if parts.scheme == "http" and host not in LOOPBACK_HOSTS:
+        raise config_error(
+            "challenge.verify_url",
+            f"is {url!r}: plain http to another host would send the secret key in clear",
+            fix,
+        )
+    return url
+
+
+def _hostnames(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise config_error(
+            "challenge.hostnames", "must be a list of hostnames", "E.g. ['example.com']."
+        )
+    if not all(isinstance(h, str) and h and "/" not in h for h in value):
+        raise config_error(
+            "challenge.hostnames",
+            "must hold hostnames such as 'example.com' (no scheme, no path)",
+            "E.g. ['example.com', 'www.example.com'].",
+        )
+    return tuple(h.lower() for h in value)
+
+
+#: What a service must have, and the class attribute that gives it.
+_SERVICE_ATTRIBUTES = {
+    "name": "name",
+    "field": "field",
+    "script_url": "script_url",
+    "verify_url": "default_verify_url",
+    "widget_class": "widget_class",
+}
+
+
+def challenge(
+    value: object, *, http_client: Callable[[], object] | None = None
+) -> ChallengeOptions | None:
+    """``challenge``: a bot challenge before some requests; off (``None``) by default.
+
+    The keys go to the service's class; a missing key is a system check
+    (``webauth.E014``), not an error here, so that a site whose keys come from
+    its environment still starts and says what is missing.
+    """
+    if value is None or value is False:
+        return None
+    given = keys_of("challenge", value, CHALLENGE_KEYS)
+    cls = _challenge_class(given.get("service"))
+    when = given.get("when", "always")
+    if when not in CHALLENGE_WHEN:
+        raise config_error(
+            "challenge.when",
+            f"must be 'always' or 'abuse', got {when!r}",
+            "'always' asks every time; 'abuse' once the client's address has used a share "
+            "of the action's rate limit (challenge.share).",
+        )
+    try:
+        service = cls(
+            site_key=as_str("challenge.site_key", given.get("site_key")) or "",
+            secret_key=as_str("challenge.secret_key", given.get("secret_key")) or "",
+            verify_url=_verify_url(given.get("verify_url")),
+            timeout=_challenge_number("timeout", given.get("timeout"), 5.0, MAX_CHALLENGE_TIMEOUT),
+            hostnames=_hostnames(given.get("hostnames")),
+            http_client=http_client,
+        )
+    except TypeError as exc:
+        raise config_error(
+            "challenge.service",
+            f"{cls.__name__} could not be made with the challenge's keys ({exc})",
+            "Subclass webauth.challenges.Challenge, whose constructor takes them.",
+        ) from None
+    if not isinstance(service, ChallengeService):
+        raise config_error(
+            "challenge.service",
+            f"{cls.__name__} is not a challenge service",
+            "Subclass webauth.challenges.Challenge (its verify, field and widget).",
+        )
+    # A subclass that forgot one would show a widget nobody can use, or post nowhere.
+    for attribute, setting in _SERVICE_ATTRIBUTES.items():
+        value = getattr(service, attribute, None)
+        if not isinstance(value, str) or not value:
+            raise config_error(
+                "challenge.service",
+                f"{cls.__name__} has no {attribute}",
+                f"Set {cls.__name__}.{setting} (webauth.challenges.Challenge says what each is).",
+            )
+    return ChallengeOptions(
+        service=service,
+        on=_challenge_on(given.get("on")),
+        when=when,
+        share=_challenge_number("share", given.get("share"), 0.5, 1),
     )
 
 

@@ -32,7 +32,7 @@ from .accounts import LINKING_METHODS
 if TYPE_CHECKING:
     from django.http import HttpResponse
 
-    from ..errors import CredentialsSignin
+    from ..errors import ChallengeFailed, CredentialsSignin
     from ..providers.base import Provider
     from ..state import AuthState
 
@@ -55,7 +55,8 @@ FlowFunction = Callable[["AuthState", "Provider", Mapping[str, object], str], "H
 #: A kind's answer to a refused form of the built-in sign-in page:
 #: ``(state, provider, params, error) -> HttpResponse``.
 RefusedFormFunction = Callable[
-    ["AuthState", "Provider", Mapping[str, object], "CredentialsSignin"], "HttpResponse"
+    ["AuthState", "Provider", Mapping[str, object], "CredentialsSignin | ChallengeFailed"],
+    "HttpResponse",
 ]
 
 #: An app sign-in flow (:mod:`webauth.flows.app`): ``(state, provider, body) -> answer``.
@@ -106,7 +107,8 @@ class Flow:
     ``app_routes``: the app sign-in routes that serve the kind (:data:`AppRoute`;
     :data:`webauth.actions.app.APP_ROUTES` is made from them).
     ``refused_form``: what a browser gets when the built-in sign-in page's form
-    of this kind is refused (``CredentialsSignin``): for credentials, the page
+    of this kind is refused (``CredentialsSignin``, or ``ChallengeFailed``: the
+    bot challenge): for credentials, the page
     again with what was typed (:func:`webauth.flows.credentials.refused_form`).
     ``None``: the error's own answer (Auth.js's), as with a custom sign-in page
     or a client that reads JSON.

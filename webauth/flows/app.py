@@ -53,7 +53,7 @@ from urllib.parse import urlsplit
 
 from django.core.cache import caches
 
-from .. import ratelimit
+from .. import challenges, ratelimit
 from ..conf.sections import LOOPBACK_HOSTS
 from ..cookies import CHECK_MAX_AGE
 from ..errors import (
@@ -217,6 +217,8 @@ def email_request(
     """
     if provider.code is None:
         raise InvalidProvider(f"Provider {provider.id!r} sends links only, no codes")
+    if state.config.challenge is not None:  # before the address is read or mailed
+        challenges.require(state, "email", body)
     sent = email.send(state, provider, _email_address(body), _landing(state))
     if isinstance(sent, str):
         raise SignInRedirected(sent)

@@ -40,12 +40,13 @@ from typing import TYPE_CHECKING, cast
 
 from django.contrib.auth import get_user_model
 
+from .. import challenges, ratelimit
 from .. import cookies as ck
 from .. import jwt as jose
-from .. import ratelimit
 from ..errors import (
     AuthError,
     CallbackRouteError,
+    ChallengeFailed,
     CredentialsSignin,
     MissingAuthorize,
     RateLimited,
@@ -174,13 +175,17 @@ def _kept_fields(provider: Credentials) -> list[str]:
 
 
 def refused_form(
-    state: AuthState, provider: Provider, params: Mapping[str, object], exc: CredentialsSignin
+    state: AuthState,
+    provider: Provider,
+    params: Mapping[str, object],
+    exc: CredentialsSignin | ChallengeFailed,
 ) -> HttpResponse:
     """A refused form of the built-in sign-in page (this kind's ``Flow.refused_form``).
 
     Auth.js's answer (the redirect to the sign-in page with
     ``error=CredentialsSignin&code=<code>``), plus the cookie that lets the page
-    show the username again (:func:`remember_form`).
+    show the username again (:func:`remember_form`). The same for a form the
+    bot challenge refused (``error=ChallengeFailed&code=<code>``).
     """
     state.config.logger.error(exc)
     response = redirect(state.page_url("signin", {"error": exc.type, "code": exc.code}))
@@ -263,11 +268,15 @@ def attempt_for(
 ) -> CredentialsAttempt:
     """The rate limits and ``authorize``: the sign-in *params* prove, before it is finished.
 
-    Shared by :func:`callback` and the app sign-in. Raises ``RateLimited`` when
-    a limit refuses the attempt and ``CredentialsSignin`` when ``authorize`` does.
+    Shared by :func:`callback` and the app sign-in. Raises ``ChallengeFailed``
+    when the bot challenge is on and not passed (checked first: nothing is
+    counted then), ``RateLimited`` when a limit refuses the attempt and
+    ``CredentialsSignin`` when ``authorize`` does.
     """
     credentials_provider = cast(Credentials, provider)
     request, config = state.request, state.config
+    if config.challenge is not None:
+        challenges.require(state, "signin", params)
     # The attempt and its failure are counted together (one round trip on Redis).
     key = identifier(credentials_provider, params)
     attempt, failure = ratelimit.hit_many(

@@ -66,9 +66,9 @@ from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from .. import challenges, ratelimit
 from .. import cookies as ck
 from .. import jwt as jose
-from .. import ratelimit
 from ..clients import returns_redirect
 from ..errors import AuthError, EmailInUse, EmailSignInError, RateLimited, Verification
 from ..events import emit
@@ -393,8 +393,12 @@ def start(
     Raises :class:`InvalidEmail` for an address webauth cannot use (the route
     shows the field error), ``RateLimited`` beyond ``email_send``, and
     ``EmailSignInError`` when delivery fails (the grant is voided first).
+    Before all that, ``ChallengeFailed`` when the bot challenge is on and not
+    passed (:func:`webauth.challenges.require`).
     """
     email = cast(Email, provider)
+    if state.config.challenge is not None:
+        challenges.require(state, "email", params)
     sent = send(state, email, params.get("email"), callback_url)
     if isinstance(sent, str):
         return redirect(sent)

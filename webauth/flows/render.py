@@ -18,9 +18,9 @@ from urllib.parse import quote
 
 from ..bearer import token_answer
 from ..clients import reads_json
-from ..errors import AccessDenied, JWTSessionError, RateLimited
+from ..errors import AccessDenied, ChallengeFailed, JWTSessionError, RateLimited
 from ..ratelimit import limited_response
-from ..responses import redirect
+from ..responses import json_response, redirect
 from ..types import AdapterUser
 from .outcomes import Completed, Elsewhere, NeedsStep, Outcome
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from ..state import AuthState
 
-__all__ = ["SignInRedirected", "for_app", "for_browser", "rate_limited"]
+__all__ = ["SignInRedirected", "challenge_refused", "for_app", "for_browser", "rate_limited"]
 
 
 class SignInRedirected(AccessDenied):
@@ -123,3 +123,21 @@ def rate_limited(state: AuthState, exc: RateLimited) -> HttpResponse:
     response = redirect(url)
     response["Retry-After"] = str(retry_after)
     return response
+
+
+def challenge_refused(state: AuthState, exc: ChallengeFailed) -> HttpResponse:
+    """What a request the bot challenge refused gets (``WEBAUTH["challenge"]``).
+
+    A browser is sent back to the sign-in page with ``error=ChallengeFailed``
+    and ``code`` (``missing`` or ``refused``), where the page shows the widget
+    and says why; a client that reads JSON gets ``400`` with ``{"error":
+    "ChallengeFailed", "code", "challenge": {"service", "siteKey", "field"},
+    "url"}``: what it needs to show the widget and try again, and, as Auth.js's
+    clients expect, the sign-in page's ``url`` carrying the error.
+    """
+    state.config.logger.error(exc)
+    url = state.page_url("signin", {"error": exc.type, "code": exc.code})
+    if reads_json(state.request):
+        body = {"error": exc.type, "code": exc.code, "challenge": dict(exc.challenge), "url": url}
+        return json_response(body, status=400, no_cache=True)
+    return redirect(url)

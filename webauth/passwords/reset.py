@@ -84,9 +84,9 @@ from django.core.mail import EmailMultiAlternatives, get_connection
 from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 
+from .. import challenges, ratelimit
 from .. import cookies as ck
 from .. import jwt as jose
-from .. import ratelimit
 from ..adapters.base import missing_methods
 from ..errors import AmbiguousEmail, AuthError, RateLimited, Verification
 from ..events import emit
@@ -593,17 +593,28 @@ def asked_for(state: AuthState, token: object) -> bool:
 
 
 def ask(
-    state: AuthState, typed: object, callback_url: str, *, earlier: Sequence[str] = ()
+    state: AuthState,
+    typed: object,
+    callback_url: str,
+    *,
+    earlier: Sequence[str] = (),
+    params: Mapping[str, object] | None = None,
 ) -> Ticket:
     """Mail a link and a code for the account *typed* names; the ticket for the client.
 
     The same work, answer and time whoever *typed* names (see the module's
     docstring). *earlier*: the links this client asked for before, kept behind
-    the new one. Raises :class:`InvalidIdentifier` for what cannot name an
-    account, ``RateLimited`` beyond ``password_reset`` (per client address and
-    per identifier, counted before anything is looked up).
+    the new one. *params*: the request's fields, where the bot challenge's
+    answer is (the form's, ``state.body``, unless given: an app's JSON).
+    Raises :class:`InvalidIdentifier` for what cannot name an account,
+    ``RateLimited`` beyond ``password_reset`` (per client address and per
+    identifier, counted before anything is looked up), and first of all
+    ``ChallengeFailed`` when the bot challenge guards ``reset`` and the request
+    did not pass it (:func:`webauth.challenges.require`).
     """
     config = state.config
+    if config.challenge is not None:
+        challenges.require(state, "reset", state.body if params is None else params)
     text = clean_identifier(typed)
     decision = ratelimit.hit(state.request, "password_reset", text, config=config)
     if not decision:

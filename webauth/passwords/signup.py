@@ -68,9 +68,9 @@ from django.forms import BaseForm
 from django.template.loader import render_to_string
 from django.utils import translation
 
+from .. import challenges, ratelimit
 from .. import cookies as ck
 from .. import jwt as jose
-from .. import ratelimit
 from ..errors import AuthError, EmailInUse, RateLimited, UsernameInUse
 from ..events import emit
 from ..flows import providers_with
@@ -369,9 +369,13 @@ def submit(state: AuthState, params: Mapping[str, object], callback_url: str) ->
     :class:`Invalid` for a form with errors (or refused by the ``signup``
     limit); :class:`Waiting` with ``verify_email``, and without it when the
     address or username is taken; :class:`Redeemed` for a new user signed in
-    at once (``verify_email=False``).
+    at once (``verify_email=False``). Before anything is read or counted,
+    ``ChallengeFailed`` when the bot challenge guards ``signup`` and the
+    request did not pass it (:func:`webauth.challenges.require`).
     """
     config = state.config
+    if config.challenge is not None:
+        challenges.require(state, "signup", params)
     form_class = signup_form_class(config.passwords.signup_form)
     form = form_class(data=_form_data(params, form_class))
     model = get_user_model()

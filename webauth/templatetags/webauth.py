@@ -23,8 +23,10 @@ post there and come back to the page, with the outcome as a
 ``django.contrib.messages`` message): ``{% webauth_account_sessions %}`` (the
 devices signed in, or what JWT sessions are), ``{% webauth_account_connections %}``
 (connect and disconnect providers), ``{% webauth_account_passkeys %}`` (list,
-rename, remove, add) and ``{% webauth_account_email %}`` (the address, its
-verification, changing it). Each renders ``webauth/account/includes/<section>.html``.
+rename, remove, add), ``{% webauth_account_email %}`` (the address, its
+verification, changing it) and ``{% webauth_account_password %}`` (changing the
+password, or setting a first one; nothing unless ``WEBAUTH["passwords"]["change"]``).
+Each renders ``webauth/account/includes/<section>.html``.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from ..account import sections as account
 from ..conf import get_config
 from ..flows import flow_for, providers_with
 from ..flows.accounts import current_user
-from ..pages import passkey_context, provider_forms, usable_providers
+from ..pages import forms_challenge, passkey_context, provider_forms, usable_providers
 from ..providers.base import Provider
 from ..state import AuthState, get_state
 
@@ -71,10 +73,12 @@ def webauth_signin_buttons(context: Context, callback_url: str | None = None) ->
     request = _request(context, "webauth_signin_buttons")
     state = get_state(request)
     target = callback_url or request.get_full_path()
+    forms = provider_forms(usable_providers(state.config), state.base_url)
     html = render_to_string(
         "webauth/signin_buttons.html",
         {
-            "providers": provider_forms(usable_providers(state.config), state.base_url),
+            "providers": forms,
+            "challenge": forms_challenge(state, forms),  # WEBAUTH["challenge"]
             "csrf_token_value": state.form_csrf_token(),
             "callback_url": state.redirect(target),
         },
@@ -258,3 +262,12 @@ def webauth_account_passkeys(context: Context) -> SafeString:
 def webauth_account_email(context: Context) -> SafeString:
     """The signed-in user's address, whether it is verified, and changing it."""
     return _account_section(context, "webauth_account_email", "email", account.email_context)
+
+
+@register.simple_tag(takes_context=True)
+def webauth_account_password(context: Context) -> SafeString:
+    """Change the signed-in user's password, or set one (nothing where passwords are not
+    changed here: ``WEBAUTH["passwords"]["change"]``)."""
+    return _account_section(
+        context, "webauth_account_password", "password", account.password_context
+    )
