@@ -26,8 +26,8 @@ from contextlib import contextmanager
 import pytest
 
 from .support import a11y, tour
-from .support.browser import CHROMIUM, unavailable
 from .support.a11y import BACKGROUND_LUMINANCE, OVERFLOW, RUN_AXE, SMALL_TARGETS, WCAG_21_AA
+from .support.browser import CHROMIUM, unavailable
 from .support.helpers import wait_until_serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -569,3 +569,71 @@ def test_passkeys_through_the_example(env, tmp_path):
         page.wait_for_url("**/account/passkeys/")
         assert page.locator("li.webauth-passkey").count() == 1
         context.close()
+
+
+# -- passwords: sign-up and reset ------------------------------------------------------
+
+
+def newest_code(browser, base, address):
+    """The code of the newest message on /dev/outbox/, which must be to *address*."""
+    article = browser.get(f"{base}/dev/outbox/").text.split('<article class="outbox-message"')[1]
+    assert f"<dd>{address}</dd>" in article, article[:500]
+    [code] = set(re.findall(r"\b[0-9A-Z]{4}-[0-9A-Z]{4}\b", article))
+    return code
+
+
+def test_sign_up_and_reset_a_password_through_the_example(shared_example):
+    """The example turns the password's life on: the sign-in page links sign-up and
+    reset; an account made with an emailed code signs in; a reset by code changes the
+    password and the old one no longer works."""
+    base, _ = shared_example
+    person = requests.Session()
+    signin = person.get(f"{base}/auth/signin").text
+    assert 'id="webauth-signin-reset"' in signin and 'id="webauth-signin-signup"' in signin
+
+    form = Forms(person.get(f"{base}/auth/signup").text).forms["webauth-signup"]
+    first, second = "a first passphrase for quill 81", "a second passphrase for quill 82"
+    fields = {"username": "quill", "email": "quill@example.com"}
+    sent = person.post(
+        urljoin(base, form["action"]),
+        data={**form["fields"], **fields, "password1": first, "password2": first},
+    )
+    assert sent.status_code == 200 and 'id="webauth-signup-code"' in sent.text, sent.text[:800]
+    code_form = Forms(sent.text).forms["webauth-signup-code"]
+    code = newest_code(person, base, "quill@example.com")
+    made = person.post(
+        urljoin(base, code_form["action"]),
+        data={**code_form["fields"], "code": code},
+        allow_redirects=False,
+    )
+    assert made.status_code == 302, made.text[:500]
+    assert session_of(person, base)["user"]["email"] == "quill@example.com"
+
+    other = requests.Session()
+    ask = Forms(other.get(f"{base}/auth/reset").text).forms["webauth-reset"]
+    asked = other.post(urljoin(base, ask["action"]), data={**ask["fields"], "identifier": "quill"})
+    assert asked.status_code == 200 and 'id="webauth-reset-code"' in asked.text, asked.text[:800]
+    reset_form = Forms(asked.text).forms["webauth-reset-code"]
+    done = other.post(
+        urljoin(base, reset_form["action"]),
+        data={
+            **reset_form["fields"],
+            "code": newest_code(other, base, "quill@example.com"),
+            "new_password1": second,
+            "new_password2": second,
+        },
+    )
+    assert done.status_code == 200 and "Your password has been changed" in done.text
+    # The reset ended the session the sign-up made.
+    assert session_of(person, base) is None
+
+    def signs_in(password):
+        browser = requests.Session()
+        csrf = browser.get(f"{base}/auth/csrf").json()["csrfToken"]
+        browser.post(
+            f"{base}/auth/callback/credentials",
+            data={"csrfToken": csrf, "username": "quill", "password": password},
+        )
+        return bool(session_of(browser, base))
+
+    assert signs_in(second) and not signs_in(first)

@@ -175,7 +175,40 @@ WEBAUTH = {
     # The account center's header: its home link goes to this project's home page
     # (by default it is settings.LOGIN_REDIRECT_URL, Django's /accounts/profile/).
     "account": {"home_url": "home", "site_name": "webauth example"},
+    # The password's whole life (docs/passwords.md): "Create an account" on the sign-in
+    # page (the address proven by an emailed code or link before the account exists),
+    # "Forgot your password?" (a link and a code, usable only in the browser that
+    # asked), changing or setting one in the account center (/account/password/), and
+    # an email to the owner whenever it changes.
+    "passwords": {"signup": True, "reset": True, "change": True, "notify": True},
+    # A bot check (docs/passwords.md#the-bot-challenge) on password sign-in, sign-up,
+    # reset and email requests, asked only once the rate limiter sees abuse from an
+    # address (here: 5 failed passwords in a minute). These are Cloudflare's published
+    # Turnstile test keys, which always pass; the widget needs the network, so offline
+    # the check is refused. A real site puts its own keys in the environment.
+    "challenge": {
+        "service": "turnstile",
+        "site_key": os.environ.get("TURNSTILE_SITE_KEY", "1x00000000000000000000AA"),
+        "secret_key": os.environ.get("TURNSTILE_SECRET_KEY", "1x0000000000000000000000000000000AA"),
+        "when": "abuse",
+    },
 }
+
+# Django's password rules, applied by sign-up, reset, change and set alike, and a
+# check against passwords known from breaches (Have I Been Pwned's range API: only
+# five hex characters of the password's SHA-1 leave the server). Offline, the check
+# cannot be made and fail="open" accepts the password after the timeout (and logs a
+# warning); fail="closed" would refuse it.
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    {
+        "NAME": "webauth.passwords.breached.PwnedPasswordValidator",
+        "OPTIONS": {"timeout": 2, "fail": "open"},
+    },
+]
 
 # --- The bundled Example IdP: django-oauth-toolkit as an OpenID provider --------
 # Not part of using webauth: it exists so "Sign in with Example IdP" works offline.

@@ -165,7 +165,7 @@ def signup_form_class(path: str | None) -> type[forms.BaseForm]:
     """The sign-up form: the project's class at *path*, else the one built from the user model.
 
     Raises ``ImportError`` or ``TypeError`` for a *path* that names no form
-    class (the system check ``webauth.E014`` says so at start-up).
+    class (the system check ``webauth.E015`` says so at start-up).
     """
     if path:
         return _project_form(path)
