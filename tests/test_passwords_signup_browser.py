@@ -61,7 +61,7 @@ def test_sign_up_with_the_code(site):
 def test_sign_up_with_the_link(site):
     tour._signup_filled(site, "carol", "carol@example.com")
     page = site.browser_page
-    page.goto(tour._signup_link(site))
+    page.goto(tour._signup_link(site, "carol@example.com"))
     with page.expect_navigation():
         page.click("#webauth-signup-confirm")
     assert _whoami(page)["user"]["email"] == "carol@example.com"

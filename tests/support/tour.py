@@ -809,8 +809,8 @@ def _signup_wrong_code(tour: Tour) -> Any:
     return page
 
 
-def _signup_link(tour: Tour) -> str:
-    [link] = re.findall(r"http://\S+/auth/signup\?\S+", _signup_mail("sam@example.com").body)
+def _signup_link(tour: Tour, address: str = "sam@example.com") -> str:
+    [link] = re.findall(r"http://\S+/auth/signup\?\S+", _signup_mail(address).body)
     return link
 
 
