@@ -169,6 +169,7 @@ def _password_context(errors: dict[str, list[str]] | None = None) -> dict[str, o
         "password_help": password_validators_help_texts(),
         "password1_errors": errors.get("new_password1", []),
         "password2_errors": errors.get("new_password2", []),
+        "password_max_length": reset.MAX_PASSWORD_LENGTH,
     }
 
 

@@ -99,6 +99,7 @@ from ..providers.email import Email
 from ..types import VerificationToken
 from ..utils import aware, user_model
 from .changed import password_changed
+from .forms import PASSWORD_MAX_LENGTH
 
 if TYPE_CHECKING:
     from django.http import HttpResponseBase
@@ -156,8 +157,9 @@ DEFAULT_MAX_AGE = 60 * 60
 #: The longest identifier looked up (an address is at most 254 characters).
 MAX_IDENTIFIER_LENGTH = 254
 
-#: The longest new password accepted: a hasher is not made to spend its time on more.
-MAX_PASSWORD_LENGTH = 1024
+#: The longest new password accepted: a hasher is not made to spend its time on more
+#: (the same as sign-up's, change's and set's).
+MAX_PASSWORD_LENGTH = PASSWORD_MAX_LENGTH
 
 #: Messages waiting for the outbox beyond which new ones are dropped (and logged).
 OUTBOX_LIMIT = 1000
