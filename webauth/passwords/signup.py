@@ -325,6 +325,9 @@ def _username_field(model: Any) -> str | None:
 
 def _username_taken(model: Any, username: object) -> bool:
     # Case-insensitively, as Django's UserCreationForm refuses "Bob" beside "bob".
+    # The only case-insensitive lookup of an identity in webauth, and deliberately so:
+    # it can only refuse (a look-alike name is called taken), never find an account
+    # to sign in to or merge with; the sign-up is then answered as for any taken name.
     if not isinstance(username, str) or not username:
         return False
     field = _username_field(model)
