@@ -1,6 +1,7 @@
 """webauth/openapi.json: a valid OpenAPI 3.1 description, in step with the URLconf, and served.
 
-The contract test against the live server is tests/test_openapi_contract.py.
+The contract test against the live server is tests/test_openapi_contract.py; the password
+routes' answers past the email's code, and the bot challenge's, tests/test_openapi_passwords.py.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from webauth import urls as webauth_urls
 from webauth.actions import app_session
 from webauth.actions.app import APP_ROUTES, app_mfa_view, app_view
 from webauth.actions.app_session import app_session_view
+from webauth.actions.reset import app_reset_view
+from webauth.actions.signup import app_signup_view
 from webauth.conf import build_config, get_config
 from webauth.openapi import description, load_description, openapi_view
 from webauth.providers import DjangoCredentials, Email, Passkey
@@ -156,6 +159,11 @@ def _served_methods(pattern: URLPattern) -> set[str]:
         return {"GET"}
     if view is app_mfa_view:
         return {"POST"}
+    if view is app_signup_view:
+        return {"POST"}
+    if view is app_reset_view:
+        assert action in ("reset", "confirm")
+        return {"POST"}
     raise AssertionError(f"a webauth route the description does not know: {pattern.name}")
 
 
@@ -252,7 +260,8 @@ def test_a_route_no_provider_can_use_is_left_out():
 
 
 def test_without_bearer_the_app_routes_are_left_out():
-    doc = description(config_of(every_provider(bearer=False)), "https://example.com/auth")
+    raw = every_provider(bearer=False, passwords={"signup": True, "reset": True})
+    doc = description(config_of(raw), "https://example.com/auth")
     assert not [route for route in doc["paths"] if route.startswith("/app/")]
     assert "bearerAuth" not in doc["components"]["securitySchemes"]
     assert not [tag for tag in doc["tags"] if tag["name"].startswith("App ")]
@@ -260,6 +269,43 @@ def test_without_bearer_the_app_routes_are_left_out():
     assert operations(doc) == {
         op for op in operations(load_description()) if not op[1].startswith("/app/")
     }
+
+
+PASSWORD_PATHS = {
+    "/signup",
+    "/reset",
+    "/reset/sent",
+    "/reset/confirm",
+    "/reset/done",
+    "/app/signup",
+    "/app/reset",
+    "/app/reset/confirm",
+}
+
+
+@pytest.mark.parametrize(
+    ("passwords", "served"),
+    [
+        ({}, set()),
+        ({"signup": True}, {"/signup", "/app/signup"}),
+        ({"reset": True}, PASSWORD_PATHS - {"/signup", "/app/signup"}),
+        ({"signup": True, "reset": True}, PASSWORD_PATHS),
+    ],
+)
+def test_the_password_routes_are_there_only_while_they_are_on(passwords, served):
+    doc = description(config_of(every_provider(passwords=passwords)), "https://example.com/auth")
+    assert set(doc["paths"]) & PASSWORD_PATHS == served
+    tags = {tag["name"] for tag in doc["tags"]}
+    assert ("Passwords" in tags) is bool(served)
+    assert ("App passwords" in tags) is bool(served)
+    assert set(load_description()["paths"]) >= PASSWORD_PATHS  # the file has them all
+
+
+def test_sign_up_without_its_credentials_provider_is_left_out():
+    raw = every_provider(passwords={"signup": True})
+    raw["providers"] = [p for p in raw["providers"] if not isinstance(p, DjangoCredentials)]
+    doc = description(config_of(raw), "https://example.com/auth")
+    assert "/signup" not in doc["paths"] and "/app/signup" not in doc["paths"]
 
 
 # -- the route -------------------------------------------------------------------------------------

@@ -5,9 +5,10 @@ site serves it (fitted to its providers), valid ones and invalid ones (its
 positive and negative modes, the description's examples, boundary values and
 unexpected methods), against a site with every kind of provider (credentials,
 email, a passkey provider and an OpenID provider, the suite's own on the live
-server), the Django adapter and bearer sessions on. Every answer must be no
-server error and must be described: its status, its content type, its headers
-and its body.
+server), the Django adapter, bearer sessions, sign-up with a password and the
+password reset on. Every answer must be no server error and must be described:
+its status, its content type, its headers and its body. (The answers past an
+email's code, and the bot challenge's: tests/test_openapi_passwords.py.)
 
 Two things schemathesis cannot make are put into the generated requests, so
 that they get past the first checks into the flows:
@@ -44,6 +45,8 @@ from schemathesis.specs.openapi.checks import (
 
 from webauth.conf import build_config, get_config
 from webauth.openapi import description
+from webauth.passwords import reset
+from webauth.passwords import signup as signup_flow
 from webauth.providers import DjangoCredentials, Email, Passkey
 from webauth.providers.oauth import OIDC
 from webauth.test import session_cookie_for
@@ -70,6 +73,8 @@ def webauth_settings(issuer: str) -> dict:
         "openapi": True,
         "app_redirect_uris": [APP_REDIRECT, APP_SCHEME_REDIRECT],
         "experimental": {"enable_webauthn": True},
+        # Sign-up and the reset on, so that their routes answer as served, not 400 / 404.
+        "passwords": {"signup": True, "reset": True},
         "providers": [
             DjangoCredentials(),
             Email(from_email="no-reply@example.com"),
@@ -182,4 +187,15 @@ def test_every_operation_answers_as_described(case, site):
     _with_token(case, site)
     # Redirects are answers to check, not to follow.
     response = case.call(base_url=site.base_url, session=session, timeout=30, allow_redirects=False)
+    _mail_sent()
     case.validate_response(response, checks=CHECKS)
+
+
+def _mail_sent() -> None:
+    """Wait for the sign-up and reset messages the request handed to their threads.
+
+    Before the next example is drawn: building a message draws from the ``random``
+    module (its Message-ID), which Hypothesis takes for a strategy that uses it.
+    """
+    signup_flow.wait_for_mail()
+    assert reset.outbox.flush()

@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import DisallowedHost, ImproperlyConfigured
 from django.http import HttpResponseNotAllowed
 
+from .actions import reset as reset_routes
+from .actions import signup as signup_routes
 from .conf import Config, get_config
 from .errors import AuthError
 from .flows import flow_for
@@ -78,15 +80,18 @@ def description(config: Config, server_url: str) -> dict[str, Any]:
     *server_url* is the absolute URL of webauth's routes
     (``https://example.com/auth``). Each ``{provider_id}`` names the configured
     providers the route serves (an ``enum``; a route that serves none of them is
-    left out), and without ``WEBAUTH["bearer"]`` the ``/app/`` paths, their
-    tags and the ``bearerAuth`` scheme are left out: those routes answer
-    ``404`` then.
+    left out), and without ``WEBAUTH["bearer"]`` the ``/app/`` paths and the
+    ``bearerAuth`` scheme are left out: those routes answer ``404`` then. So are
+    sign-up's and the reset's routes while ``WEBAUTH["passwords"]`` leaves them
+    off, and a tag no path left uses.
     """
     doc = load_description()
     doc["servers"] = [{"url": server_url, "description": "This site's webauth routes."}]
     paths: dict[str, Any] = {}
     for path, item in doc["paths"].items():
         if path.startswith(_APP_PREFIX) and not config.bearer:
+            continue
+        if not _feature_on(config, path):
             continue
         if "{provider_id}" in path:
             ids = [p.id for p in config.providers if _serves(path, p)]
@@ -95,10 +100,26 @@ def description(config: Config, server_url: str) -> dict[str, Any]:
             item = _with_provider_ids(doc, item, ids)
         paths[path] = item
     doc["paths"] = paths
+    used = {tag for item in paths.values() for op in item.values() for tag in _tags_of(op)}
+    doc["tags"] = [tag for tag in doc["tags"] if tag["name"] in used]
     if not config.bearer:
-        doc["tags"] = [tag for tag in doc["tags"] if not tag["name"].startswith("App ")]
         doc["components"]["securitySchemes"].pop("bearerAuth", None)
     return doc
+
+
+def _tags_of(operation: object) -> list[str]:
+    return list(operation.get("tags", ())) if isinstance(operation, dict) else []
+
+
+def _feature_on(config: Config, path: str) -> bool:
+    """Whether the webauth feature *path* belongs to is on: sign-up's and the reset's
+    routes answer Auth.js's ``400 "Bad request."`` (the app ones ``404``) while off."""
+    name = path.removeprefix(_APP_PREFIX).strip("/").split("/", 1)[0]
+    if name == "signup":
+        return signup_routes.served(config)
+    if name == "reset":
+        return reset_routes.enabled(config)
+    return True
 
 
 def _serves(path: str, provider: Provider) -> bool:

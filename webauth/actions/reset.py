@@ -3,7 +3,7 @@
 The flow is :mod:`webauth.passwords.reset`.
 
 A webauth addition (Auth.js has none). Off, every path answers as any path
-Auth.js does not know: ``400 "Bad request."`` (:data:`webauth.views.SWITCHES`).
+Auth.js does not know: ``400 "Bad request."`` (:mod:`webauth.views` asks :func:`enabled`).
 
 =================================  ================================================================
 route                              what it does
@@ -62,7 +62,7 @@ __all__ = [
     "sent_page",
 ]
 
-#: Whether the routes exist (the switch :data:`webauth.views.SWITCHES` asks).
+#: Whether the routes exist (:mod:`webauth.views` and the app route ask).
 enabled = reset.enabled
 
 
