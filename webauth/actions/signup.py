@@ -26,7 +26,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth import password_validation
+from django.contrib.auth import get_user_model, password_validation
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -415,7 +415,8 @@ def _app_redeem(state: AuthState, body: Mapping[str, Any]) -> HttpResponse:
         raise Verification("A wrong or expired sign-up code was entered")
     if isinstance(result, flow.Taken):
         state.config.logger.error(AuthError("The sign-up's address or username was taken"))
-        return _answer({"error": "SignupTaken", "field": result.field or "email"}, 409)
+        field = result.field or get_user_model().get_email_field_name()  # the form's name
+        return _answer({"error": "SignupTaken", "field": field}, 409)
     return _answer(for_app(state, result.outcome), 200)
 
 
