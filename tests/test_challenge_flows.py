@@ -709,3 +709,61 @@ def test_only_sign_in_guarded_leaves_sign_up_and_reset_alone(lifecycle, fake, al
     assert signup(client).status_code == 200
     assert reset(client).status_code == 302
     assert fake.requests == []
+
+
+# -- the gate's own edges (called directly, as a project's view would) --------------------------
+
+
+def test_abuse_a_share_of_one_attempt_asks_after_the_first(site, fake, alice, client):
+    # 0.5 of a limit of 2 is one failure: the challenge is asked from the next request on.
+    site({"when": "abuse"}, rate_limits={"signin_failed": "2/1000d/ip"})
+    assert password(client, pw="wrong")["Location"] == WRONG_PASSWORD
+    assert password(client)["Location"] == MISSING
+
+
+def test_with_the_challenge_off_the_gate_asks_nothing(site, alice):
+    site(False)
+    request = RequestFactory().post("/", REMOTE_ADDR=IP)
+    for action in ("signin", "signup", "reset", "email"):
+        assert challenges.is_required(request, action) is False
+        assert challenges.require(request, action, {}) is None
+        assert challenges.page_context(request, [action]) is None
+
+
+def test_page_context_says_what_the_templates_read(site):
+    context = challenges.page_context(RequestFactory().get("/", REMOTE_ADDR=IP), ["signup"])
+    assert context is not None
+    assert {k: v for k, v in context.items() if k != "widget"} == {
+        "service": "turnstile",
+        "field": FIELD,
+        "site_key": SITE_KEY,
+        "script_url": "https://challenges.cloudflare.com/turnstile/v0/api.js",
+        "needed": frozenset({"signup"}),
+    }
+
+
+def test_a_client_without_an_address_sends_no_remoteip(site, fake):
+    request = RequestFactory().post("/")
+    del request.META["REMOTE_ADDR"]
+    challenges.require(request, "signup", {FIELD: fake.issue()})
+    assert "remoteip" not in fake.requests[-1]["form"]
+    challenges.require(RequestFactory().post("/", REMOTE_ADDR=IP), "signup", {FIELD: fake.issue()})
+    assert fake.requests[-1]["form"]["remoteip"] == IP
+
+
+def test_a_malformed_answer_never_reaches_a_project_s_verify(settings, site, monkeypatch):
+    # A service of the project's may replace verify(); the gate refuses what no
+    # service could have issued before calling it.
+    asked = []
+    monkeypatch.setattr(
+        "webauth.challenges.services.Turnstile.verify",
+        lambda self, token, remote_ip: asked.append(token) or True,
+    )
+    request = RequestFactory().post("/", REMOTE_ADDR=IP)
+    for token in ("x" * 100_000, "bad\x00token"):
+        with pytest.raises(ChallengeFailed) as raised:
+            challenges.require(request, "signup", {FIELD: token})
+        assert raised.value.code == "refused"
+    assert asked == []
+    challenges.require(request, "signup", {FIELD: "fine-token"})
+    assert asked == ["fine-token"]
