@@ -37,21 +37,19 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from timing import (  # a sibling module, not a package
+    HASHERS,
+    print_table,
+    setup_django,
+    slower_probability,
+    versions,
+)
 
-HASHERS = {
-    "pbkdf2": "django.contrib.auth.hashers.PBKDF2PasswordHasher",
-    "md5": "django.contrib.auth.hashers.MD5PasswordHasher",
-}
 AUTHORIZE_LABELS = {"django": "DjangoCredentials + ModelBackend", "naive": "naive authorize"}
 KINDS = {
     "known": ("alice", "wrong password"),
@@ -84,55 +82,21 @@ def naive_authorize(credentials: Any, request: Any) -> Any:
 
 
 def setup(tmp: str, hasher: str, authorize: str) -> None:
-    from django.conf import settings
-
     from webauth.providers import DjangoCredentials
 
     provider = DjangoCredentials(authorize=naive_authorize if authorize == "naive" else None)
 
-    settings.configure(
-        SECRET_KEY="webauth-bench-not-secret",
-        DEBUG=False,
-        ALLOWED_HOSTS=["testserver"],
-        USE_TZ=True,
-        ROOT_URLCONF="benchmarks.http.urls",
-        INSTALLED_APPS=["django.contrib.auth", "django.contrib.contenttypes", "webauth"],
-        MIDDLEWARE=["webauth.middleware.AuthMiddleware"],
-        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": f"{tmp}/t.sqlite3"}},
+    setup_django(
+        tmp,
+        {"providers": [provider]},
+        pages=False,
         PASSWORD_HASHERS=[HASHERS[hasher]],
-        LOGGING={
-            "version": 1,
-            "disable_existing_loggers": False,
-            "handlers": {"null": {"class": "logging.NullHandler"}},
-            "loggers": {"webauth": {"handlers": ["null"], "propagate": False}},
-        },
-        WEBAUTH={
-            "secret": "bench-secret-0123456789abcdef0123456789abcdef",
-            "providers": [provider],
-            "rate_limits": False,
-        },
     )
-    import django
-
-    django.setup()
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
 
-    call_command("migrate", verbosity=0)
     users = get_user_model().objects
     users.create_user("alice", password="right password")
     users.create_user("sleeper", password="right password", is_active=False)
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def slower_probability(a: list[float], b: list[float]) -> float:
-    """P(a random sample of *a* > a random sample of *b*), ties counting half."""
-    wins = sum((x > y) + 0.5 * (x == y) for x in a for y in b)
-    return wins / (len(a) * len(b))
 
 
 def main() -> int:
@@ -164,26 +128,12 @@ def main() -> int:
             for kind in order:
                 times[kind].append(sign_in(*KINDS[kind]))
 
-    import django
-
     print(
-        f"Python {sys.version.split()[0]}, Django {django.get_version()}; "
-        f"POST /auth/callback/credentials in process, "
+        f"{versions()}; POST /auth/callback/credentials in process, "
         f"{AUTHORIZE_LABELS[args.authorize]}, "
         f"hasher {HASHERS[args.hasher].rsplit('.', 1)[1]}; {args.samples} samples per kind"
     )
-    print(
-        f"{'kind':<9} {'median ms':>10} {'p10 ms':>8} {'p90 ms':>8} {'mean ms':>8} "
-        f"{'stdev ms':>9} {'/ known':>8}"
-    )
-    known = statistics.median(times["known"])
-    for kind, values in times.items():
-        median = statistics.median(values)
-        print(
-            f"{kind:<9} {median:10.2f} {percentile(values, 0.1):8.2f} "
-            f"{percentile(values, 0.9):8.2f} {statistics.mean(values):8.2f} "
-            f"{statistics.stdev(values):9.2f} {median / known:7.3f}x"
-        )
+    print_table(times, "known")
     print()
     print(
         "P(unknown slower than known) = "

@@ -29,15 +29,11 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from timing import print_table, setup_django, slower_probability, versions  # a sibling module
 
 
 def parse_args() -> argparse.Namespace:
@@ -47,64 +43,22 @@ def parse_args() -> argparse.Namespace:
 
 
 def setup(tmp: str, samples: int) -> None:
-    from django.conf import settings
-
     from webauth.providers import Email
 
-    settings.configure(
-        SECRET_KEY="webauth-bench-not-secret",
-        DEBUG=False,
-        ALLOWED_HOSTS=["testserver"],
-        USE_TZ=True,
-        ROOT_URLCONF="benchmarks.http.urls",
-        INSTALLED_APPS=[
-            "django.contrib.auth",
-            "django.contrib.contenttypes",
-            "django.contrib.staticfiles",
-            "webauth",
-        ],
-        MIDDLEWARE=["webauth.middleware.AuthMiddleware"],
-        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": f"{tmp}/t.sqlite3"}},
-        EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend",
-        STATIC_URL="/static/",
-        TEMPLATES=[
-            {"BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True}
-        ],
-        LOGGING={
-            "version": 1,
-            "disable_existing_loggers": False,
-            "handlers": {"null": {"class": "logging.NullHandler"}},
-            "loggers": {"webauth": {"handlers": ["null"], "propagate": False}},
-        },
-        WEBAUTH={
-            "secret": "bench-secret-0123456789abcdef0123456789abcdef",
+    setup_django(
+        tmp,
+        {
             "adapter": "webauth.adapters.django.DjangoAdapter",
             "session": {"strategy": "jwt"},
             "providers": [Email(from_email="bench@example.com")],
-            "rate_limits": False,
         },
+        EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend",
     )
-    import django
-
-    django.setup()
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
 
-    call_command("migrate", verbosity=0)
     users = get_user_model().objects
     for n in range(samples + 1):
         users.create_user(f"known{n}", email=f"known{n}@example.com")
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def slower_probability(a: list[float], b: list[float]) -> float:
-    """P(a random sample of *a* > a random sample of *b*), ties counting half."""
-    wins = sum((x > y) + 0.5 * (x == y) for x in a for y in b)
-    return wins / (len(a) * len(b))
 
 
 def main() -> int:
@@ -136,25 +90,12 @@ def main() -> int:
                 address = f"known{n}@example.com" if kind == "known" else f"nobody{n}@example.com"
                 times[kind].append(ask(address))
 
-    import django
-
     print(
-        f"Python {sys.version.split()[0]}, Django {django.get_version()}; "
+        f"{versions()}; "
         "POST /auth/signin/email in process, DjangoAdapter on SQLite, locmem email; "
         f"{args.samples} samples per kind"
     )
-    print(
-        f"{'kind':<9} {'median ms':>10} {'p10 ms':>8} {'p90 ms':>8} {'mean ms':>8} "
-        f"{'stdev ms':>9} {'/ known':>8}"
-    )
-    known = statistics.median(times["known"])
-    for kind, values in times.items():
-        median = statistics.median(values)
-        print(
-            f"{kind:<9} {median:10.2f} {percentile(values, 0.1):8.2f} "
-            f"{percentile(values, 0.9):8.2f} {statistics.mean(values):8.2f} "
-            f"{statistics.stdev(values):9.2f} {median / known:7.3f}x"
-        )
+    print_table(times, "known")
     print()
     print(
         "P(unknown slower than known) = "

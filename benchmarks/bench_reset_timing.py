@@ -48,12 +48,16 @@ import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from timing import (  # a sibling module, not a package
+    HASHERS,
+    print_header,
+    print_row,
+    setup_django,
+    slower_probability,
+    versions,
+)
 
 #: The kinds, in pairs (known, unknown).
 PAIRS = (("address", "nobody@"), ("username", "nobody"))
@@ -92,57 +96,26 @@ def parse_args() -> argparse.Namespace:
 
 
 def setup(tmp: str, samples: int, mail_delay: float) -> None:
-    from django.conf import settings
-
     from webauth.providers import DjangoCredentials, Email
 
-    settings.configure(
-        SECRET_KEY="webauth-bench-not-secret",
-        DEBUG=False,
-        ALLOWED_HOSTS=["testserver"],
-        USE_TZ=True,
-        ROOT_URLCONF="benchmarks.http.urls",
-        INSTALLED_APPS=[
-            "django.contrib.auth",
-            "django.contrib.contenttypes",
-            "django.contrib.staticfiles",
-            "webauth",
-        ],
-        MIDDLEWARE=["webauth.middleware.AuthMiddleware"],
-        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": f"{tmp}/t.sqlite3"}},
-        EMAIL_BACKEND="benchmarks.bench_reset_timing.SlowBackend",
-        BENCH_MAIL_DELAY=mail_delay,
-        PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"],
-        AUTH_PASSWORD_VALIDATORS=[
-            {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-            {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
-        ],
-        STATIC_URL="/static/",
-        TEMPLATES=[
-            {"BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True}
-        ],
-        LOGGING={
-            "version": 1,
-            "disable_existing_loggers": False,
-            "handlers": {"null": {"class": "logging.NullHandler"}},
-            "loggers": {"webauth": {"handlers": ["null"], "propagate": False}},
-        },
-        WEBAUTH={
-            "secret": "bench-secret-0123456789abcdef0123456789abcdef",
+    setup_django(
+        tmp,
+        {
             "adapter": "webauth.adapters.django.DjangoAdapter",
             "session": {"strategy": "jwt"},
             "providers": [DjangoCredentials(), Email(from_email="bench@example.com")],
             "passwords": {"reset": True, "notify": False},
-            "rate_limits": False,
         },
+        EMAIL_BACKEND="benchmarks.bench_reset_timing.SlowBackend",
+        BENCH_MAIL_DELAY=mail_delay,
+        PASSWORD_HASHERS=[HASHERS["md5"]],
+        AUTH_PASSWORD_VALIDATORS=[
+            {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+            {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+        ],
     )
-    import django
-
-    django.setup()
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
 
-    call_command("migrate", verbosity=0)
     users = get_user_model().objects
     for n in range(samples + 1):
         users.create_user(f"known{n}", email=f"known{n}@example.com", password="old password")
@@ -156,17 +129,6 @@ def identifier(kind: str, n: int) -> str:
         "username": f"named{n}",
         "nobody": f"nobody{n}",
     }[kind]
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def slower_probability(a: list[float], b: list[float]) -> float:
-    """P(a random sample of *a* > a random sample of *b*), ties counting half."""
-    wins = sum((x > y) + 0.5 * (x == y) for x in a for y in b)
-    return wins / (len(a) * len(b))
 
 
 def inline_delivery() -> None:
@@ -233,10 +195,8 @@ def main() -> int:
         reset.outbox.flush(timeout=600)
         sent = len(mail.outbox)
 
-    import django
-
     print(
-        f"Python {sys.version.split()[0]}, Django {django.get_version()}; POST /auth/reset and "
+        f"{versions()}; POST /auth/reset and "
         "POST /auth/reset/confirm in process, DjangoAdapter on SQLite; "
         f"{args.mail_delay:g} ms per message, delivery {args.delivery}; "
         f"{args.samples} samples per kind; {sent} messages sent"
@@ -244,20 +204,11 @@ def main() -> int:
     met = True
     for phase in phases:
         print()
-        print(
-            f"{phase:<11} {'median ms':>10} {'p10 ms':>8} {'p90 ms':>8} {'mean ms':>8} "
-            f"{'stdev ms':>9} {'/ known':>8}"
-        )
+        print_header(phase, "/ known", width=11)
         for known, unknown in PAIRS:
             base = statistics.median(times[phase][known])
             for kind in (known, unknown):
-                values = times[phase][kind]
-                median = statistics.median(values)
-                print(
-                    f"{kind:<11} {median:10.2f} {percentile(values, 0.1):8.2f} "
-                    f"{percentile(values, 0.9):8.2f} {statistics.mean(values):8.2f} "
-                    f"{statistics.stdev(values):9.2f} {median / base:7.3f}x"
-                )
+                print_row(kind, times[phase][kind], base, width=11)
         for known, unknown in PAIRS:
             p = slower_probability(times[phase][unknown], times[phase][known])
             ok = TARGET[0] <= p <= TARGET[1]

@@ -37,20 +37,18 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from timing import (  # a sibling module, not a package
+    HASHERS,
+    print_table,
+    setup_django,
+    slower_probability,
+    versions,
+)
 
-HASHERS = {
-    "pbkdf2": "django.contrib.auth.hashers.PBKDF2PasswordHasher",
-    "md5": "django.contrib.auth.hashers.MD5PasswordHasher",
-}
 PASSWORD = "correct horse battery 9"
 
 
@@ -62,23 +60,15 @@ def parse_args() -> argparse.Namespace:
 
 
 def setup(tmp: str, samples: int, hasher: str) -> None:
-    from django.conf import settings
-
     validation = "django.contrib.auth.password_validation"
-    settings.configure(
-        SECRET_KEY="webauth-bench-not-secret",
-        DEBUG=False,
-        ALLOWED_HOSTS=["testserver"],
-        USE_TZ=True,
-        ROOT_URLCONF="benchmarks.http.urls",
-        INSTALLED_APPS=[
-            "django.contrib.auth",
-            "django.contrib.contenttypes",
-            "django.contrib.staticfiles",
-            "webauth",
-        ],
-        MIDDLEWARE=["webauth.middleware.AuthMiddleware"],
-        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": f"{tmp}/t.sqlite3"}},
+    setup_django(
+        tmp,
+        {
+            "adapter": "webauth.adapters.django.DjangoAdapter",
+            "session": {"strategy": "jwt"},
+            "providers": ["webauth.providers.DjangoCredentials"],
+            "passwords": {"signup": True},
+        },
         EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend",
         PASSWORD_HASHERS=[HASHERS[hasher]],
         AUTH_PASSWORD_VALIDATORS=[
@@ -87,47 +77,13 @@ def setup(tmp: str, samples: int, hasher: str) -> None:
             {"NAME": f"{validation}.CommonPasswordValidator"},
             {"NAME": f"{validation}.NumericPasswordValidator"},
         ],
-        STATIC_URL="/static/",
-        TEMPLATES=[
-            {"BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True}
-        ],
-        LOGGING={
-            "version": 1,
-            "disable_existing_loggers": False,
-            "handlers": {"null": {"class": "logging.NullHandler"}},
-            "loggers": {"webauth": {"handlers": ["null"], "propagate": False}},
-        },
-        WEBAUTH={
-            "secret": "bench-secret-0123456789abcdef0123456789abcdef",
-            "adapter": "webauth.adapters.django.DjangoAdapter",
-            "session": {"strategy": "jwt"},
-            "providers": ["webauth.providers.DjangoCredentials"],
-            "passwords": {"signup": True},
-            "rate_limits": False,
-        },
     )
-    import django
-
-    django.setup()
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
 
-    call_command("migrate", verbosity=0)
     users = get_user_model().objects
     for n in range(samples + 1):
         # Made with the hasher's cheapest path: their passwords play no part.
         users.create_user(f"takn{n:05d}", email=f"takn{n:05d}@example.com")
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def slower_probability(a: list[float], b: list[float]) -> float:
-    """P(a random sample of *a* > a random sample of *b*), ties counting half."""
-    wins = sum((x > y) + 0.5 * (x == y) for x in a for y in b)
-    return wins / (len(a) * len(b))
 
 
 def main() -> int:
@@ -174,25 +130,12 @@ def main() -> int:
                 else:
                     times[kind].append(ask(f"takn{n:05d}", f"newx{n:05d}@example.com"))
 
-    import django
-
     print(
-        f"Python {sys.version.split()[0]}, Django {django.get_version()}; "
+        f"{versions()}; "
         f"POST /auth/signup in process, DjangoAdapter on SQLite, locmem email, {args.hasher}; "
         f"{args.samples} samples per kind"
     )
-    print(
-        f"{'kind':<9} {'median ms':>10} {'p10 ms':>8} {'p90 ms':>8} {'mean ms':>8} "
-        f"{'stdev ms':>9} {'/ new':>8}"
-    )
-    new = statistics.median(times["new"])
-    for kind, values in times.items():
-        median = statistics.median(values)
-        print(
-            f"{kind:<9} {median:10.2f} {percentile(values, 0.1):8.2f} "
-            f"{percentile(values, 0.9):8.2f} {statistics.mean(values):8.2f} "
-            f"{statistics.stdev(values):9.2f} {median / new:7.3f}x"
-        )
+    print_table(times, "new")
     print()
     for kind in ("address", "username"):
         print(

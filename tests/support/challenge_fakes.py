@@ -32,9 +32,11 @@ import secrets
 import threading
 import time
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs
+
+from .local_server import LocalServer, QuietHandler
 
 #: Per service: the error codes of a used token and of an expired one, and a token's look.
 CODES = {
@@ -45,7 +47,7 @@ CODES = {
 _PREFIX = {"turnstile": "0.", "hcaptcha": "P1_", "recaptcha": "03A"}
 
 
-class FakeVerifier:
+class FakeVerifier(LocalServer):
     """A fake of *service*'s verify endpoint that knows *secret* (and *site_key*)."""
 
     def __init__(self, service: str, secret: str, *, site_key: str = "site-key") -> None:
@@ -58,14 +60,13 @@ class FakeVerifier:
         self.requests: list[dict[str, Any]] = []
         self._tokens: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
 
     # -- the server -----------------------------------------------------------------
 
-    def __enter__(self) -> FakeVerifier:
+    def handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length).decode("utf-8", "replace")
@@ -94,26 +95,11 @@ class FakeVerifier:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def log_message(self, *args: object) -> None:
-                pass  # quiet
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        ).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.shutdown()
-        self._server.server_close()
+        return Handler
 
     @property
     def url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/siteverify"
+        return self.origin + "/siteverify"
 
     # -- tokens ---------------------------------------------------------------------
 

@@ -36,8 +36,10 @@ import hashlib
 import secrets
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from .local_server import LocalServer, QuietHandler
 
 
 def sha1_hex(password: str) -> str:
@@ -45,7 +47,7 @@ def sha1_hex(password: str) -> str:
     return hashlib.sha1(password.encode("utf-8")).hexdigest().upper()
 
 
-class FakeRange:
+class FakeRange(LocalServer):
     """A fake range API; use it as a context manager (it serves while inside)."""
 
     def __init__(self) -> None:
@@ -58,7 +60,6 @@ class FakeRange:
         # prefix -> {suffix: count}
         self.known: dict[str, dict[str, int]] = {}
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
 
     # -- what it knows ----------------------------------------------------------------
 
@@ -75,10 +76,10 @@ class FakeRange:
 
     # -- the server ---------------------------------------------------------------------
 
-    def __enter__(self) -> FakeRange:
+    def handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
@@ -96,26 +97,7 @@ class FakeRange:
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     fake._answer(self, headers)
 
-            def log_message(self, *args: object) -> None:
-                pass  # quiet
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        ).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.shutdown()
-        self._server.server_close()
-
-    @property
-    def origin(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return Handler
 
     @property
     def url(self) -> str:

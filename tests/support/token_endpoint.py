@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs
 
+from .local_server import LocalServer, QuietHandler
 
-class RotatingTokenEndpoint:
+
+class RotatingTokenEndpoint(LocalServer):
     """``with RotatingTokenEndpoint("rt-0") as endpoint:`` serves at ``endpoint.url``."""
 
     def __init__(self, refresh_token: str, *, delay: float = 0.5, error_description: str = ""):
@@ -26,9 +28,11 @@ class RotatingTokenEndpoint:
         self.calls: list[str] = []  # the refresh token of each request, in order
         self.issued: list[str] = []  # the access tokens handed out
         self._lock = threading.Lock()
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
         endpoint = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 form = {k: v[-1] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
@@ -40,11 +44,11 @@ class RotatingTokenEndpoint:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            def log_message(self, *args: object) -> None:
-                pass
+        return Handler
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/token"
+    @property
+    def url(self) -> str:
+        return self.origin + "/token"
 
     def answer(self, form: dict[str, str]) -> tuple[int, dict[str, object]]:
         token = form.get("refresh_token", "")
@@ -67,14 +71,6 @@ class RotatingTokenEndpoint:
             "token_type": "Bearer",
             "expires_in": 3600,
         }
-
-    def __enter__(self) -> RotatingTokenEndpoint:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def rotating_provider(token_endpoint: str):
