@@ -45,6 +45,14 @@ NOW = float(int(time.time()))
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _now():
+    """NOW is each test's own start: set at import, a long suite would reach the module
+    minutes later, and keys confirmed at the real time would outrun codes made for it."""
+    global NOW
+    NOW = float(int(time.time()))
+
+
 @mfa_required
 def payroll(request):
     return HttpResponse("payroll")

@@ -33,6 +33,14 @@ NOW = float(int(time.time()))
 UA = "Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0 Safari/537.36"
 
 
+@pytest.fixture(autouse=True)
+def _now():
+    """NOW is each test's own start: set at import, a long suite would reach the module
+    minutes later, and keys confirmed at the real time would outrun codes made for it."""
+    global NOW
+    NOW = float(int(time.time()))
+
+
 @pytest.fixture
 def site(settings):
     settings.WEBAUTH = mfa_settings()
