@@ -20,6 +20,14 @@ Slow, so not run in CI. Run it module by module, at low priority::
         --tests tests/test_a.py tests/test_b.py
     python scripts/mutation_test.py csrf --dry-run             # print the mutants only
 
+With coverage.py installed (the ``test`` extra), the unmutated run records
+which tests reach each line (``scripts/_mutation_coverage.py``), and each
+mutant is tried first against those; one that survives them, or whose line no
+test reaches in-process, is then run against the module's whole test files, so
+a survivor is always one the whole files let through (``--all-tests``: the
+whole files for every mutant). Only the pytest plugins the suite needs are
+loaded in each run.
+
 The working tree is never touched: the project is copied to a temporary
 directory and each mutant is written there (no bytecode is written, so a stale
 ``.pyc`` can never stand in for a mutant). The exit status is 1 when a mutant
@@ -36,6 +44,8 @@ import argparse
 import ast
 import concurrent.futures
 import copy
+import importlib.util
+import json
 import os
 import queue
 import shutil
@@ -50,6 +60,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EQUIVALENT_FILE = ROOT / "scripts" / "mutation_equivalent.txt"
+# The pytest plugins a mutant's run loads (see _run_tests).
+PYTEST_PLUGINS = ("pytest_django.plugin", "_hypothesis_pytestplugin", "anyio.pytest_plugin")
 
 
 @dataclass(frozen=True)
@@ -648,9 +660,31 @@ def _copy_project(dest: Path) -> None:
             shutil.copy2(ROOT / name, dest / name)
 
 
-def _run_tests(workdir: Path, tests: tuple[str, ...], timeout: float) -> tuple[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(workdir), "PYTHONDONTWRITEBYTECODE": "1"}
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+def _run_tests(
+    workdir: Path, tests: tuple[str, ...], timeout: float, extra_env: dict[str, str] | None = None
+) -> tuple[str, float]:
+    env = {
+        **os.environ,
+        **(extra_env or {}),
+        "PYTHONPATH": str(workdir),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        # Only the plugins the suite needs: autoloading every installed plugin
+        # (schemathesis imports most of hypothesis at start-up) cost about 3 s of
+        # each mutant's 2.5 to 20. The baseline run catches a test that needs one more.
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
+    plugins = [arg for name in PYTEST_PLUGINS for arg in ("-p", name)]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-x",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *plugins,
+        *tests,
+    ]
     started = time.monotonic()
     try:
         completed = subprocess.run(  # noqa: S603 - our own interpreter and fixed arguments
@@ -700,10 +734,31 @@ def run_target(name: str, target: Target, args: argparse.Namespace) -> bool:
             _copy_project(work)
             workdirs.put(work)
         original = (ROOT / target.path).read_text()
-        status, baseline = _run_tests(Path(tmp) / "job0", target.tests, timeout=600)
+        job0 = Path(tmp) / "job0"
+        report = Path(tmp) / "coverage.json"
+        selecting = not args.all_tests and importlib.util.find_spec("coverage") is not None
+        extra_env = None
+        if selecting:
+            # The baseline run also records which tests run which lines (see
+            # _mutation_coverage.py), so that each mutant is tried first against
+            # the tests that reach its line.
+            shutil.copy2(ROOT / "scripts" / "_mutation_coverage.py", job0)
+            extra_env = {
+                "WEBAUTH_MUTATION_TARGET": str(job0 / target.path),
+                "WEBAUTH_MUTATION_COVERAGE": str(report),
+            }
+        status, baseline = _run_tests(
+            job0,
+            (*(("-p", "_mutation_coverage") if selecting else ()), *target.tests),
+            600,
+            extra_env,
+        )
         if status != "survived":
             print(f"   the tests fail without any mutation ({status}); fix them first")
             return False
+        reaching: dict[int, tuple[str, ...]] = {}
+        if selecting:
+            reaching = {int(k): tuple(v) for k, v in json.loads(report.read_text()).items()}
         timeout = max(30.0, baseline * 4 * jobs)
         survivors: list[Mutant] = []
         explained: list[tuple[Mutant, str]] = []
@@ -717,7 +772,15 @@ def run_target(name: str, target: Target, args: argparse.Namespace) -> bool:
             try:
                 (work / m.path).write_text(m.source)
                 try:
-                    status, _ = _run_tests(work, target.tests, timeout)
+                    status = "survived"
+                    first = reaching.get(m.line)
+                    if first:
+                        status, _ = _run_tests(work, first, timeout)
+                    # Not reached by any test in-process (a line run at import, or
+                    # only in a server the tests start), or survived those: the
+                    # module's whole test files decide.
+                    if status == "survived":
+                        status, _ = _run_tests(work, target.tests, timeout)
                 finally:
                     (work / m.path).write_text(original)
             finally:
@@ -772,6 +835,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the modules and their tests")
     parser.add_argument("--dry-run", action="store_true", help="print the mutants, run nothing")
     parser.add_argument("--line", type=int, help="only the mutants of this line")
+    parser.add_argument(
+        "--all-tests",
+        action="store_true",
+        help="run the module's whole test files for every mutant (by default, when"
+        " coverage.py is installed, the tests that reach the mutant's line go first)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per mutant")
     parser.add_argument(
         "--tests",

@@ -229,6 +229,12 @@ def test_available_needs_the_switch_a_django_credentials_provider_and_a_password
     assert not change._model_has_password(Account)  # no password column
 
 
+def test_available_needs_a_user_model_with_a_password(site, monkeypatch):
+    assert change.available()
+    monkeypatch.setattr(change, "get_user_model", lambda: Account)
+    assert not change.available()
+
+
 def _model(fields, **methods):
     """A stand-in model class: its concrete fields' names, and its attributes."""
     meta = SimpleNamespace(concrete_fields=[SimpleNamespace(name=name) for name in fields])
@@ -434,6 +440,109 @@ class Remembering:
 
     def get_help_text(self):
         return "Remembered."
+
+
+def test_a_saved_password_is_told_to_the_validators_once(site, ann, settings):
+    # A receiver that saves the user it is given (to stamp a field, say) must not
+    # make the validators hear of the same change a second time.
+    settings.AUTH_PASSWORD_VALIDATORS = [{"NAME": "tests.test_passwords_change.Remembering"}]
+    Remembering.changed.clear()
+    signals.password_changed.connect(receiver := lambda sender, user, **kw: user.save())
+    try:
+        assert change.set_password(signed_in_request(ann), ann, NEW, NEW).done
+    finally:
+        signals.password_changed.disconnect(receiver)
+    assert Remembering.changed == [("ann", NEW)]
+
+
+def test_has_password_is_a_usable_password_and_nothing_else(site, alice, ann):
+    assert change.has_password(alice) is True
+    assert change.has_password(ann) is False
+    # No such method, or one that is not callable: no password to change.
+    assert change.has_password(object()) is False
+    assert change.has_password(SimpleNamespace(has_usable_password=True)) is False
+
+
+@pytest.mark.parametrize("form_class", [change.ChangeForm, change.SetForm])
+def test_every_field_is_bounded_in_the_page_too(site, alice, form_class):
+    form = form_class(alice)
+    for name, form_field in form.fields.items():
+        assert form_field.max_length == change.MAX_PASSWORD_LENGTH, name
+        assert form_field.widget.attrs["maxlength"] == str(change.MAX_PASSWORD_LENGTH), name
+        assert f'maxlength="{change.MAX_PASSWORD_LENGTH}"' in str(form[name]), name
+
+
+def test_an_oversized_first_password_is_refused_before_any_validator(site, ann, settings):
+    settings.AUTH_PASSWORD_VALIDATORS = [{"NAME": "tests.test_passwords_change.Remembering"}]
+    big = "x" * (change.MAX_PASSWORD_LENGTH + 1)
+    result = change.set_password(signed_in_request(ann), ann, big, big)
+    assert set(result.errors) == {"new_password1", "new_password2"}
+    assert all("at most 4096" in m[0] for m in result.errors.values())
+    assert not reloaded(ann).has_usable_password()
+
+
+def test_two_different_passwords_are_not_checked_against_the_validators(site, alice, ann):
+    # The mismatch is said alone: the validators would refuse "password" too.
+    for result in (
+        change.change_password(signed_in_request(alice), alice, PASSWORD, "password", NEW),
+        change.set_password(signed_in_request(ann), ann, "password", NEW),
+    ):
+        assert result.errors == {"new_password2": (MISMATCH,)}
+
+
+def test_each_result_says_what_it_was_for(site, alice, ann):
+    request, other = signed_in_request(alice), signed_in_request(ann)
+    # Refused as stale: a change for a user without a password, a set for one with.
+    for result, how in (
+        (change.change_password(other, ann, "", NEW, NEW), "change"),
+        (change.set_password(request, alice, NEW, NEW), "set"),
+    ):
+        assert (result.done, result.how, result.stale, result.limited) == (False, how, True, False)
+        assert (result.errors, result.retry_after, result.token) == ({}, 0, None)
+    # Refused by the validators.
+    for result, how in (
+        (change.change_password(request, alice, PASSWORD, "short", "short"), "change"),
+        (change.set_password(other, ann, "short", "short"), "set"),
+    ):
+        assert (result.done, result.how, result.stale, result.limited) == (False, how, False, False)
+        assert set(result.errors) == {"new_password1"} and result.retry_after == 0
+    # Saved.
+    for result, how in (
+        (change.change_password(request, alice, PASSWORD, NEW, NEW), "change"),
+        (change.set_password(other, ann, NEW, NEW), "set"),
+    ):
+        assert (result.done, result.how, result.stale, result.limited) == (True, how, False, False)
+        assert (result.errors, result.retry_after) == ({}, 0)
+
+
+def test_a_limited_result_says_what_it_was_for(site, alice, ann):
+    site(rate_limits={"password_change": "100/m/ip,1/h/key"})
+    request, other = signed_in_request(alice), signed_in_request(ann)
+    assert change.change_password(request, alice, "wrong", NEW, NEW).errors
+    assert change.set_password(other, ann, "short", "short").errors
+    for result, how in (
+        (change.change_password(request, alice, PASSWORD, NEW, NEW), "change"),
+        (change.set_password(other, ann, NEW, NEW), "set"),
+    ):
+        assert (result.done, result.how, result.stale, result.limited) == (False, how, False, True)
+        assert result.retry_after > 0 and result.errors == {}
+
+
+def test_a_set_for_a_user_deleted_meanwhile_is_stale(site, ann):
+    request = signed_in_request(ann)
+    gone = reloaded(ann)
+    ann.delete()
+    result = change.set_password(request, gone, NEW, NEW)
+    assert result.stale and not result.done and result.how == "set"
+
+
+def test_a_saved_set_gives_its_attempt_back(site, ann):
+    # One attempt an hour: a set that was saved leaves it unspent (a change that
+    # follows from this user is not refused by it).
+    site(rate_limits={"password_change": "100/m/ip,1/h/key"})
+    request = signed_in_request(ann)
+    assert change.set_password(request, ann, NEW, NEW).done
+    assert change.change_password(request, reloaded(ann), NEW, PASSWORD, PASSWORD).done
 
 
 @pytest.mark.parametrize("value", [None, 42, ["a", "b"], b"bytes", {"x": 1}])
