@@ -31,12 +31,10 @@ from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.core.mail import EmailMultiAlternatives
 from django.http import HttpRequest
-from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 
-from .. import ratelimit
+from .. import mail, ratelimit
 from ..conf import Config, get_config
 from ..errors import AuthError, EmailInUse, LastSignInMethod, RateLimited
 from ..events import emit
@@ -184,12 +182,7 @@ def _send(
         "minutes": max(1, math.ceil(seconds / 60)),
         "theme": asdict(theme),
     }
-    rendered = render_to_string("webauth/email/email_change_subject.txt", context, request)
-    subject = " ".join(rendered.split())  # a header holds one line
-    text = render_to_string("webauth/email/email_change_message.txt", context, request)
-    html = render_to_string("webauth/email/email_change_message.html", context, request)
-    message = EmailMultiAlternatives(subject, text, provider.sender, [address])
-    message.attach_alternative(html, "text/html")
+    message = mail.message("email_change", context, provider.sender, address, request)
     message.send(fail_silently=False)
 
 

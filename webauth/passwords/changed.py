@@ -17,18 +17,12 @@ be sent is logged and the change stands.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Literal
 
-from django.conf import settings
-from django.core.mail import EmailMultiAlternatives
-from django.template.loader import render_to_string
-
 from ..conf import get_config
-from ..errors import AuthError
 from ..events import emit
-from ..flows import providers_with
 from ..helpers import update_session_auth_hash
+from ..notices import send_notice
 from ..user_sessions import sign_out_everywhere
 
 if TYPE_CHECKING:
@@ -69,35 +63,15 @@ def password_changed(
     return token
 
 
-def _sender(config: Config) -> str:
-    for provider in providers_with(config.providers, "sends_email"):
-        sender = getattr(provider, "sender", None)
-        if isinstance(sender, str) and sender:
-            return sender
-    return str(settings.DEFAULT_FROM_EMAIL)
-
-
 def notify(config: Config, user: object, how: str, request: HttpRequest | None) -> bool:
     """Mail *user* that their password changed (*how*); whether a message went."""
     if not config.passwords.notify:
         return False
-    address = getattr(user, "email", None)
-    if not isinstance(address, str) or "@" not in address:
-        return False
-    context = {
-        "how": how,
-        "host": request.get_host() if request is not None else "",
-        "theme": asdict(config.theme),
-    }
-    try:
-        rendered = render_to_string("webauth/email/password_changed_subject.txt", context, request)
-        subject = " ".join(rendered.split())  # a header holds one line
-        text = render_to_string("webauth/email/password_changed_message.txt", context, request)
-        html = render_to_string("webauth/email/password_changed_message.html", context, request)
-        message = EmailMultiAlternatives(subject, text, _sender(config), [address])
-        message.attach_alternative(html, "text/html")
-        message.send(fail_silently=False)
-    except Exception as exc:  # the password is changed: a lost notice is logged, not raised
-        config.logger.error(AuthError("The password notice could not be sent", cause={"err": exc}))
-        return False
-    return True
+    return send_notice(
+        config,
+        "password_changed",
+        getattr(user, "email", None),
+        {"how": how},
+        request,
+        "password notice",
+    )

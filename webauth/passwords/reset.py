@@ -81,10 +81,9 @@ from django.conf import settings
 from django.contrib.auth.forms import SetPasswordForm
 from django.core.checks import CheckMessage, Error, Warning
 from django.core.mail import EmailMultiAlternatives, get_connection
-from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 
-from .. import challenges, ratelimit
+from .. import challenges, mail, ratelimit
 from .. import cookies as ck
 from .. import jwt as jose
 from ..adapters.base import missing_methods
@@ -667,14 +666,7 @@ def _message(
         "minutes": max(1, math.ceil(seconds / 60)),
         "theme": asdict(config.theme),
     }
-    request = state.request
-    rendered = render_to_string("webauth/email/password_reset_subject.txt", context, request)
-    subject = " ".join(rendered.split())  # a header holds one line
-    text = render_to_string("webauth/email/password_reset_message.txt", context, request)
-    html = render_to_string("webauth/email/password_reset_message.html", context, request)
-    message = EmailMultiAlternatives(subject, text, email.sender, [address])
-    message.attach_alternative(html, "text/html")
-    return message
+    return mail.message("password_reset", context, email.sender, address, state.request)
 
 
 class Outbox:

@@ -63,12 +63,10 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
-from django.core.mail import EmailMultiAlternatives
 from django.forms import BaseForm
-from django.template.loader import render_to_string
 from django.utils import translation
 
-from .. import challenges, ratelimit
+from .. import challenges, mail, ratelimit
 from .. import cookies as ck
 from .. import jwt as jose
 from ..errors import AuthError, EmailInUse, RateLimited, UsernameInUse
@@ -540,12 +538,7 @@ def _send(
 ) -> None:
     try:
         with translation.override(language):
-            base = f"webauth/email/{template}"
-            subject = " ".join(render_to_string(f"{base}_subject.txt", context).split())
-            text = render_to_string(f"{base}_message.txt", context)
-            html = render_to_string(f"{base}_message.html", context)
-        message = EmailMultiAlternatives(subject, text, sender, [address])
-        message.attach_alternative(html, "text/html")
+            message = mail.message(template, context, sender, address)
         message.send(fail_silently=False)
     except Exception as exc:  # the answer is given already: a lost message is logged
         config.logger.error(AuthError("The sign-up email could not be sent", cause={"err": exc}))

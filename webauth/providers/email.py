@@ -53,11 +53,11 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.checks import CheckMessage, Info, Warning
-from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from .. import mail
 from ..identity import MAX_EMAIL_LENGTH, canonical_email
 from ..utils import call, resolve
 from .base import Provider
@@ -152,10 +152,7 @@ def send_verification_email(
         subject = render_to_string("webauth/email/verification_subject.txt", context, request)
     # A header holds one line (Django refuses a newline in a subject).
     subject = " ".join(subject.split()) or gettext("Sign in to %(host)s") % {"host": host}
-    text = render_to_string("webauth/email/verification_message.txt", context, request)
-    html = render_to_string("webauth/email/verification_message.html", context, request)
-    message = EmailMultiAlternatives(subject, text, provider.sender, [identifier])
-    message.attach_alternative(html, "text/html")
+    message = mail.message("verification", context, provider.sender, identifier, request, subject)
     message.send(fail_silently=False)
 
 
