@@ -214,6 +214,18 @@ def test_a_twin_suffix_is_not_taken_for_the_password(settings, fake):
     assert refusal(TWIN_A) == ["password_pwned"]
 
 
+def test_every_suffix_of_a_range_counts_even_one_seen_once(settings, fake):
+    # Two in one range, the first listed seen twice and the second once: each is refused.
+    fake.breach(TWIN_A, 2)
+    fake.breach(TWIN_B, 1)
+    configure(settings, fake)
+    validator = PwnedPasswordValidator(api_url=fake.url, cache=None)
+    for password, count in ((TWIN_A, 2), (TWIN_B, 1)):
+        with pytest.raises(ValidationError) as refused:
+            validator.validate(password)
+        assert refused.value.error_list[0].params == {"count": count}
+
+
 def test_the_help_text(settings, fake):
     configure(settings, fake)
     assert password_validators_help_texts() == [
@@ -246,6 +258,22 @@ def test_the_cache_keeps_only_the_suffixes_seen(settings, fake):
     digest = sha1_hex(BREACHED)
     assert caches["pwned"].get(validator.cache_key(digest[:5])) == f"{digest[5:]}:3"
     assert caches["default"].get(validator.cache_key(digest[:5])) is None
+
+
+def test_the_cache_key_names_webauth_the_service_and_the_prefix(fake):
+    # webauth:pwned:<the first 12 hex of the service URL's SHA-256>:<prefix>, so that
+    # an operator can find (and drop) the answers kept.
+    import hashlib
+
+    service = hashlib.sha256(fake.url.encode()).hexdigest()[:12]
+    key = PwnedPasswordValidator(api_url=fake.url).cache_key("ABCDE")
+    assert key == f"webauth:pwned:{service}:ABCDE"
+
+
+def test_without_a_cache_none_is_looked_up(settings, fake, logs):
+    configure(settings, fake, cache=None)
+    assert refusal(BREACHED) == ["password_pwned"]
+    assert "cache" not in logged(logs)
 
 
 def test_the_cache_key_tells_services_apart(fake):
@@ -479,6 +507,8 @@ def test_nothing_logged_holds_the_password_or_its_hash(settings, fake, logs):
         {"cache_timeout": "60"},
         {"cache_timeout": False},
         {"api_url": None},
+        {"api_url": 123},
+        {"api_url": ["https://mirror.example/range/"]},
         {"api_url": "ftp://mirror.example/range/"},
         {"api_url": "https:///range/"},
         {"api_url": "api.pwnedpasswords.com/range/"},
@@ -568,6 +598,7 @@ def test_e017_invalid_options(settings, fake, options, text):
     assert message.id == "webauth.E017"
     assert message.msg.startswith(f"AUTH_PASSWORD_VALIDATORS[0] ({NAME}) has invalid OPTIONS: ")
     assert text in message.msg
+    assert message.hint == "See docs/passwords.md for the validator's options."
 
 
 def test_e017_options_that_are_no_mapping(settings):
@@ -580,6 +611,7 @@ def test_e017_a_cache_not_in_caches(settings, fake):
     [message] = check_breached_password_validator()
     assert message.id == "webauth.E017"
     assert "cache 'nowhere', which is not in CACHES" in message.msg
+    assert message.hint == 'Name a cache in CACHES, or pass "cache": None to keep nothing.'
 
 
 def test_e017_a_cache_that_cannot_be_opened(settings, fake):
@@ -591,9 +623,13 @@ def test_e017_a_cache_that_cannot_be_opened(settings, fake):
     [message] = check_breached_password_validator()
     assert message.id == "webauth.E017"
     assert "cannot be opened (RuntimeError: no client library)" in message.msg
+    assert message.hint == 'Fix the cache in CACHES, or pass "cache": None to keep nothing.'
 
 
-@pytest.mark.parametrize(("fail", "end"), [("open", "not checked)."), ("closed", "refused).")])
+@pytest.mark.parametrize(
+    ("fail", "end"),
+    [("open", "the password is not checked)."), ("closed", "the password is refused).")],
+)
 def test_w018_a_dummy_cache(settings, fake, fail, end):
     configure(settings, fake, fail=fail)
     settings.CACHES = {
@@ -604,6 +640,7 @@ def test_w018_a_dummy_cache(settings, fake, fail, end):
     assert message.id == "webauth.W018"
     assert message.msg.endswith(end)
     assert "a DummyCache" in message.msg
+    assert message.hint == 'Point "cache" at a real cache (LocMemCache will do).'
 
 
 def test_no_cache_is_no_warning(settings, fake):
@@ -624,7 +661,24 @@ def test_no_cache_is_no_warning(settings, fake):
 )
 def test_w019_plain_http(settings, fake, url, ids):
     configure(settings, fake, api_url=url)
-    assert _ids(check_breached_password_validator()) == ids
+    messages = check_breached_password_validator()
+    assert _ids(messages) == ids
+    assert all(m.hint == "Use an https:// URL." for m in messages)
+
+
+def test_entries_that_cannot_be_imported_or_are_no_class_are_passed_over(settings, fake):
+    configure(settings, fake, threshold=0)
+    [ours] = settings.AUTH_PASSWORD_VALIDATORS
+    settings.AUTH_PASSWORD_VALIDATORS = [
+        {"NAME": "no.such.Validator"},
+        ours,
+        {"NAME": "no.such.Other"},
+        # A function, not a class: nothing to check, and no failure.
+        {"NAME": "django.contrib.auth.password_validation.validate_password"},
+    ]
+    messages = check_breached_password_validator()
+    assert _ids(messages) == ["webauth.E017"]
+    assert messages[0].msg.startswith(f"AUTH_PASSWORD_VALIDATORS[1] ({NAME})")
 
 
 class Subclass(PwnedPasswordValidator):

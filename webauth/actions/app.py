@@ -30,7 +30,7 @@ limit, ``500`` ``{"error": "Configuration"}`` for the server's own problems only
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -53,6 +53,7 @@ from ..flows.render import for_app
 from ..flows.webauthn import UnknownCredential
 from ..mfa.verify import key_options, prove
 from ..responses import json_response
+from ..state import AuthState
 from ..utils import own_transactions
 from .preamble import Unconfigured, load_config, open_state
 
@@ -127,6 +128,26 @@ def _app_route(view: Any) -> None:
 _app_route(app_view)
 
 
+def _open_post(request: HttpRequest, enabled: Callable[[Config], bool]) -> AuthState | HttpResponse:
+    """The start of an app route that takes a JSON ``POST``: its state, or the answer.
+
+    Refused: a site that cannot be configured (500), without ``bearer`` or
+    where *enabled* says the route is off (404 ``UnknownAction``), another method (405).
+    """
+    try:
+        config = load_config()
+    except Unconfigured:
+        return _answer({"error": "Configuration"}, 500)
+    if not config.bearer or not enabled(config):
+        return _answer({"error": UnknownAction.type}, 404)
+    if request.method != "POST":
+        return _wrong_method("POST")
+    try:
+        return open_state(request, config, "app")
+    except Unconfigured:
+        return _answer({"error": "Configuration"}, 500)
+
+
 def app_mfa_view(request: HttpRequest) -> HttpResponseBase:
     """``POST /auth/app/mfa``: ``{"mfaToken", "code"}`` -> the session token, once the code fits.
 
@@ -140,18 +161,10 @@ def app_mfa_view(request: HttpRequest) -> HttpResponseBase:
     sign-in waits any more (expired, used, too many wrong codes):
     ``401 {"error": "SecondFactorExpired"}`` (sign in again).
     """
-    try:
-        config = load_config()
-    except Unconfigured:
-        return _answer({"error": "Configuration"}, 500)
-    if not config.bearer or not config.mfa.enabled:
-        return _answer({"error": UnknownAction.type}, 404)
-    if request.method != "POST":
-        return _wrong_method("POST")
-    try:
-        state = open_state(request, config, "app")
-    except Unconfigured:
-        return _answer({"error": "Configuration"}, 500)
+    state = _open_post(request, lambda config: config.mfa.enabled)
+    if isinstance(state, HttpResponse):
+        return state
+    config = state.config
     try:
         body = _json_body(request)
         if body.get("action") == "webauthn-options":

@@ -32,22 +32,21 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from django.contrib.auth.password_validation import password_validators_help_texts
+from django.http import HttpResponse
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
 
 from ..challenges import page_context as challenge_context
-from ..errors import ChallengeFailed, RateLimited, UnknownAction
+from ..errors import ChallengeFailed, RateLimited
 from ..flows import app
+from ..flows.email import wrong_code_message
 from ..pages import render_page
 from ..passwords import reset
 from ..passwords.reset import InvalidIdentifier, PasswordRefused, ResetExpired, Ticket, WrongCode
 from ..responses import redirect
-from ..utils import own_transactions
-from .app import _answer, _error_response, _json_body, _wrong_method
-from .preamble import Unconfigured, load_config, open_state
+from .app import _answer, _app_route, _error_response, _json_body, _open_post
 
 if TYPE_CHECKING:
-    from django.http import HttpRequest, HttpResponse, HttpResponseBase
+    from django.http import HttpRequest, HttpResponseBase
 
     from ..state import AuthState
 
@@ -205,18 +204,6 @@ def sent_page(state: AuthState, provider_id: str | None) -> HttpResponse:
     return _sent(state, reset.read_ticket(state))
 
 
-def _wrong_code_message(left: int) -> str:
-    if left <= 0:
-        return _("This code can no longer be used. Ask for a new email.")
-    return ngettext(
-        "That code is not right, or it has expired. Check it and try again "
-        "(%(left)d attempt left), or ask for a new email.",
-        "That code is not right, or it has expired. Check it and try again "
-        "(%(left)d attempts left), or ask for a new email.",
-        left,
-    ) % {"left": left}
-
-
 # -- the link -------------------------------------------------------------------------------------
 
 
@@ -293,7 +280,7 @@ def confirm(state: AuthState, provider_id: str | None) -> HttpResponse:
             reset.redeem_link(state, ticket, str(token), password1, password2)
     except WrongCode as exc:
         config.logger.error(exc)
-        response = _sent(state, exc.ticket, code_error=_wrong_code_message(exc.left), status=400)
+        response = _sent(state, exc.ticket, code_error=wrong_code_message(exc.left), status=400)
         reset.write_ticket(state, response, exc.ticket)
         return response
     except PasswordRefused as exc:
@@ -377,18 +364,10 @@ def app_reset_view(request: HttpRequest, action: str) -> HttpResponseBase:
     when the code was right and is used up, with ``token`` and a new
     ``resetToken`` to send the next password with.
     """
-    try:
-        config = load_config()
-    except Unconfigured:
-        return _answer({"error": "Configuration"}, 500)
-    if not config.bearer or not reset.enabled(config):
-        return _answer({"error": UnknownAction.type}, 404)
-    if request.method != "POST":
-        return _wrong_method("POST")
-    try:
-        state = open_state(request, config, "app")
-    except Unconfigured:
-        return _answer({"error": "Configuration"}, 500)
+    state = _open_post(request, reset.enabled)
+    if isinstance(state, HttpResponse):
+        return state
+    config = state.config
     try:
         body = _json_body(request)
         answer = _app_ask(state, body) if action == "reset" else _app_confirm(state, body)
@@ -403,8 +382,4 @@ def app_reset_view(request: HttpRequest, action: str) -> HttpResponseBase:
     return _answer(answer, 200)
 
 
-# As the other app routes: a JSON body and no cookie, so no CSRF token; reachable
-# without a session under LoginRequiredMiddleware; webauth's own transactions.
-app_reset_view.csrf_exempt = True  # type: ignore[attr-defined]
-app_reset_view.login_required = False  # type: ignore[attr-defined]
-own_transactions(app_reset_view)
+_app_route(app_reset_view)  # as the other app routes: no CSRF token, no session needed

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model, password_validation
+from django.http import HttpResponse
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -39,12 +40,11 @@ from ..passwords import signup as flow
 from ..passwords.forms import signup_form_class
 from ..ratelimit import limited_response
 from ..responses import bad_request
-from .app import _answer, _app_route, _error_response, _json_body, _wrong_method
-from .preamble import Unconfigured, load_config, open_state
+from .app import _answer, _app_route, _error_response, _json_body, _open_post
 
 if TYPE_CHECKING:
     from django.forms import BaseForm
-    from django.http import HttpRequest, HttpResponse, HttpResponseBase
+    from django.http import HttpRequest, HttpResponseBase
 
     from ..conf import Config
     from ..state import AuthState
@@ -359,18 +359,10 @@ def app_signup_view(request: HttpRequest) -> HttpResponseBase:
     expired one ``401 {"error": "Verification"}``; an address or username
     taken meanwhile ``409 {"error": "SignupTaken", "field"}``.
     """
-    try:
-        config = load_config()
-    except Unconfigured:
-        return _answer({"error": "Configuration"}, 500)
-    if not config.bearer or not flow.enabled(config):
-        return _answer({"error": "UnknownAction"}, 404)
-    if request.method != "POST":
-        return _wrong_method("POST")
-    try:
-        state = open_state(request, config, "app")
-    except Unconfigured:
-        return _answer({"error": "Configuration"}, 500)
+    state = _open_post(request, flow.enabled)
+    if isinstance(state, HttpResponse):
+        return state
+    config = state.config
     try:
         body = _json_body(request)
         if "signupToken" in body:

@@ -107,6 +107,7 @@ __all__ = [
     "send",
     "start",
     "verify_request_context",
+    "wrong_code_message",
 ]
 
 #: The adapter methods email sign-in calls (its entry's ``adapter_methods`` in
@@ -715,15 +716,15 @@ def _wrong_code(state: AuthState, email: Email, pending: Pending) -> HttpRespons
             "url": state.origin,
             "host": state.request.get_host(),
             **verify_request_context(state, pending),
-            "code_error": _wrong_code_message(email, pending),
+            "code_error": wrong_code_message(email.code_max_attempts - pending.attempts),
         }
         response = _render(state, "webauth/verify_request.html", context, 400)
     _write_pending(state, response, email, pending)
     return response
 
 
-def _wrong_code_message(email: Email, pending: Pending) -> str:
-    left = email.code_max_attempts - pending.attempts
+def wrong_code_message(left: int) -> str:
+    """What a wrong code is told, with the *left* attempts (an email grant's, or a reset's)."""
     if left <= 0:
         return _("This code can no longer be used. Ask for a new email.")
     return ngettext(
