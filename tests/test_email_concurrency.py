@@ -10,51 +10,29 @@ WEBAUTH_TEST_MARIADB=1.
 """
 
 import re
-import threading
 from collections import Counter
+from functools import partial
+from types import SimpleNamespace
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
 from django.core import mail
-from django.core.servers.basehttp import ThreadedWSGIServer
-from django.test.testcases import LiveServerThread, _StaticFilesHandler
 
 from webauth.models import Session, VerificationToken
 from webauth.providers import Email
 
+from .support.race import RACERS, at_once, wide_live_server
+
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 SESSION = "authjs.session-token"
-RACERS = 50
-
-
-class WideServer(ThreadedWSGIServer):
-    # Django's test server listens with a backlog of 10: 50 connections opened at
-    # once overflow it, and the kernel resets some before Django sees them.
-    request_queue_size = 2 * RACERS
-
-
-class WideLiveServer(LiveServerThread):
-    server_class = WideServer
 
 
 @pytest.fixture
 def server(transactional_db):
-    """pytest-django's live server (Django's LiveServerThread), with room for 50 at once.
-
-    Each request runs in its own thread with its own database connection, as
-    under a threaded WSGI server in production.
-    """
-    thread = WideLiveServer("127.0.0.1", _StaticFilesHandler)
-    thread.daemon = True
-    thread.start()
-    thread.is_ready.wait()
-    if thread.error:
-        raise thread.error
-    try:
-        yield type("Server", (), {"url": f"http://127.0.0.1:{thread.port}"})
-    finally:
-        thread.terminate()
+    """Django's live server with room for 50 at once (tests/support/race.py)."""
+    with wide_live_server() as url:
+        yield SimpleNamespace(url=url)
 
 
 @pytest.fixture
@@ -79,22 +57,16 @@ def alice(django_user_model):
 
 
 def race(url, cookies, forms):
-    """POST every form at once (each from its own thread); the responses, in order."""
-    start = threading.Barrier(len(forms))
-    responses = [None] * len(forms)
-
-    def redeem(i):
-        with requests.Session() as http:
-            http.cookies.update(cookies)
-            start.wait()
-            responses[i] = http.post(url, data=forms[i], allow_redirects=False, timeout=60)
-
-    threads = [threading.Thread(target=redeem, args=(i,)) for i in range(len(forms))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return responses
+    """POST every form at once, each from a browser of its own; the responses, in order."""
+    browsers = [requests.Session() for _ in forms]
+    for browser in browsers:
+        browser.cookies.update(cookies)
+    return at_once(
+        [
+            partial(browser.post, url, data=form, allow_redirects=False, timeout=60)
+            for browser, form in zip(browsers, forms, strict=True)
+        ]
+    )
 
 
 @pytest.mark.parametrize("strategy", ["jwt", "database"])

@@ -13,51 +13,33 @@ with WEBAUTH_TEST_MARIADB=1. The same for 50 apps' redemptions of one
 
 import json
 import re
-import threading
 from collections import Counter
+from functools import partial
+from types import SimpleNamespace
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
 from django.contrib.auth import get_user_model
 from django.core import mail
-from django.core.servers.basehttp import ThreadedWSGIServer
-from django.test.testcases import LiveServerThread, _StaticFilesHandler
 
 from webauth import signals
 from webauth.models import VerificationToken
 from webauth.passwords import reset
 from webauth.providers import Email
 
+from .support.race import RACERS, at_once, wide_live_server
+
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
-RACERS = 50
 OLD = "old password 1"
-
-
-class WideServer(ThreadedWSGIServer):
-    # Django's test server listens with a backlog of 10: 50 connections opened at
-    # once overflow it, and the kernel resets some before Django sees them.
-    request_queue_size = 2 * RACERS
-
-
-class WideLiveServer(LiveServerThread):
-    server_class = WideServer
 
 
 @pytest.fixture
 def server(transactional_db):
-    """Django's live server with room for 50 at once; a thread and a connection per request."""
-    thread = WideLiveServer("127.0.0.1", _StaticFilesHandler)
-    thread.daemon = True
-    thread.start()
-    thread.is_ready.wait()
-    if thread.error:
-        raise thread.error
-    try:
-        yield type("Server", (), {"url": f"http://127.0.0.1:{thread.port}"})
-    finally:
-        thread.terminate()
-        assert reset.outbox.flush()
+    """Django's live server with room for 50 at once (tests/support/race.py)."""
+    with wide_live_server() as url:
+        yield SimpleNamespace(url=url)
+    assert reset.outbox.flush()
 
 
 @pytest.fixture
@@ -100,25 +82,21 @@ def changes():
 
 
 def race(url, cookies, bodies, *, as_json=False):
-    """POST every body at once (each from its own thread); the responses, in order."""
-    start = threading.Barrier(len(bodies))
-    responses = [None] * len(bodies)
-
-    def redeem(i):
-        with requests.Session() as http:
-            http.cookies.update(cookies)
-            start.wait()
-            if as_json:
-                responses[i] = http.post(url, json=bodies[i], timeout=60)
-            else:
-                responses[i] = http.post(url, data=bodies[i], allow_redirects=False, timeout=60)
-
-    threads = [threading.Thread(target=redeem, args=(i,)) for i in range(len(bodies))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return responses
+    """POST every body at once, each from a browser of its own; the responses, in order."""
+    browsers = [requests.Session() for _ in bodies]
+    for browser in browsers:
+        browser.cookies.update(cookies)
+    if as_json:
+        calls = [
+            partial(b.post, url, json=body, timeout=60)
+            for b, body in zip(browsers, bodies, strict=True)
+        ]
+    else:
+        calls = [
+            partial(b.post, url, data=body, allow_redirects=False, timeout=60)
+            for b, body in zip(browsers, bodies, strict=True)
+        ]
+    return at_once(calls)
 
 
 def the_message():

@@ -11,47 +11,31 @@ any taken address or username (the "check your email" page), never a 500.
 """
 
 import re
-import threading
 from collections import Counter
+from functools import partial
+from types import SimpleNamespace
 
 import pytest
 import requests
 from django.contrib.auth import get_user_model
 from django.core import mail
-from django.core.servers.basehttp import ThreadedWSGIServer
-from django.test.testcases import LiveServerThread, _StaticFilesHandler
 
 from webauth.models import UnprovenEmail, VerificationToken
 from webauth.passwords import signup as flow
 
+from .support.race import RACERS, at_once, wide_live_server
+
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 SESSION = "authjs.session-token"
 PASSWORD = "correct horse battery 9"
-RACERS = 50
-
-
-class WideServer(ThreadedWSGIServer):
-    # Django's test server listens with a backlog of 10: 50 connections at once overflow it.
-    request_queue_size = 2 * RACERS
-
-
-class WideLiveServer(LiveServerThread):
-    server_class = WideServer
 
 
 @pytest.fixture
 def server(transactional_db):
-    thread = WideLiveServer("127.0.0.1", _StaticFilesHandler)
-    thread.daemon = True
-    thread.start()
-    thread.is_ready.wait()
-    if thread.error:
-        raise thread.error
-    try:
-        yield type("Server", (), {"url": f"http://127.0.0.1:{thread.port}"})
-    finally:
+    """Django's live server with room for 50 at once (tests/support/race.py)."""
+    with wide_live_server() as url:
+        yield SimpleNamespace(url=url)
         flow.wait_for_mail()
-        thread.terminate()
 
 
 @pytest.fixture
@@ -75,19 +59,12 @@ def site(settings):
 
 def race(url, browsers, forms):
     """POST each form from its browser at once; the responses, in order."""
-    start = threading.Barrier(len(forms))
-    responses = [None] * len(forms)
-
-    def post(i):
-        start.wait()
-        responses[i] = browsers[i].post(url, data=forms[i], allow_redirects=False, timeout=120)
-
-    threads = [threading.Thread(target=post, args=(i,)) for i in range(len(forms))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return responses
+    return at_once(
+        [
+            partial(browser.post, url, data=form, allow_redirects=False, timeout=120)
+            for browser, form in zip(browsers, forms, strict=True)
+        ]
+    )
 
 
 def browsers_with_tokens(server, count):
