@@ -234,7 +234,10 @@ TARGETS: dict[str, Target] = {
         ("tests/test_passwords_signup.py", "tests/test_passwords_signup_concurrency.py"),
     ),
     # Issue 24: the password reset.
-    "passwords_reset": Target("webauth/passwords/reset.py", ("tests/test_passwords_reset.py",)),
+    "passwords_reset": Target(
+        "webauth/passwords/reset.py",
+        ("tests/test_passwords_reset_units.py", "tests/test_passwords_reset.py"),
+    ),
     # Issue 24: changing and setting a password in the account center.
     "passwords_change": Target("webauth/passwords/change.py", ("tests/test_passwords_change.py",)),
     # Issue 24: the breached-password validator (against a local fake of the range API).

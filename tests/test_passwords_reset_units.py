@@ -1,0 +1,331 @@
+"""The password reset's parts, one at a time (webauth.passwords.reset).
+
+test_passwords_reset.py drives the reset through its routes; this module
+pins down what the routes cannot show one by one: the documented constants,
+the errors, what an identifier may be, what a ticket keeps and refuses, the
+sealed tokens' separation, the fingerprints and decoys, who may reset, and
+the system checks.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from webauth.conf import get_config
+from webauth.errors import AuthError, Verification
+from webauth.passwords import reset
+from webauth.passwords.reset import InvalidIdentifier, PasswordRefused, Ticket, WrongCode
+from webauth.providers import DjangoCredentials, Email
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "test-secret-0123456789abcdef0123456789abcdef"
+OLD = "old password 1"
+
+
+@pytest.fixture
+def site(settings):
+    def configure(*, providers=None, **options):
+        settings.WEBAUTH = {
+            "secret": SECRET,
+            "adapter": "webauth.adapters.django.DjangoAdapter",
+            "providers": providers
+            if providers is not None
+            else [DjangoCredentials(), Email(from_email="Example <no-reply@example.com>")],
+            "passwords": {"reset": True},
+            **options,
+        }
+        return get_config()
+
+    return configure
+
+
+@pytest.fixture
+def alice(db):
+    return get_user_model().objects.create_user("alice", email="alice@example.com", password=OLD)
+
+
+def ticket(**fields):
+    values = {
+        "identifier": "alice@example.com",
+        "binding": "b" * 43,
+        "expires": int(time.time()) + 600,
+        **fields,
+    }
+    return Ticket(**values)
+
+
+# -- what is documented ---------------------------------------------------------------------
+
+
+def test_the_documented_constants():
+    # docs/passwords.md states each of these.
+    assert reset.GRANT_PREFIX == "password-reset:"
+    assert reset.DEFAULT_MAX_AGE == 3600
+    assert reset.MAX_IDENTIFIER_LENGTH == 254
+    assert reset.MAX_PASSWORD_LENGTH == 4096
+    assert reset.OUTBOX_LIMIT == 1000
+    assert reset.APP_SALT == "webauth.password-reset.app"
+
+
+# -- the errors -----------------------------------------------------------------------------
+
+
+def test_the_errors_say_what_happened_and_who_caused_it():
+    invalid = InvalidIdentifier("Enter it again.")
+    assert str(invalid).startswith("The identifier of a password reset is not valid.")
+    assert invalid.field_message == "Enter it again." and invalid.user_caused is True
+    assert isinstance(invalid, AuthError)
+
+    wrong = WrongCode(ticket(), left=3)
+    assert str(wrong).startswith("A wrong or expired password reset code was entered.")
+    assert wrong.left == 3 and wrong.ticket == ticket(expires=wrong.ticket.expires)
+    assert isinstance(wrong, Verification) and isinstance(reset.ResetExpired(), Verification)
+
+    refused = PasswordRefused({"new_password1": ("Too short.", "Too common."), "x": ["No."]})
+    assert str(refused).startswith("The new password was refused.")
+    assert refused.user_caused is True and (refused.ticket, refused.token) == (None, None)
+    assert refused.errors == {"new_password1": ["Too short.", "Too common."], "x": ["No."]}
+    assert refused.messages == ["Too short.", "Too common.", "No."]
+
+
+# -- what may be typed ----------------------------------------------------------------------
+
+
+def test_an_identifier_is_trimmed_and_bounded():
+    assert reset.clean_identifier("  alice@example.com \n") == "alice@example.com"
+    longest = "a" * 242 + "@example.com"
+    assert len(longest) == reset.MAX_IDENTIFIER_LENGTH
+    assert reset.clean_identifier(longest) == longest
+    assert reset.clean_identifier(f"  {longest}  ") == longest  # the spaces do not count
+    with pytest.raises(InvalidIdentifier) as too_long:
+        reset.clean_identifier("a" + longest)
+    assert too_long.value.field_message == "That is too long for an email address or a username."
+
+
+@pytest.mark.parametrize("typed", [None, 5, ["alice"], b"alice", "", "   "])
+def test_nothing_typed_is_asked_for(typed):
+    with pytest.raises(InvalidIdentifier) as refused:
+        reset.clean_identifier(typed)
+    assert refused.value.field_message == "Enter your email address or username."
+
+
+@pytest.mark.parametrize("typed", ["ali\x00ce", "alice\x07", "al\ud800ice", "a\x1bb"])
+def test_control_characters_and_surrogates_are_no_identifier(typed):
+    with pytest.raises(InvalidIdentifier) as refused:
+        reset.clean_identifier(typed)
+    assert refused.value.field_message == "Enter a valid email address or username."
+
+
+def test_other_characters_are_kept():
+    # Letters of any script, marks and format characters are the lookup's to judge.
+    assert reset.clean_identifier("álîçe\u200d") == "álîçe\u200d"
+
+
+# -- the ticket -----------------------------------------------------------------------------
+
+
+def test_a_ticket_survives_its_claims():
+    kept = ticket(callback_url="/after/", attempts=2, links=("l" * 22, "m" * 22))
+    assert reset._ticket_of(reset._claims(kept)) == kept
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"used": True},
+        {"used": False},  # any "used" at all: a spent ticket
+        {"identifier": ""},
+        {"identifier": 5},
+        {"binding": ""},
+        {"binding": None},
+        {"expires": None},
+        {"expires": "9999999999"},
+        {"expires": True},
+        {"expires": 1},
+    ],
+)
+def test_a_ticket_that_is_spent_expired_or_malformed_is_none(change):
+    claims = {**reset._claims(ticket()), **change}
+    assert reset._ticket_of(claims) is None
+
+
+def test_a_ticket_expires_at_its_second(monkeypatch):
+    now = 1_800_000_000
+    monkeypatch.setattr(reset.time, "time", lambda: now)
+    assert reset._ticket_of(reset._claims(ticket(expires=now))) is None
+    assert reset._ticket_of(reset._claims(ticket(expires=now + 1))) is not None
+
+
+def test_a_tickets_loose_fields_are_read_safely():
+    claims = reset._claims(ticket())
+    loose = reset._ticket_of({**claims, "callbackUrl": 5, "attempts": "3"})
+    assert (loose.callback_url, loose.attempts) == ("", 0)
+    assert reset._ticket_of({**claims, "attempts": -4}).attempts == 0
+    assert reset._ticket_of({**claims, "attempts": 10**6}).attempts == 1000
+    assert reset._ticket_of({**claims, "attempts": 1000}).attempts == 1000
+    assert reset._ticket_of({**claims, "attempts": True}).attempts == 0
+    assert reset._ticket_of(None) is None
+
+
+def test_only_well_formed_links_are_kept_and_only_the_first_few():
+    good = [chr(ord("a") + n) * 22 for n in range(8)]
+    assert reset._links_of({"links": good}) == tuple(good[:5])
+    assert reset._links_of({"links": ["short", 5, "x" * 23, good[0]]}) == (good[0],)
+    assert reset._links_of({"links": "a" * 22}) == ()
+    assert reset._links_of({}) == ()
+
+
+# -- sealed tokens ------------------------------------------------------------------------
+
+
+def test_an_apps_token_opens_with_its_own_salt_only(site):
+    config = site()
+    sealed = reset.seal(config, ticket())
+    assert reset.unseal(config, sealed) == ticket(expires=reset.unseal(config, sealed).expires)
+    # The browser's cookie is sealed for its name: neither opens as the other.
+    cookie_salt = "authjs.reset-pending"
+    assert reset.unseal(config, sealed, cookie_salt) is None
+    assert reset.unseal(config, reset.seal(config, ticket(), cookie_salt)) is None
+
+
+def test_a_token_is_text_of_a_bounded_size(site):
+    config = site()
+    for value in (None, 5, "", b"token", "x" * 8193):
+        assert reset.unseal(config, value) is None
+    # One at the bound is read (and fails only for being no token).
+    assert reset._decode(config, "x" * 8192, reset.APP_SALT) is None
+
+
+def test_a_token_lives_as_long_as_its_ticket(site, monkeypatch):
+    config = site()
+    captured = {}
+    real = reset.jose.encode
+
+    def encode(**kwargs):
+        captured.update(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(reset.jose, "encode", encode)
+    now = int(time.time())
+    reset.seal(config, ticket(expires=now + 300))
+    assert 298 <= captured["max_age"] <= 300
+    reset.seal(config, ticket(expires=now - 50))
+    assert captured["max_age"] == 1
+
+
+# -- fingerprints, decoys, who may reset ----------------------------------------------------
+
+
+def test_the_stamp_is_a_fingerprint_of_the_hash(alice):
+    import hashlib
+
+    stamp = reset._stamp(alice)
+    expected = hashlib.sha256(b"webauth password reset\0" + alice.password.encode()).hexdigest()
+    assert stamp == expected
+    assert len(reset._DECOY_STAMP) == len(stamp) == 64  # a decoy's grant looks like a real one
+    assert set(reset._DECOY_STAMP) == {"0"}
+    alice.set_password("another one 3")
+    assert reset._stamp(alice) != stamp
+
+
+def test_a_decoy_is_the_same_for_each_spelling_and_nobodys(site):
+    config = site()
+    decoy = reset._decoy(config, "Nobody@Example.com")
+    assert decoy == reset._decoy(config, "nobody@example.com")
+    assert decoy != reset._decoy(config, "somebody@example.com")
+    assert decoy.startswith("~") and len(decoy) == 23 and "=" not in decoy
+    other = site(secret="another-secret-0123456789abcdef0123456789")
+    assert reset._decoy(other, "nobody@example.com") != decoy
+
+
+def test_a_grant_names_the_user_or_a_decoy(site, alice):
+    config = site()
+    grant = reset._grant_for(config, "alice@example.com")
+    assert (grant.user, grant.identifier) == (alice, f"password-reset:{alice.pk}")
+    assert grant.stamp == reset._stamp(alice)
+    decoy = reset._grant_for(config, "nobody@example.com")
+    assert decoy.user is None and decoy.stamp == reset._DECOY_STAMP
+    assert decoy.identifier == "password-reset:" + reset._decoy(config, "nobody@example.com")
+
+
+def test_who_may_reset(alice):
+    model = get_user_model()
+    assert reset.can_reset(alice) is True
+    assert reset.can_reset(None) is False
+    alice.is_active = False
+    assert reset.can_reset(alice) is False
+    nopass = model.objects.create_user("nopass", email="nopass@example.com")
+    assert reset.can_reset(nopass) is False
+    noaddr = model.objects.create_user("noaddr", password=OLD)
+    assert reset.can_reset(noaddr) is False
+
+    class Minimal:  # no is_active: active, as Django's AbstractBaseUser is
+        email = "min@example.com"
+
+        def has_usable_password(self):
+            return True
+
+    assert reset.can_reset(Minimal()) is True
+    no_method = Minimal()
+    no_method.has_usable_password = True  # not callable
+    assert reset.can_reset(no_method) is False
+
+
+def test_a_user_is_found_by_address_first_then_by_username(site, alice):
+    config = site()
+    model = get_user_model()
+    # Bob's username is alice's address: the address's owner comes first.
+    model.objects.create_user("alice@example.com", email="bob@example.com", password=OLD)
+    assert reset.find_user(config, "alice@example.com") == alice
+    assert reset.find_user(config, "alice") == alice
+    assert reset.find_user(config, "nobody@example.com") is None
+    assert reset.find_user(config, "nobody") is None
+
+
+# -- system checks --------------------------------------------------------------------------
+
+
+def test_the_checks_need_the_reset_on(site, settings):
+    config = site(providers=[Email()])
+    settings.DEFAULT_FROM_EMAIL = "webmaster@localhost"
+    settings.DEBUG = False
+    assert {m.id for m in reset.system_checks(config)} == {"webauth.W016", "webauth.W017"}
+    settings.WEBAUTH = {**settings.WEBAUTH, "passwords": {"reset": False}}
+    assert reset.system_checks(get_config()) == []
+
+
+def test_w016_only_for_djangos_default_sender_outside_debug(site, settings):
+    settings.DEFAULT_FROM_EMAIL = "webmaster@localhost"
+    settings.DEBUG = False
+    [message] = reset.system_checks(site(providers=[DjangoCredentials()]))
+    assert message.id == "webauth.W016"
+    assert message.hint.startswith("Set DEFAULT_FROM_EMAIL, or give an Email provider")
+    settings.DEBUG = True
+    assert reset.system_checks(site(providers=[DjangoCredentials()])) == []
+    settings.DEBUG = False
+    settings.DEFAULT_FROM_EMAIL = "site@example.com"
+    assert reset.system_checks(site(providers=[DjangoCredentials()])) == []
+    settings.DEFAULT_FROM_EMAIL = "webmaster@localhost"
+    sender = Email(from_email="site@example.com")
+    assert reset.system_checks(site(providers=[DjangoCredentials(), sender])) == []
+
+
+def test_w017_without_a_password_provider(site, settings):
+    settings.DEFAULT_FROM_EMAIL = "site@example.com"
+    [message] = reset.system_checks(site(providers=[Email()]))
+    assert message.id == "webauth.W017"
+    assert "no DjangoCredentials provider" in message.msg
+    assert message.hint.startswith("Add webauth.providers.DjangoCredentials()")
+
+
+def test_e016_an_adapter_without_the_methods(site, settings):
+    settings.DEFAULT_FROM_EMAIL = "site@example.com"
+    [message] = reset.system_checks(site(adapter="tests.test_passwords_reset.NoGrants"))
+    assert message.id == "webauth.E016"
+    assert message.msg.startswith("The webauth adapter NoGrants lacks ")
+    assert "use_verification_code" in message.msg
+    assert message.hint.startswith("Implement the methods")
