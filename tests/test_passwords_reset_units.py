@@ -329,3 +329,12 @@ def test_e016_an_adapter_without_the_methods(site, settings):
     assert message.msg.startswith("The webauth adapter NoGrants lacks ")
     assert "use_verification_code" in message.msg
     assert message.hint.startswith("Implement the methods")
+
+
+def test_without_an_email_provider_the_reset_follows_its_own_rules(site):
+    own = reset.grant_email(site(providers=[DjangoCredentials()]))
+    assert (own.id, own.name, own.max_age) == ("password-reset", "Password reset", 3600)
+    assert own.code is not None and own.code_max_attempts == 5
+    assert reset.grant_email(site(providers=[DjangoCredentials()])) is own  # made once
+    configured = Email(from_email="site@example.com", max_age=900)
+    assert reset.grant_email(site(providers=[DjangoCredentials(), configured])) is configured
