@@ -231,7 +231,11 @@ TARGETS: dict[str, Target] = {
     # Issue 24: sign-up with a password.
     "passwords_signup": Target(
         "webauth/passwords/signup.py",
-        ("tests/test_passwords_signup.py", "tests/test_passwords_signup_concurrency.py"),
+        (
+            "tests/test_passwords_signup_units.py",
+            "tests/test_passwords_signup.py",
+            "tests/test_passwords_signup_concurrency.py",
+        ),
     ),
     # Issue 24: the password reset.
     "passwords_reset": Target(

@@ -1,0 +1,186 @@
+"""Sign-up's parts, one at a time (webauth.passwords.signup).
+
+test_passwords_signup.py drives sign-up through its routes; this module pins
+down what the routes cannot show one by one: the documented constants, which
+provider and which email rules a sign-up follows, the sealed sign-up a client
+holds (its salts, expiry and malformed claims), the link check and the
+attempts left.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, replace
+
+import pytest
+
+from webauth.conf import get_config
+from webauth.flows.email import link_fingerprint
+from webauth.passwords import signup
+from webauth.passwords.signup import Held
+from webauth.providers import DjangoCredentials, Email
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "test-secret-0123456789abcdef0123456789abcdef"
+TOKEN = "the-link-token-0123456789"
+
+
+@pytest.fixture
+def site(settings):
+    def configure(*, providers=None, signup_on=True):
+        settings.WEBAUTH = {
+            "secret": SECRET,
+            "adapter": "webauth.adapters.django.DjangoAdapter",
+            "providers": providers
+            if providers is not None
+            else [DjangoCredentials(), Email(from_email="Example <no-reply@example.com>")],
+            "passwords": {"signup": signup_on},
+        }
+        return get_config()
+
+    return configure
+
+
+def held(**fields):
+    values = {
+        "identifier": "carol@example.com",
+        "fields": {"username": "carol", "email": "carol@example.com", "password": "hash"},
+        "callback_url": "/after/",
+        "binding": "b" * 43,
+        "expires": int(time.time()) + 600,
+        "link": link_fingerprint(TOKEN),
+        **fields,
+    }
+    return Held(**values)
+
+
+def test_the_documented_constants():
+    assert signup.GRANT_PREFIX == "signup:"
+    assert signup.MAX_AGE == 3600
+    assert signup.APP_SALT == "webauth.signup-token"
+    assert signup.grant_identifier("carol@example.com") == "signup:carol@example.com"
+
+
+def test_sign_up_needs_the_switch_and_a_password_provider(site):
+    assert signup.enabled(site())
+    assert not signup.enabled(site(signup_on=False))
+    assert not signup.enabled(site(providers=[Email(from_email="x@example.com")]))
+
+    class ProjectCredentials(DjangoCredentials):
+        pass
+
+    config = site(providers=[Email(from_email="x@example.com"), ProjectCredentials()])
+    assert isinstance(signup.credentials_provider(config), ProjectCredentials)
+    assert signup.credentials_provider(site(providers=[Email()])) is None
+
+
+def test_the_email_rules_are_the_first_code_sender_or_webauths_own(site):
+    own = signup.grant_email(site(providers=[DjangoCredentials()]))
+    assert (own.id, own.max_age) == ("signup", 3600) and own.code is not None
+    links_only = Email(id="links", from_email="x@example.com", code=None)
+    codes = Email(id="codes", from_email="y@example.com", max_age=900)
+    config = site(providers=[DjangoCredentials(), links_only, codes])
+    assert signup.grant_email(config).id == "codes"
+    assert signup.grant_email(site(providers=[DjangoCredentials(), links_only])) is own
+
+
+# -- the sealed sign-up ---------------------------------------------------------------------
+
+
+def test_a_sealed_sign_up_opens_with_its_salt_only(site):
+    config = site()
+    kept = held(attempts=2)
+    token = signup.app_token(config, kept)
+    assert signup.from_app_token(config, token) == kept
+    assert signup.unseal(config, token, "authjs.signup-pending") is None
+    assert signup.from_app_token(config, signup.seal(config, kept, "authjs.signup-pending")) is None
+
+
+def test_a_sealed_sign_up_lives_as_long_as_its_grant(site, monkeypatch):
+    config = site()
+    captured = {}
+    real = signup.jose.encode
+    monkeypatch.setattr(signup.jose, "encode", lambda **kw: captured.update(kw) or real(**kw))
+    now = int(time.time())
+    signup.seal(config, held(expires=now + 300), signup.APP_SALT)
+    assert 298 <= captured["max_age"] <= 300
+    signup.seal(config, held(expires=now - 9), signup.APP_SALT)
+    assert captured["max_age"] == 1
+
+
+def test_what_is_no_sealed_sign_up(site):
+    config = site()
+    for value in (None, 5, "", b"x", "x" * 16_001, "not a token"):
+        assert signup.unseal(config, value, signup.APP_SALT) is None
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"expires": int(time.time()) - 1},
+        {"expires": "9999999999"},
+        {"identifier": 5},
+        {"binding": None},
+        {"link": ["x"]},
+        {"fields": 5},
+    ],
+)
+def test_a_sign_up_that_is_expired_or_malformed_is_none(site, claims):
+    config = site()
+    # Sealed as it is, whatever its claims (the client cannot forge one: this is the
+    # site's own code gone wrong, or an old format).
+    token = signup.jose.encode(
+        token={**asdict(held()), **claims}, secret=list(config.secret), salt="s", max_age=600
+    )
+    assert signup.unseal(config, token, "s") is None
+
+
+def test_a_sign_up_without_a_claim_is_none(site):
+    config = site()
+    for missing in ("identifier", "fields", "callback_url", "binding", "expires", "link"):
+        claims = asdict(held())
+        del claims[missing]
+        token = signup.jose.encode(token=claims, secret=list(config.secret), salt="s", max_age=600)
+        assert signup.unseal(config, token, "s") is None, missing
+    claims = asdict(held())
+    del claims["attempts"]
+    token = signup.jose.encode(token=claims, secret=list(config.secret), salt="s", max_age=600)
+    assert signup.unseal(config, token, "s").attempts == 0
+
+
+def test_a_sign_up_expires_at_its_second(site, monkeypatch):
+    config = site()
+    now = int(time.time())
+    token = signup.seal(config, held(expires=now + 100), "s")
+    monkeypatch.setattr(signup.time, "time", lambda: now + 100)
+    assert signup.unseal(config, token, "s") is None
+    monkeypatch.setattr(signup.time, "time", lambda: now + 99)
+    assert signup.unseal(config, token, "s") is not None
+
+
+# -- the link and the attempts ---------------------------------------------------------------
+
+
+def test_the_link_is_the_one_mailed_to_the_address_held():
+    kept = held()
+    assert signup.open_link(kept, {"token": TOKEN, "email": "carol@example.com"}) is True
+    assert signup.open_link(kept, {"token": TOKEN + "x", "email": "carol@example.com"}) is False
+    assert signup.open_link(kept, {"token": TOKEN, "email": "dave@example.com"}) is False
+    assert signup.open_link(kept, {"token": "", "email": "carol@example.com"}) is False
+    assert signup.open_link(None, {"token": TOKEN, "email": "carol@example.com"}) is False
+    assert signup.open_link(kept, {"token": [TOKEN], "email": "carol@example.com"}) is False
+    assert signup.open_link(kept, {"token": TOKEN, "email": None}) is False
+    assert signup.open_link(kept, {}) is False
+
+
+def test_the_attempts_left_count_down_to_none(site):
+    config = site()
+    assert signup.code_attempts_left(config, held()) == 5
+    assert signup.code_attempts_left(config, held(attempts=4)) == 1
+    assert signup.code_attempts_left(config, held(attempts=5)) == 0
+    assert signup.code_attempts_left(config, held(attempts=9)) == 0
+    fewer = site(
+        providers=[DjangoCredentials(), Email(from_email="x@example.com", code_max_attempts=3)]
+    )
+    assert signup.code_attempts_left(fewer, replace(held(), attempts=1)) == 2
