@@ -339,3 +339,84 @@ def test_without_an_email_provider_the_reset_follows_its_own_rules(site):
     assert reset.grant_email(site(providers=[DjangoCredentials()])) is own  # made once
     configured = Email(from_email="site@example.com", max_age=900)
     assert reset.grant_email(site(providers=[DjangoCredentials(), configured])) is configured
+
+
+# -- finding the user, with an adapter of the test's own -------------------------------------
+
+
+class Recorder:
+    """A logger that keeps what it is given."""
+
+    def __init__(self):
+        self.errors = []
+
+    def error(self, exc):
+        self.errors.append(exc)
+
+
+def fake_config(get_user_by_email):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        storage=SimpleNamespace(get_user_by_email=get_user_by_email), logger=Recorder()
+    )
+
+
+def test_an_address_two_users_hold_is_nobodys_and_logged():
+    from webauth.errors import AmbiguousEmail
+
+    ambiguous = AmbiguousEmail("two users")
+
+    def lookup(address):
+        raise ambiguous
+
+    config = fake_config(lookup)
+    assert reset._by_address(config, "alice@example.com") is None
+    assert config.logger.errors == [ambiguous]
+
+
+def test_the_adapters_record_gives_its_user(alice):
+    from types import SimpleNamespace
+
+    with_instance = fake_config(lambda address: SimpleNamespace(instance=alice, id=str(alice.pk)))
+    assert reset._by_address(with_instance, "alice@example.com") is alice
+    # A record without the instance: the model's user of that id.
+    bare = fake_config(lambda address: SimpleNamespace(instance=None, id=str(alice.pk)))
+    found = reset._by_address(bare, "alice@example.com")
+    assert found == alice and found is not alice
+    assert reset._by_address(fake_config(lambda address: None), "alice@example.com") is None
+
+
+def test_only_an_address_is_asked_of_the_adapter(alice):
+    asked = []
+    config = fake_config(lambda address: asked.append(address))
+    assert reset.find_user(config, "alice") == alice
+    assert asked == []
+    reset.find_user(config, "Alice@Example.com")
+    assert asked == ["alice@example.com"]  # webauth's canonical form
+
+
+def test_the_address_is_read_from_the_models_email_field():
+    class Contact:
+        contact = "Carol@Example.com"
+        email = "not this one"
+
+        def get_email_field_name(self):
+            return "contact"
+
+    assert reset._address_of(Contact()) == "carol@example.com"
+    from types import SimpleNamespace
+
+    assert reset._address_of(SimpleNamespace(email="dave@example.com")) == "dave@example.com"
+    assert reset._address_of(SimpleNamespace()) is None
+
+
+def test_the_stamp_of_no_password_is_the_stamp_of_an_empty_one():
+    from types import SimpleNamespace
+
+    empty = reset._stamp(SimpleNamespace(password=""))
+    assert reset._stamp(SimpleNamespace(password=None)) == empty
+    assert reset._stamp(SimpleNamespace()) == empty
+    import hashlib
+
+    assert empty == hashlib.sha256(b"webauth password reset\0").hexdigest()
