@@ -420,3 +420,27 @@ def test_the_stamp_of_no_password_is_the_stamp_of_an_empty_one():
     import hashlib
 
     assert empty == hashlib.sha256(b"webauth password reset\0").hexdigest()
+
+
+def test_a_ticket_starts_with_no_callback_no_attempts_and_no_links():
+    fresh = Ticket(identifier="alice", binding="b", expires=1)
+    assert (fresh.callback_url, fresh.attempts, fresh.links) == ("", 0, ())
+
+
+def test_the_decoy_is_a_keyed_hash_of_its_own_kind(site):
+    import base64
+    import hashlib
+    import hmac
+
+    from webauth.identity import identifier_key
+
+    config = site()
+    # Keyed with the site's first secret and labelled, so that no other keyed hash
+    # webauth makes of an identifier can stand for a decoy.
+    digest = hmac.new(
+        SECRET.encode(),
+        b"webauth password reset decoy\0" + identifier_key("Nobody@Example.com").encode(),
+        hashlib.sha256,
+    ).digest()[:16]
+    expected = "~" + base64.urlsafe_b64encode(digest).decode().rstrip("=")
+    assert reset._decoy(config, "Nobody@Example.com") == expected
