@@ -13,7 +13,7 @@ import re
 import sys
 import time
 import types
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from html import unescape
 from urllib.parse import quote
 
@@ -440,7 +440,9 @@ def test_linking_an_account_keeps_the_sessions_sign_in_time(client, oidc_site, s
         force_sign_in(client, bob, claims={AUTH_TIME_CLAIM: an_hour_ago})
     else:
         force_sign_in(client, bob)
-        Session.objects.update(created_at=timezone.now() - timedelta(hours=1))
+        # The same instant as the JWT's claim: a second that ends between the two
+        # readings of the clock must not look like a moved sign-in time.
+        Session.objects.update(created_at=datetime.fromtimestamp(an_hour_ago, UTC))
     assert client.get("/sensitive/").status_code == 302
 
     linked = oidc_sign_in(client, idp, callback_url="/sensitive/")
@@ -472,7 +474,9 @@ def test_adding_a_passkey_keeps_the_sessions_sign_in_time(client, settings, stra
         force_sign_in(client, bob, claims={AUTH_TIME_CLAIM: an_hour_ago})
     else:
         force_sign_in(client, bob)
-        Session.objects.update(created_at=timezone.now() - timedelta(hours=1))
+        # The same instant as the JWT's claim: a second that ends between the two
+        # readings of the clock must not look like a moved sign-in time.
+        Session.objects.update(created_at=datetime.fromtimestamp(an_hour_ago, UTC))
     response = register(client, SoftAuthenticator(), email=None)
     assert response.status_code == 200, response.content
     assert Authenticator.objects.get().user == bob
