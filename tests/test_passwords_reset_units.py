@@ -444,3 +444,55 @@ def test_the_decoy_is_a_keyed_hash_of_its_own_kind(site):
     ).digest()[:16]
     expected = "~" + base64.urlsafe_b64encode(digest).decode().rstrip("=")
     assert reset._decoy(config, "Nobody@Example.com") == expected
+
+
+def test_only_text_of_a_bounded_size_is_decrypted(site, monkeypatch):
+    config = site()
+    tried = []
+    monkeypatch.setattr(reset.jose, "decode", lambda **kw: tried.append(kw["token"]))
+    for value in (None, 5, "", "x" * 8193):
+        assert reset._decode(config, value, reset.APP_SALT) is None
+    assert tried == []
+    reset._decode(config, "x" * 8192, reset.APP_SALT)
+    reset._decode(config, "y", reset.APP_SALT)
+    assert tried == ["x" * 8192, "y"]
+
+
+def test_a_ticket_whose_binding_is_no_text_is_none():
+    claims = reset._claims(ticket())
+    assert reset._ticket_of({**claims, "binding": 5}) is None
+    assert reset._ticket_of({**claims, "identifier": ["alice"]}) is None
+
+
+def _with_payload(monkeypatch, payload):
+    monkeypatch.setattr(reset, "_payload", lambda state: payload)
+
+
+@pytest.mark.parametrize(
+    ("payload", "answer"),
+    [
+        (None, None),
+        ({"used": True, "done": True, "callbackUrl": "/after/"}, "/after/"),
+        ({"used": True, "done": True, "callbackUrl": 5}, ""),
+        ({"used": True, "done": True}, ""),
+        ({"used": True, "callbackUrl": "/after/"}, None),  # found void, not finished
+        ({"done": True, "callbackUrl": "/after/"}, None),
+        ({"used": 1, "done": True, "callbackUrl": "/after/"}, None),
+        ({"used": True, "done": "yes", "callbackUrl": "/after/"}, None),
+    ],
+)
+def test_a_finished_reset_is_told_by_its_cookie(monkeypatch, payload, answer):
+    _with_payload(monkeypatch, payload)
+    assert reset.read_used(object()) == answer
+
+
+def test_a_reset_is_over_once_its_cookie_holds_no_live_ticket(monkeypatch):
+    _with_payload(monkeypatch, None)
+    assert reset.is_over(object()) is False  # never asked here
+    _with_payload(monkeypatch, reset._claims(ticket()))
+    assert reset.is_over(object()) is False
+    _with_payload(monkeypatch, {"used": True, "links": ["l" * 22]})
+    assert reset.is_over(object()) is True
+    assert reset.earlier_links(object()) == ("l" * 22,)
+    _with_payload(monkeypatch, None)
+    assert reset.earlier_links(object()) == ()
