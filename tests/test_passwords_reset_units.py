@@ -496,3 +496,94 @@ def test_a_reset_is_over_once_its_cookie_holds_no_live_ticket(monkeypatch):
     assert reset.earlier_links(object()) == ("l" * 22,)
     _with_payload(monkeypatch, None)
     assert reset.earlier_links(object()) == ()
+
+
+# -- the pending cookie and the links ---------------------------------------------------------
+
+
+def _state(config, max_age=None):
+    from dataclasses import replace as with_changes
+    from types import SimpleNamespace
+
+    from webauth.cookies import cookie_specs
+
+    specs = cookie_specs(config, False)
+    if max_age is not None:
+        specs[reset.PENDING] = with_changes(specs[reset.PENDING], max_age=max_age)
+    return SimpleNamespace(cookies=specs, config=config)
+
+
+def _max_age(response):
+    return int(response.cookies["authjs.reset-pending"]["max-age"])
+
+
+def test_the_pending_cookie_outlives_its_grant_by_the_links_memory(site, monkeypatch):
+    from django.http import HttpResponse
+
+    from webauth.flows.email import REMEMBER_LINKS
+
+    config = site()
+    now = 1_800_000_000
+    monkeypatch.setattr(reset.time, "time", lambda: now)
+    response = HttpResponse()
+    reset.write_ticket(_state(config), response, ticket(expires=now + 600))
+    assert _max_age(response) == 600 + REMEMBER_LINKS
+    response = HttpResponse()
+    reset.write_ticket(_state(config), response, ticket(expires=now - 30))
+    assert _max_age(response) == REMEMBER_LINKS
+    # A project's own Max-Age for the cookie (WEBAUTH["cookies"]) stands.
+    response = HttpResponse()
+    reset.write_ticket(_state(config, max_age=120), response, ticket(expires=now + 600))
+    assert _max_age(response) == 120
+
+
+def test_a_used_cookie_keeps_its_links_for_their_memory(site, monkeypatch):
+    from django.http import HttpResponse
+
+    from webauth.flows.email import REMEMBER_LINKS
+
+    config = site()
+    _with_payload(monkeypatch, None)
+    response = HttpResponse()
+    reset.write_used(_state(config), response, "/after/", done=True)
+    assert _max_age(response) == REMEMBER_LINKS
+    response = HttpResponse()
+    reset.write_used(_state(config, max_age=120), response, "/after/", done=False)
+    assert _max_age(response) == 120
+
+
+def test_a_link_is_among_those_asked_for_only_when_one_matches():
+    from webauth.flows.email import link_fingerprint
+
+    links = [link_fingerprint("first"), link_fingerprint("second")]
+    assert reset._among(link_fingerprint("second"), links) is True
+    assert reset._among(link_fingerprint("third"), links) is False
+    assert reset._among(link_fingerprint("first"), []) is False
+
+
+def test_the_current_link_is_the_tickets_first():
+    from webauth.flows.email import link_fingerprint
+
+    current = ticket(links=(link_fingerprint("new"), link_fingerprint("old")))
+    assert reset.is_current_link(current, "new") is True
+    assert reset.is_current_link(current, "old") is False
+    assert reset.is_current_link(current, "other") is False
+    assert reset.is_current_link(ticket(), "new") is False  # no link asked for
+    for token in (None, 5, "", "n" * 513):
+        assert reset.is_current_link(current, token) is False
+    long_one = "n" * 512
+    assert reset.is_current_link(ticket(links=(link_fingerprint(long_one),)), long_one) is True
+
+
+def test_a_browser_asked_for_the_links_its_cookie_remembers(monkeypatch):
+    from webauth.flows.email import link_fingerprint
+
+    _with_payload(monkeypatch, {"used": True, "links": [link_fingerprint("old")]})
+    assert reset.asked_for(object(), "old") is True
+    assert reset.asked_for(object(), "other") is False
+    for token in (None, 5, "", "o" * 513):
+        assert reset.asked_for(object(), token) is False
+    _with_payload(monkeypatch, {"links": [link_fingerprint("o" * 512)]})
+    assert reset.asked_for(object(), "o" * 512) is True
+    _with_payload(monkeypatch, None)
+    assert reset.asked_for(object(), "old") is False
