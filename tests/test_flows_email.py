@@ -178,40 +178,43 @@ def signed_in_as(response) -> str | None:
 
 
 def test_asking_sends_one_message_with_the_link_and_the_code(client, site, alice):
-    response = ask(client, callback="/after/")
-    assert response.status_code == 302
-    assert response["Location"] == (
-        "http://testserver/auth/verify-request?provider=email&type=email"
-    )
-    assert len(mail.outbox) == 1
-    message = last_mail()
-    assert message.to == ["alice@example.com"]
-    assert message.from_email == "Example <no-reply@example.com>"
-    assert message.subject == "Sign in to testserver"
-    link = link_of(message)
-    # Auth.js's link: <base>/callback/<id>?callbackUrl=...&token=...&email=...
-    assert list(query(link)) == ["callbackUrl", "token", "email"]
-    assert query(link)["callbackUrl"] == "http://testserver/after/"
-    assert query(link)["email"] == "alice@example.com"
-    assert re.fullmatch(r"[0-9a-f]{64}", token_of(message))  # 256 bits
-    code = code_of(message)
-    assert re.fullmatch(r"[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}", code)
-    html, mimetype = message.alternatives[0]
-    assert mimetype == "text/html"
-    assert link.replace("&", "&amp;") in html and code in html
-    # The pending cookie: HttpOnly, Lax, as long as the grant and then the week
-    # it remembers the link for.
-    morsel = response.cookies[PENDING]
-    assert morsel["httponly"] and morsel["samesite"] == "Lax" and morsel["path"] == "/"
-    assert REMEMBER_LINKS == 7 * 86400
-    assert morsel["max-age"] == str(86400 + REMEMBER_LINKS)
-    payload = jose.decode(token=morsel.value, secret=SECRET, salt=PENDING)
-    assert payload["provider"] == "email" and payload["identifier"] == "alice@example.com"
-    assert payload["callbackUrl"] == "http://testserver/after/"
-    assert payload["exp"] - payload["iat"] == 86400 + REMEMBER_LINKS
-    (row,) = VerificationToken.objects.all()
-    assert payload["expires"] == int(row.expires.timestamp())
-    assert payload["links"] == [link_fingerprint(token_of(message))]
+    # A whole second, frozen: the grant's expiry is kept in whole seconds, so a
+    # clock that ticks between writing it and the cookie would take a second off.
+    with freeze_time(datetime(2030, 1, 1, tzinfo=UTC)):
+        response = ask(client, callback="/after/")
+        assert response.status_code == 302
+        assert response["Location"] == (
+            "http://testserver/auth/verify-request?provider=email&type=email"
+        )
+        assert len(mail.outbox) == 1
+        message = last_mail()
+        assert message.to == ["alice@example.com"]
+        assert message.from_email == "Example <no-reply@example.com>"
+        assert message.subject == "Sign in to testserver"
+        link = link_of(message)
+        # Auth.js's link: <base>/callback/<id>?callbackUrl=...&token=...&email=...
+        assert list(query(link)) == ["callbackUrl", "token", "email"]
+        assert query(link)["callbackUrl"] == "http://testserver/after/"
+        assert query(link)["email"] == "alice@example.com"
+        assert re.fullmatch(r"[0-9a-f]{64}", token_of(message))  # 256 bits
+        code = code_of(message)
+        assert re.fullmatch(r"[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}", code)
+        html, mimetype = message.alternatives[0]
+        assert mimetype == "text/html"
+        assert link.replace("&", "&amp;") in html and code in html
+        # The pending cookie: HttpOnly, Lax, as long as the grant and then the week
+        # it remembers the link for.
+        morsel = response.cookies[PENDING]
+        assert morsel["httponly"] and morsel["samesite"] == "Lax" and morsel["path"] == "/"
+        assert REMEMBER_LINKS == 7 * 86400
+        assert morsel["max-age"] == str(86400 + REMEMBER_LINKS)
+        payload = jose.decode(token=morsel.value, secret=SECRET, salt=PENDING)
+        assert payload["provider"] == "email" and payload["identifier"] == "alice@example.com"
+        assert payload["callbackUrl"] == "http://testserver/after/"
+        assert payload["exp"] - payload["iat"] == 86400 + REMEMBER_LINKS
+        (row,) = VerificationToken.objects.all()
+        assert payload["expires"] == int(row.expires.timestamp())
+        assert payload["links"] == [link_fingerprint(token_of(message))]
 
 
 def test_only_hashes_are_stored(client, site, alice):
