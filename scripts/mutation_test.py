@@ -235,12 +235,17 @@ TARGETS: dict[str, Target] = {
             "tests/test_passwords_signup_units.py",
             "tests/test_passwords_signup.py",
             "tests/test_passwords_signup_concurrency.py",
+            "tests/test_challenge_flows.py",
         ),
     ),
     # Issue 24: the password reset.
     "passwords_reset": Target(
         "webauth/passwords/reset.py",
-        ("tests/test_passwords_reset_units.py", "tests/test_passwords_reset.py"),
+        (
+            "tests/test_passwords_reset_units.py",
+            "tests/test_passwords_reset.py",
+            "tests/test_challenge_flows.py",  # the bot challenge asked before anything else
+        ),
     ),
     # Issue 24: changing and setting a password in the account center.
     "passwords_change": Target("webauth/passwords/change.py", ("tests/test_passwords_change.py",)),

@@ -569,8 +569,12 @@ def test_the_current_link_is_the_tickets_first():
     assert reset.is_current_link(current, "old") is False
     assert reset.is_current_link(current, "other") is False
     assert reset.is_current_link(ticket(), "new") is False  # no link asked for
-    for token in (None, 5, "", "n" * 513):
+    for token in (None, 5):
         assert reset.is_current_link(current, token) is False
+    # An empty token and one over 512 characters are refused before any
+    # fingerprint is compared, even when a ticket held theirs.
+    for token in ("", "n" * 513):
+        assert reset.is_current_link(ticket(links=(link_fingerprint(token),)), token) is False
     long_one = "n" * 512
     assert reset.is_current_link(ticket(links=(link_fingerprint(long_one),)), long_one) is True
 
@@ -583,7 +587,148 @@ def test_a_browser_asked_for_the_links_its_cookie_remembers(monkeypatch):
     assert reset.asked_for(object(), "other") is False
     for token in (None, 5, "", "o" * 513):
         assert reset.asked_for(object(), token) is False
+    # Refused before any fingerprint is compared, even when the cookie held theirs.
+    _with_payload(monkeypatch, {"links": [link_fingerprint(""), link_fingerprint("o" * 513)]})
+    for token in ("", "o" * 513):
+        assert reset.asked_for(object(), token) is False
     _with_payload(monkeypatch, {"links": [link_fingerprint("o" * 512)]})
     assert reset.asked_for(object(), "o" * 512) is True
     _with_payload(monkeypatch, None)
     assert reset.asked_for(object(), "old") is False
+
+
+# -- asking, called directly ----------------------------------------------------------------
+
+
+@pytest.fixture
+def asking(site, rf, monkeypatch):
+    """``reset.ask`` on a request of its own; what it handed the outbox."""
+    from webauth.state import AuthState
+
+    handed = []
+    monkeypatch.setattr(
+        reset.outbox, "submit", lambda message, logger, *, send: handed.append((message, send))
+    )
+    requests = []  # AuthState holds its request weakly
+
+    def ask(typed, *, earlier=(), providers=None):
+        config = site(providers=providers)
+        request = rf.post("/auth/reset", {"identifier": typed})
+        requests.append(request)
+        return reset.ask(AuthState(request, config), typed, "/after/", earlier=earlier)
+
+    ask.handed = handed
+    return ask
+
+
+def _token_of(message):
+    from urllib.parse import parse_qs, urlsplit
+
+    (url,) = [w for w in message.body.split() if "/reset/confirm?" in w]
+    return parse_qs(urlsplit(url).query)["token"][0]
+
+
+def test_asking_gives_a_fresh_ticket_with_the_new_link_first(asking, alice):
+    from webauth.flows.email import LINKS_KEPT, link_fingerprint
+
+    earlier = tuple(link_fingerprint(f"earlier {n}") for n in range(LINKS_KEPT + 2))
+    fresh = asking("alice@example.com", earlier=earlier)
+    ((message, send),) = asking.handed
+    assert send is True and message.to == ["alice@example.com"]
+    assert (fresh.identifier, fresh.callback_url, fresh.attempts) == (
+        "alice@example.com",
+        "/after/",
+        0,
+    )
+    # 32 random bytes, URL-safe: 43 characters binding the grant to this browser.
+    assert len(fresh.binding) == 43
+    assert fresh.links == (link_fingerprint(_token_of(message)), *earlier[: LINKS_KEPT - 1])
+    from webauth.models import VerificationToken
+
+    (row,) = VerificationToken.objects.all()  # the grant, whose expiry the ticket carries
+    assert fresh.expires == int(row.expires.timestamp())
+    assert 86390 < fresh.expires - time.time() <= 86400  # the email provider's max_age
+
+
+def test_asking_for_nobody_builds_a_message_to_no_one(asking, alice):
+    fresh = asking("nobody@example.com")
+    ((message, send),) = asking.handed
+    assert send is False and message.to == [reset._DECOY_ADDRESS]
+    assert fresh.attempts == 0 and len(fresh.binding) == 43 and len(fresh.links) == 1
+
+
+def test_an_account_without_an_address_is_asked_for_like_nobody(asking, db):
+    get_user_model().objects.create_user("bob", email="", password=OLD)
+    asking("bob")
+    ((message, send),) = asking.handed
+    assert send is False and message.to == [reset._DECOY_ADDRESS]
+
+
+def test_the_messages_context(site, rf, monkeypatch):
+    from dataclasses import asdict
+    from datetime import UTC, datetime, timedelta
+
+    from webauth.state import AuthState
+
+    config = site(theme={"brand_color": "#123456"})
+    request = rf.post("/auth/reset")
+    state = AuthState(request, config)
+    email = reset.grant_email(config)
+    seen = []
+    monkeypatch.setattr(
+        reset.mail, "message", lambda name, context, *args, **kwargs: seen.append((name, context))
+    )
+    now = datetime.now(UTC)
+    for expires, minutes in (
+        (now + timedelta(seconds=3600), 60),
+        (now + timedelta(seconds=61), 2),
+        (now + timedelta(seconds=20), 1),
+        (now - timedelta(seconds=90), 1),  # never less than a minute
+    ):
+        seen.clear()
+        reset._message(
+            state, email, "alice@example.com", "http://testserver/x?token=t", "C", expires
+        )
+        ((name, context),) = seen
+        assert name == "password_reset"
+        assert context["url"] == "http://testserver/x?token=t" and context["host"] == "testserver"
+        assert context["code"] == email.display_code("C")
+        assert context["expires"] == expires and context["minutes"] == minutes
+        assert (
+            context["theme"] == asdict(config.theme)
+            and context["theme"]["brand_color"] == "#123456"
+        )
+
+
+# -- the outbox's thread --------------------------------------------------------------------
+
+
+def test_the_outbox_runs_one_thread_per_process(monkeypatch):
+    import threading
+
+    from django.core.mail import EmailMultiAlternatives
+
+    from webauth.logger import AuthLogger
+
+    box = reset.Outbox()
+    message = EmailMultiAlternatives("s", "b", "from@example.com", ["nobody@invalid"])
+    logger = AuthLogger()
+    assert box._thread is None and box._pid == 0
+    assert box.submit(message, logger, send=False) is True
+    first = box._thread
+    assert first.name == "webauth-reset-outbox" and first.daemon and first.is_alive()
+    assert box.submit(message, logger, send=False) is True
+    assert box._thread is first  # the same thread takes the next one
+    # In a forked worker the parent's thread does not exist: a new one starts.
+    monkeypatch.setattr(reset.os, "getpid", lambda: 4_000_000)
+    assert box.submit(message, logger, send=False) is True
+    assert box._thread is not first and box._pid == 4_000_000
+    second = box._thread
+    # A thread that ended is replaced too.
+    ended = threading.Thread(target=lambda: None)
+    ended.start()
+    ended.join()
+    box._thread = ended
+    assert box.submit(message, logger, send=False) is True
+    assert box._thread is not ended and box._thread is not second and box._thread.is_alive()
+    assert box.flush()
