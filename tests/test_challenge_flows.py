@@ -704,6 +704,24 @@ def test_the_app_sign_up_and_reset_answer_400_with_the_widget(lifecycle, fake, a
     assert not get_user_model().objects.filter(username="newcomer").exists()  # verify_email
 
 
+def test_a_reset_asked_directly_reads_the_answer_where_it_is_told(lifecycle, fake, alice):
+    # reset.ask reads the challenge's answer from the form unless it is handed the
+    # fields (an app's JSON body): then from those alone.
+    from webauth.passwords import reset as reset_flow
+    from webauth.state import AuthState
+
+    config = get_config()
+    in_form = RequestFactory().post("/auth/reset", {FIELD: fake.issue()}, REMOTE_ADDR=IP)
+    reset_flow.ask(AuthState(in_form, config), "alice", "/")
+    with pytest.raises(ChallengeFailed) as missing:
+        reset_flow.ask(AuthState(in_form, config), "alice", "/", params={})
+    assert missing.value.code == "missing"
+    bare = RequestFactory().post("/auth/reset", {}, REMOTE_ADDR=IP)
+    reset_flow.ask(AuthState(bare, config), "alice", "/", params={FIELD: fake.issue()})
+    assert len(fake.requests) == 2
+    assert reset_flow.outbox.flush()
+
+
 def test_only_sign_in_guarded_leaves_sign_up_and_reset_alone(lifecycle, fake, alice, client):
     lifecycle({"on": ["signin"]})
     assert signup(client).status_code == 200
