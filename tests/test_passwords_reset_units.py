@@ -68,6 +68,7 @@ def test_the_documented_constants():
     assert reset.MAX_IDENTIFIER_LENGTH == 254
     assert reset.MAX_PASSWORD_LENGTH == 4096
     assert reset.OUTBOX_LIMIT == 1000
+    assert reset.EXIT_WAIT == 5.0
     assert reset.APP_SALT == "webauth.password-reset.app"
 
 
@@ -713,7 +714,7 @@ def test_the_outbox_runs_one_thread_per_process(monkeypatch):
     box = reset.Outbox()
     message = EmailMultiAlternatives("s", "b", "from@example.com", ["nobody@invalid"])
     logger = AuthLogger()
-    assert box._thread is None and box._pid == 0
+    assert box._thread is None
     assert box.submit(message, logger, send=False) is True
     first = box._thread
     assert first.name == "webauth-reset-outbox" and first.daemon and first.is_alive()
@@ -732,3 +733,91 @@ def test_the_outbox_runs_one_thread_per_process(monkeypatch):
     assert box.submit(message, logger, send=False) is True
     assert box._thread is not ended and box._thread is not second and box._thread.is_alive()
     assert box.flush()
+
+
+class _Refusing:
+    """A mail backend that fails as Django's SMTP backend does: unless told to be silent."""
+
+    made = []
+
+    def __init__(self, fail_silently=False, **kwargs):
+        self.fail_silently = fail_silently
+        _Refusing.made.append(fail_silently)
+
+    def send_messages(self, messages):
+        if not self.fail_silently:
+            raise OSError("no mail server")
+        return 0
+
+
+def _log_of(caplog):
+    return [r.getMessage() for r in caplog.records]
+
+
+def test_the_outbox_logs_what_it_cannot_send_and_connects_for_a_decoy(settings, caplog):
+    from django.core.mail import EmailMultiAlternatives
+
+    from webauth.logger import AuthLogger
+
+    settings.EMAIL_BACKEND = f"{__name__}._Refusing"
+    _Refusing.made.clear()
+    box = reset.Outbox()
+    message = EmailMultiAlternatives("s", "b", "from@example.com", ["alice@example.com"])
+    assert box.submit(message, AuthLogger(), send=True) is True
+    assert box.flush()
+    assert any("could not be sent" in m for m in _log_of(caplog))
+    # A decoy's connection is made as a delivery's is (the same cost), never silent.
+    caplog.clear()
+    assert box.submit(message, AuthLogger(), send=False) is True
+    assert box.flush()
+    assert _Refusing.made == [False, False]
+    assert not any("could not be sent" in m for m in _log_of(caplog))
+
+
+def test_a_full_outbox_takes_nothing(monkeypatch, caplog):
+    from django.core.mail import EmailMultiAlternatives
+
+    from webauth.logger import AuthLogger
+
+    monkeypatch.setattr(reset, "OUTBOX_LIMIT", 0)
+    box = reset.Outbox()
+    message = EmailMultiAlternatives("s", "b", "from@example.com", ["nobody@invalid"])
+    assert box.submit(message, AuthLogger(), send=False) is False
+    assert box._thread is None  # nothing was started for it
+    assert any("outbox is full" in m for m in _log_of(caplog))
+
+
+def test_flushing_waits_ten_seconds_at_most_by_default():
+    box = reset.Outbox()
+    waits = []
+
+    class Recording:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def wait_for(self, predicate, timeout):
+            waits.append(timeout)
+            return predicate()
+
+    real = box._idle
+    box._idle = Recording()
+    assert box.flush() is True and box.flush(0.5) is True
+    assert waits == [10.0, 0.5]
+    # A message that does not go makes flush answer False once its time is up.
+    box._idle = real
+    box._waiting = 1  # one handed over and never done
+    assert box.flush(0.05) is False
+
+
+@pytest.mark.parametrize(("first", "second"), [(5, 5), (None, "x"), ("x", ["x"])])
+def test_a_password_that_is_no_text_is_no_password(first, second):
+    with pytest.raises(PasswordRefused) as refused:
+        reset._check_password(None, first, second)
+    errors = refused.value.errors
+    if not isinstance(first, str):
+        assert errors["new_password1"] == ["This field is required."]
+    if not isinstance(second, str):
+        assert errors["new_password2"] == ["This field is required."]

@@ -729,15 +729,21 @@ class Outbox:
                     self._idle.notify_all()
 
     def flush(self, timeout: float = 10.0) -> bool:
-        """Wait until every message handed over has been sent (or failed); whether they were."""
+        """Wait until every message handed over has been sent (or failed); whether they were.
+
+        At most *timeout* seconds (10 by default): a mail server that hangs
+        makes it answer ``False``, never wait for ever.
+        """
         with self._idle:
             return self._idle.wait_for(lambda: self._waiting == 0, timeout)
 
 
 #: The outbox of the reset messages (``outbox.flush()`` waits for it, as tests do).
 outbox = Outbox()
-# A process that exits (a worker restarted, ``manage.py`` finished) sends what is waiting.
-atexit.register(outbox.flush, 5.0)
+#: How long a process that exits (a worker restarted, ``manage.py`` finished)
+#: waits for the outbox to send what is still waiting, in seconds.
+EXIT_WAIT = 5.0
+atexit.register(outbox.flush, EXIT_WAIT)
 
 
 # -- redeeming -----------------------------------------------------------------------------------
