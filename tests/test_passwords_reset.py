@@ -25,7 +25,7 @@ from freezegun import freeze_time
 
 from webauth import signals
 from webauth.checks import check_config
-from webauth.models import Session, TrustedBrowser, UnprovenEmail, VerificationToken
+from webauth.models import Account, Session, TrustedBrowser, UnprovenEmail, VerificationToken
 from webauth.passwords import reset
 from webauth.providers import Email
 from webauth.test import force_sign_in
@@ -589,10 +589,17 @@ def test_by_link_every_validator_speaks_before_anything_is_used(site, users, set
 def test_an_unproven_address_is_proven_by_the_reset(site, users):
     alice = users["alice"]
     UnprovenEmail.objects.create(user=alice)
+    # What a stranger may have put on the account goes; the address's own email
+    # account (the one the reset just proved) stays.
+    kept = Account.objects.create(
+        user=alice, type="email", provider="email", provider_account_id="alice@example.com"
+    )
+    Account.objects.create(user=alice, type="oauth", provider="github", provider_account_id="7")
     browser = Browser()
     browser.ask("alice")
     assert browser.confirm(code=received().code).status_code == 302
     assert not UnprovenEmail.objects.filter(user=alice).exists()
+    assert list(Account.objects.filter(user=alice)) == [kept]
     assert password_of("alice").check_password(NEW)  # set after the proof took the old one
 
 

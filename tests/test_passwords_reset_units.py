@@ -821,3 +821,152 @@ def test_a_password_that_is_no_text_is_no_password(first, second):
         assert errors["new_password1"] == ["This field is required."]
     if not isinstance(second, str):
         assert errors["new_password2"] == ["This field is required."]
+
+
+# -- redeeming, called directly -------------------------------------------------------------
+
+NEW = "a brand new passphrase 42"
+SHORT = {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"}
+
+
+@pytest.fixture
+def flow(site, rf, monkeypatch):
+    """``reset.ask`` and the redemptions on requests of their own, the message handed back."""
+    import re
+    from types import SimpleNamespace
+
+    from webauth.state import AuthState
+
+    handed = []
+    monkeypatch.setattr(
+        reset.outbox, "submit", lambda message, logger, *, send: handed.append(message)
+    )
+    config = site()
+    requests = []  # AuthState holds its request weakly
+
+    def state():
+        request = rf.post("/auth/reset/confirm", REMOTE_ADDR="203.0.113.5")
+        requests.append(request)
+        return AuthState(request, config)
+
+    def ask(typed):
+        handed.clear()
+        ticket = reset.ask(state(), typed, "/after/")
+        (message,) = handed
+        code = re.search(r"\b[0-9A-Z]{4}-[0-9A-Z]{4}\b", message.body).group(0)
+        return ticket, _token_of(message), code
+
+    return SimpleNamespace(state=state, ask=ask, config=config)
+
+
+def _password_of(user):
+    return get_user_model().objects.get(pk=user.pk)
+
+
+def test_a_link_or_a_code_sets_the_password_and_gives_the_user(flow, alice):
+    ticket, token, _ = flow.ask("alice")
+    user = reset.redeem_link(flow.state(), ticket, token, NEW, NEW)
+    assert user.pk == alice.pk and user.check_password(NEW)
+    assert _password_of(alice).check_password(NEW)
+    ticket, _, code = flow.ask("alice")
+    user = reset.redeem_code(flow.state(), ticket, code, OLD, OLD)
+    assert user.pk == alice.pk and _password_of(alice).check_password(OLD)
+
+
+def test_an_account_that_can_no_longer_reset_is_told_before_its_password_is_judged(
+    flow, alice, settings
+):
+    from webauth.models import VerificationToken
+
+    settings.AUTH_PASSWORD_VALIDATORS = [{**SHORT, "OPTIONS": {"min_length": 12}}]
+    ticket, token, _ = flow.ask("alice")
+    alice.is_active = False
+    alice.save()
+    with pytest.raises(reset.ResetExpired, match="can no longer reset it"):
+        reset.redeem_link(flow.state(), ticket, token, "short", "short")
+    assert VerificationToken.objects.count() == 1  # nothing was used
+    assert _password_of(alice).check_password(OLD)
+
+
+@pytest.mark.parametrize("way", ["link", "code"])
+def test_a_grant_ends_at_its_expiry_to_the_second(flow, alice, way):
+    from datetime import UTC, datetime, timedelta
+
+    from freezegun import freeze_time
+
+    with freeze_time(datetime(2030, 1, 1, tzinfo=UTC)) as frozen:
+        ticket, token, code = flow.ask("alice")
+        frozen.tick(timedelta(seconds=86400))  # the email provider's max_age, to the second
+        assert ticket.expires == int(time.time())
+        if way == "link":
+            with pytest.raises(reset.ResetExpired):
+                reset.redeem_link(flow.state(), ticket, token, NEW, NEW)
+        else:
+            with pytest.raises(WrongCode):
+                reset.redeem_code(flow.state(), ticket, code, NEW, NEW)
+    assert _password_of(alice).check_password(OLD)
+
+
+def test_a_code_a_day_late_is_wrong(flow, alice):
+    from datetime import UTC, datetime, timedelta
+
+    from freezegun import freeze_time
+
+    with freeze_time(datetime(2030, 1, 1, tzinfo=UTC)) as frozen:
+        ticket, _, code = flow.ask("alice")
+        frozen.tick(timedelta(days=2))
+        with pytest.raises(WrongCode) as wrong:
+            reset.redeem_code(flow.state(), ticket, code, NEW, NEW)
+    assert wrong.value.ticket.attempts == 1
+    assert _password_of(alice).check_password(OLD)
+
+
+def test_a_decoys_code_guessed_right_resets_nothing(flow, alice, monkeypatch):
+    known = Email().new_code()
+    monkeypatch.setattr(Email, "new_code", lambda self: known)
+    ticket, _, code = flow.ask("nobody@example.com")
+    assert code.replace("-", "") == known  # the decoy's message was rendered with it
+    with pytest.raises(reset.ResetExpired, match="belongs to no account"):
+        reset.redeem_code(flow.state(), ticket, code, NEW, NEW)
+    assert _password_of(alice).check_password(OLD)
+
+
+def test_a_refused_password_after_a_right_code_gives_a_grant_of_the_clients_own(
+    flow, alice, settings
+):
+    from dataclasses import replace
+
+    from webauth.flows.email import LINKS_KEPT, link_fingerprint
+
+    # Only a validator that looks at the user refuses it: after the code is used.
+    settings.AUTH_PASSWORD_VALIDATORS = [
+        {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"}
+    ]
+    ticket, _, code = flow.ask("alice")
+    older = tuple(link_fingerprint(f"older {n}") for n in range(LINKS_KEPT))
+    ticket = replace(ticket, attempts=2, links=ticket.links + older)
+    with pytest.raises(PasswordRefused) as refused:
+        reset.redeem_code(flow.state(), ticket, code, "alice@example.com", "alice@example.com")
+    again = refused.value.ticket
+    assert again.attempts == 0 and len(again.links) == LINKS_KEPT
+    assert again.links == (link_fingerprint(refused.value.token), *ticket.links[: LINKS_KEPT - 1])
+    user = reset.redeem_link(flow.state(), again, refused.value.token, NEW, NEW)
+    assert user.check_password(NEW)
+
+
+def test_a_password_of_the_longest_length_is_judged_by_the_validators():
+    longest = "p" * reset.MAX_PASSWORD_LENGTH
+    reset._check_password(None, longest, longest)  # accepted (no validator in these settings)
+    with pytest.raises(PasswordRefused) as refused:
+        reset._check_password(None, longest + "p", longest + "p")
+    assert refused.value.errors == {"new_password1": ["This password is too long."]}
+
+
+def test_a_user_the_adapter_cannot_find_gets_the_password_all_the_same(flow, alice, monkeypatch):
+    ticket, token, _ = flow.ask("alice")
+    looked_up = []
+    monkeypatch.setattr(
+        flow.config.storage.adapter, "get_user", lambda user_id: looked_up.append(user_id)
+    )
+    reset.redeem_link(flow.state(), ticket, token, NEW, NEW)
+    assert looked_up == [str(alice.pk)] and _password_of(alice).check_password(NEW)
