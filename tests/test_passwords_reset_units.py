@@ -984,9 +984,9 @@ def test_an_expired_grant_an_adapter_gives_back_for_a_code_is_refused(
 
     from webauth.types import VerificationToken
 
-    with freeze_time(datetime(2030, 1, 1, tzinfo=UTC)):
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    with freeze_time(now):
         ticket, _, code = flow.ask("alice")
-        now = datetime.now(UTC)
         expired = VerificationToken(
             identifier="x", token="t", expires=now - timedelta(seconds=late)
         )
