@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 )
 def test_suite_passes_with_webauth_user_model(module):
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.support.settings_user_model"}
+    # The child loads its plugins itself (the mutation script turns autoloading off).
+    env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", module],
         cwd=ROOT,

@@ -656,6 +656,8 @@ def test_sign_up_with_webauths_user_model():
 
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.support.settings_user_model"}
+    # The child loads its plugins itself (the mutation script turns autoloading off).
+    env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
     result = subprocess.run(
         [
             sys.executable,
