@@ -24,6 +24,7 @@ pytestmark = pytest.mark.django_db
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 TOKEN = "the-link-token-0123456789"
+COOKIE = "authjs.signup-pending"
 
 
 @pytest.fixture
@@ -184,3 +185,90 @@ def test_the_attempts_left_count_down_to_none(site):
         providers=[DjangoCredentials(), Email(from_email="x@example.com", code_max_attempts=3)]
     )
     assert signup.code_attempts_left(fewer, replace(held(), attempts=1)) == 2
+
+
+def test_only_an_email_providers_rules_are_taken():
+    from types import SimpleNamespace
+
+    # Something else of the email kind with a code of its own is passed over.
+    stranger = SimpleNamespace(type="email", id="stranger", code="digits")
+    codes = Email(id="codes", from_email="y@example.com")
+    assert signup.grant_email(SimpleNamespace(providers=[stranger, codes])) is codes
+
+
+def test_only_text_of_a_bounded_size_is_decrypted(site, monkeypatch):
+    config = site()
+    tried = []
+    monkeypatch.setattr(signup.jose, "decode", lambda **kw: tried.append(kw["token"]))
+    for value in (None, 5, "", "x" * 16_001):
+        assert signup.unseal(config, value, signup.APP_SALT) is None
+    assert tried == []
+    assert signup.unseal(config, "x" * 16_000, signup.APP_SALT) is None
+    assert signup.unseal(config, "y", signup.APP_SALT) is None
+    assert tried == ["x" * 16_000, "y"]
+
+
+def _state(config, max_age=None):
+    from types import SimpleNamespace
+
+    from webauth.cookies import cookie_specs
+
+    specs = cookie_specs(config, False)
+    if max_age is not None:
+        specs[signup.PENDING] = replace(specs[signup.PENDING], max_age=max_age)
+    return SimpleNamespace(cookies=specs, config=config, request_cookies={})
+
+
+def test_the_pending_cookie_lasts_as_long_as_its_grant(site, monkeypatch):
+    from django.http import HttpResponse
+
+    config = site()
+    now = 1_800_000_000
+    monkeypatch.setattr(signup.time, "time", lambda: now)
+    for expires, lifetime in ((now + 600, 600), (now + 1, 1), (now - 30, 1)):
+        response = HttpResponse()
+        signup.write_pending(_state(config), response, held(expires=expires))
+        assert int(response.cookies[COOKIE]["max-age"]) == lifetime, expires
+    # A project's own Max-Age for the cookie (WEBAUTH["cookies"]) stands.
+    response = HttpResponse()
+    signup.write_pending(_state(config, max_age=120), response, held(expires=now + 600))
+    assert int(response.cookies[COOKIE]["max-age"]) == 120
+
+
+def test_only_the_forms_own_fields_as_text_are_read():
+    from webauth.passwords.forms import signup_form_class
+
+    form_class = signup_form_class(None)
+    params = {
+        "username": "carol",
+        "email": ["carol@example.com"],  # a JSON list is no answer
+        "password1": 5,
+        "is_superuser": "on",  # not the form's
+        "csrfToken": "t",
+    }
+    assert signup._form_data(params, form_class) == {"username": "carol"}
+
+
+def test_a_username_field_that_is_the_address_is_no_username():
+    class ByAddress:
+        USERNAME_FIELD = "email"
+
+        @staticmethod
+        def get_email_field_name():
+            return "email"
+
+    class ByName(ByAddress):
+        USERNAME_FIELD = "handle"
+
+    assert signup._username_field(ByAddress) is None
+    assert signup._username_field(ByName) == "handle"
+
+
+def test_only_a_username_of_text_can_be_taken(django_user_model):
+    django_user_model.objects.create(username="")  # not that Django's forms allow one
+    django_user_model.objects.create(username="5")
+    django_user_model.objects.create(username="Carol")
+    assert signup._username_taken(django_user_model, "carol") is True  # any case
+    assert signup._username_taken(django_user_model, "dave") is False
+    for username in ("", 5, None, ["5"]):
+        assert signup._username_taken(django_user_model, username) is False, username
