@@ -373,6 +373,26 @@ def test_the_address_is_stored_canonical(site, client):
     assert get_user_model().objects.get(username="bea").email == "bea@example.com"
 
 
+def test_an_address_the_form_takes_but_webauth_refuses_is_a_field_error(site, client):
+    # Django's EmailField takes a 65-character local part; an address webauth
+    # stores cannot have one (RFC 5321: 64 at most).
+    address = "b" * 65 + "@example.com"
+    response = sign_up(client, email=address)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'aria-invalid="true"' in html and "Enter a valid email address" in html
+    assert mail.outbox == [] and VerificationToken.objects.count() == 0
+
+
+def test_an_address_two_users_hold_is_taken(site, client, ann, django_user_model):
+    django_user_model.objects.create_user("ann2", email="ann@example.com", password="x-2")
+    response = sign_up(client, email="ann@example.com")
+    assert response.status_code == 200 and b"Check your email" in response.content
+    assert not django_user_model.objects.filter(username="bea").exists()
+    (message,) = mail.outbox
+    assert message.to == ["ann@example.com"] and "tried to sign up" in message.subject
+
+
 def test_the_form_tells_nothing_of_taken_usernames(site, ann):
     bound = signup_form_class(None)(
         data={
@@ -506,13 +526,14 @@ def test_a_tampered_pending_cookie_is_no_sign_up(site, client):
     assert not get_user_model().objects.filter(username="bea").exists()
 
 
-def test_the_rate_limit_counts_per_address(site, client, ann):
+def test_the_rate_limit_counts_per_address(site, client, ann, caplog):
     site(rate_limits={"signup": "100/m/ip,2/h/key"})
     first = sign_up(client, username="u1")
     second = sign_up(client, username="u2")
     third = sign_up(client, username="u3")
     assert (first.status_code, second.status_code, third.status_code) == (200, 200, 429)
     assert "Retry-After" in third
+    assert "Too many sign-ups" in caplog.text  # what the log says of it
     other = sign_up(client, username="u4", email="other@example.com")
     assert other.status_code == 200
     # Taken or not, the same count.

@@ -272,3 +272,87 @@ def test_only_a_username_of_text_can_be_taken(django_user_model):
     assert signup._username_taken(django_user_model, "dave") is False
     for username in ("", 5, None, ["5"]):
         assert signup._username_taken(django_user_model, username) is False, username
+
+
+# -- what the sign-up keeps of the form --------------------------------------------------------
+
+
+def _bound(form_class, **data):
+    form = form_class(
+        data={
+            "username": "carol",
+            "email": "carol@example.com",
+            "password1": "a long new passphrase 81",
+            "password2": "a long new passphrase 81",
+            **data,
+        }
+    )
+    assert form.is_valid(), form.errors
+    return form, form.save(commit=False)
+
+
+def _forms():
+    from django import forms
+    from django.contrib.auth import get_user_model
+
+    from webauth.passwords.forms import SignupForm
+
+    class Listed(SignupForm):
+        # Declared first, not the model's: skipped, never a reason to stop.
+        terms = forms.BooleanField(required=False)
+        # A reverse relation of the user model by name: no column of the user's.
+        webauth_accounts = forms.CharField(required=False)
+
+        class Meta(SignupForm.Meta):
+            model = get_user_model()
+            fields = ("terms", "webauth_accounts", "username", "email", "groups", "last_login")
+
+    class Unlisted(SignupForm):
+        # A model field the form declares without listing it in Meta.fields.
+        first_name = forms.CharField(required=False)
+
+        class Meta(SignupForm.Meta):
+            model = get_user_model()
+            fields = ("username", "email")
+
+    class Everything(SignupForm):
+        class Meta(SignupForm.Meta):
+            model = get_user_model()
+            fields = None
+            exclude = ("password",)  # Django keeps no list of fields: the form's own are read
+
+    return Listed, Unlisted, Everything
+
+
+def test_the_fields_kept_are_the_forms_listed_columns_and_the_password(db):
+    listed, unlisted, everything = _forms()
+    form, instance = _bound(listed)
+    kept = signup._fields_of(form, instance)
+    # No terms, no reverse relation, no many-to-many (groups); a None stays None.
+    assert set(kept) == {"username", "email", "last_login", "password"}
+    assert kept["username"] == "carol" and kept["last_login"] is None
+    assert kept["password"].startswith(("pbkdf2_", "argon2", "bcrypt", "md5$"))
+    form, instance = _bound(unlisted, first_name="Carol")
+    assert set(signup._fields_of(form, instance)) == {"username", "email", "password"}
+    form, instance = _bound(everything, date_joined="2030-01-01 00:00")
+    assert {"username", "email", "password", "is_staff", "date_joined"} <= set(
+        signup._fields_of(form, instance)
+    )
+    assert "groups" not in signup._fields_of(form, instance)
+
+
+def test_the_user_made_of_the_fields_kept_has_no_id_of_theirs(db):
+    instance = signup._instance_of(
+        {
+            "id": "99",
+            "nope": "x",
+            "username": "carol",
+            "last_login": None,
+            "is_staff": None,  # a None is kept as None, not given to the field to parse
+            "date_joined": "2030-01-01T00:00:00+00:00",
+        }
+    )
+    assert instance.pk is None and not hasattr(instance, "nope")
+    assert instance.username == "carol" and instance.last_login is None
+    assert instance.is_staff is None
+    assert instance.date_joined.year == 2030
