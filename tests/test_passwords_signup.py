@@ -19,6 +19,7 @@ from django.core import mail
 from freezegun import freeze_time
 
 from webauth import jwt as jose
+from webauth.conf import get_config
 from webauth.models import UnprovenEmail, VerificationToken
 from webauth.passwords import signup as flow
 from webauth.passwords.forms import FIELD_MAX_LENGTH, SignupForm, signup_form_class
@@ -341,6 +342,139 @@ def test_without_verification_a_taken_address_mails_its_owner(site, client, ann)
     assert response.status_code == 200 and b"Check your email" in response.content
     assert PENDING not in response.cookies and session_of(response) is None
     assert [m.to for m in mail.outbox] == [["ann@example.com"]]
+
+
+def test_without_verification_a_taken_address_reaches_no_sign_in_callback(site, client, ann):
+    called = []
+    site(
+        signup={"verify_email": False},
+        callbacks={"sign_in": lambda **kw: called.append(kw["user"].email) or True},
+    )
+    taken = sign_up(client, email="ann@example.com")
+    assert taken.status_code == 200 and 'name="code"' not in taken.content.decode()
+    assert called == []  # a taken address is never tried as a new user
+    assert sign_up(client).status_code == 302
+    assert called == ["bea@example.com"]
+
+
+def test_the_answer_offers_a_code_only_when_one_was_sent(site, client, ann):
+    assert 'id="webauth-signup-code"' in sign_up(client).content.decode()
+    site(signup={"verify_email": False})
+    assert (
+        'id="webauth-signup-code"' not in sign_up(client, email="ann@example.com").content.decode()
+    )
+
+
+def test_signing_up_at_once_gives_the_django_session_a_new_key(site, client):
+    from django.contrib.sessions.backends.db import SessionStore
+
+    site(signup={"verify_email": False})
+    planted = client.session
+    planted["planted"] = "by someone"
+    planted.save()
+    old = client.cookies["sessionid"].value
+    response = sign_up(client)
+    assert response.status_code == 302
+    new_key = response.cookies["sessionid"].value
+    assert new_key and new_key != old and not SessionStore().exists(old)
+
+
+@pytest.fixture
+def a_race(monkeypatch):
+    """The address and username checks find nothing: the insert is where a rival shows."""
+    from webauth.adapters.django import DjangoAdapter
+
+    monkeypatch.setattr(DjangoAdapter, "get_user_by_email", lambda self, email: None)
+    monkeypatch.setattr(flow, "_username_taken", lambda model, username: False)
+
+
+def _signup_events():
+    from webauth import signals
+
+    seen = []
+
+    def receiver(sender, **message):
+        seen.append((sender, message["user"], message["email"]))
+
+    signals.signup.connect(receiver, weak=False)
+    return seen, lambda: signals.signup.disconnect(receiver)
+
+
+def test_an_address_taken_at_the_insert_is_answered_as_taken(site, client, ann, a_race):
+    site(signup={"verify_email": False})
+    seen, done = _signup_events()
+    try:
+        response = sign_up(client, email="ann@example.com")
+    finally:
+        done()
+    assert response.status_code == 200 and b"Check your email" in response.content
+    assert 'id="webauth-signup-code"' not in response.content.decode()
+    assert PENDING not in response.cookies and session_of(response) is None
+    (message,) = mail.outbox
+    assert message.to == ["ann@example.com"] and "tried to sign up" in message.subject
+    assert seen == [("credentials", None, "ann@example.com")]
+    assert not get_user_model().objects.filter(username="bea").exists()
+
+
+def test_a_username_taken_at_the_insert_is_answered_as_taken(site, client, ann, a_race):
+    site(signup={"verify_email": False})
+    response = sign_up(client, username="ann", email="new@example.com")
+    assert response.status_code == 200 and session_of(response) is None
+    (message,) = mail.outbox
+    assert message.to == ["new@example.com"] and "Choose another username" in message.subject
+    assert not get_user_model().objects.filter(email="new@example.com").exists()
+
+
+def test_the_password_providers_id_is_the_sign_ups(site, client):
+    from webauth.providers import DjangoCredentials
+
+    site(signup={"verify_email": False}, providers=[DjangoCredentials(id="passwords")])
+    seen, done = _signup_events()
+    try:
+        assert sign_up(client).status_code == 302
+    finally:
+        done()
+    user = get_user_model().objects.get(username="bea")
+    assert seen == [("passwords", user, "bea@example.com")]
+
+
+def test_the_pending_sign_up_binds_the_browser_to_a_grant_of_whole_seconds(site, client):
+    response = sign_up(client)
+    held = flow.unseal(get_config(), response.cookies[PENDING].value, PENDING)
+    assert len(held.binding) == 43  # 32 random bytes, URL-safe
+    (row,) = VerificationToken.objects.all()
+    assert row.expires.timestamp() == held.expires  # the second the cookie says, exactly
+
+
+def test_the_messages_context(site, client, ann, monkeypatch):
+    from dataclasses import asdict
+
+    seen = []
+    real = flow.mail.message
+
+    def message(name, context, *args, **kwargs):
+        seen.append((name, context))
+        return real(name, context, *args, **kwargs)
+
+    monkeypatch.setattr(flow.mail, "message", message)
+    sign_up(client)
+    sign_up(client, username="zed", email="ann@example.com")
+    sign_up(client, username="ann", email="new@example.com")
+    (new_name, new), (taken_name, taken), (name_name, name) = seen
+    assert (new_name, taken_name, name_name) == ("signup", "signup_taken", "signup")
+    assert new["host"] == "testserver" and new["url"].startswith("http://testserver/auth/signup?")
+    assert new["minutes"] == 60 and re.fullmatch(r"[0-9A-Z]{4}-[0-9A-Z]{4}", new["code"])
+    assert new["signin_url"] == "http://testserver/auth/signin"
+    assert new["signup_url"] == "http://testserver/auth/signup"
+    assert (new["username"], new["username_taken"], new["verify"]) == ("bea", False, True)
+    assert new["theme"] == asdict(get_config().theme)
+    assert taken["username"] == "zed" and taken["username_taken"] is False
+    assert (name["username"], name["username_taken"]) == ("ann", True)
+    seen.clear()
+    site(signup={"verify_email": False})
+    sign_up(client, email="ann@example.com")
+    ((_, unverified),) = seen
+    assert unverified["verify"] is False
 
 
 # -- the form --------------------------------------------------------------------------------

@@ -411,7 +411,14 @@ def submit(state: AuthState, params: Mapping[str, object], callback_url: str) ->
         return _sign_in_now(state, address, fields, callback_url)
     held = _grant(state, address, _fields_of(form, instance), callback_url, kind)
     if kind != "new":
-        emit(config, "signup", user=None, email=address, request=state.request)
+        emit(
+            config,
+            "signup",
+            sender=_provider_id(config),
+            user=None,
+            email=address,
+            request=state.request,
+        )
     if not config.passwords.signup_verify_email:
         return Waiting(address, None, code=False)
     return Waiting(address, held, code=True)
@@ -434,7 +441,14 @@ def _sign_in_now(
         # Taken a moment ago by another request: answered as any taken one.
         kind = "taken" if exc.field is None else "username"
         _grant(state, address, fields, callback_url, kind)
-        emit(state.config, "signup", user=None, email=address, request=state.request)
+        emit(
+            state.config,
+            "signup",
+            sender=_provider_id(state.config),
+            user=None,
+            email=address,
+            request=state.request,
+        )
         return Waiting(address, None, code=False)
 
 
@@ -458,7 +472,8 @@ def _grant(
     """
     config = state.config
     email = grant_email(config)
-    token, code = email.new_token(), email.new_code() or _DEFAULT_EMAIL.new_code() or ""
+    token, code = email.new_token(), email.new_code()
+    assert code is not None  # grant_email() only picks an email provider that sends codes
     binding = secrets.token_urlsafe(32)
     expires = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=email.max_age)
     identifier = grant_identifier(address)
