@@ -23,7 +23,7 @@ from webauth.conf import get_config
 from webauth.models import UnprovenEmail, VerificationToken
 from webauth.passwords import signup as flow
 from webauth.passwords.forms import FIELD_MAX_LENGTH, SignupForm, signup_form_class
-from webauth.providers import Email
+from webauth.providers import DjangoCredentials, Email
 
 from .support.helpers import csrf_pair
 
@@ -426,8 +426,6 @@ def test_a_username_taken_at_the_insert_is_answered_as_taken(site, client, ann, 
 
 
 def test_the_password_providers_id_is_the_sign_ups(site, client):
-    from webauth.providers import DjangoCredentials
-
     site(signup={"verify_email": False}, providers=[DjangoCredentials(id="passwords")])
     seen, done = _signup_events()
     try:
@@ -475,6 +473,13 @@ def test_the_messages_context(site, client, ann, monkeypatch):
     sign_up(client, email="ann@example.com")
     ((_, unverified),) = seen
     assert unverified["verify"] is False
+    # The minutes the grant lasts, rounded up, never fewer than one.
+    for max_age, minutes in ((61, 2), (30, 1), (120, 2)):
+        seen.clear()
+        site(providers=[DjangoCredentials(), Email(from_email="x@example.com", max_age=max_age)])
+        sign_up(client, email=f"m{max_age}@example.com", username=f"m{max_age}")
+        ((_, context),) = seen
+        assert context["minutes"] == minutes, max_age
 
 
 # -- the form --------------------------------------------------------------------------------

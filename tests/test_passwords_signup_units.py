@@ -356,3 +356,61 @@ def test_the_user_made_of_the_fields_kept_has_no_id_of_theirs(db):
     assert instance.username == "carol" and instance.last_login is None
     assert instance.is_staff is None
     assert instance.date_joined.year == 2030
+
+
+# -- the message's thread ----------------------------------------------------------------------
+
+
+def test_the_message_is_sent_from_a_daemon_thread_of_its_own(site, monkeypatch):
+    import threading
+
+    config = site()
+    release = threading.Event()
+    ran = []
+    monkeypatch.setattr(
+        signup,
+        "_send",
+        lambda *args: ran.append(args) or release.wait(5) or signup._mailers.clear(),
+    )
+    signup._mail_later(config, "signup", {}, "", "carol@example.com")
+    (thread,) = list(signup._mailers)
+    assert thread.name == "webauth-signup-mail" and thread.daemon
+    release.set()
+    thread.join(5)
+    ((_config, template, _context, sender, address, _language),) = ran
+    assert (template, address) == ("signup", "carol@example.com")
+    assert sender == "webmaster@localhost"  # no sender of its own: DEFAULT_FROM_EMAIL
+
+
+def test_waiting_for_the_messages_takes_ten_seconds_at_most_by_default(monkeypatch):
+    joins = []
+
+    class Stuck:
+        def join(self, timeout):
+            joins.append(timeout)
+
+    clock = iter([100.0, 100.0, 200.0])
+    monkeypatch.setattr(signup.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(signup, "_mailers", {Stuck()})
+    signup.wait_for_mail()
+    assert joins == [10.0]
+
+
+class _Refusing:
+    """A mail backend that fails as Django's SMTP backend does: unless told to be silent."""
+
+    def __init__(self, fail_silently=False, **kwargs):
+        self.fail_silently = fail_silently
+
+    def send_messages(self, messages):
+        if not self.fail_silently:
+            raise OSError("no mail server")
+        return 0
+
+
+def test_a_message_that_cannot_be_sent_is_logged(site, settings, caplog):
+    settings.EMAIL_BACKEND = f"{__name__}._Refusing"
+    config = site()
+    context = {"url": "u", "code": "C", "minutes": 1, "host": "h", "theme": {}}
+    signup._send(config, "signup", context, "x@example.com", "carol@example.com", None)
+    assert any("sign-up email could not be sent" in r.getMessage() for r in caplog.records)

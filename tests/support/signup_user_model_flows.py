@@ -86,3 +86,17 @@ def test_without_verification_signed_in_at_once_unproven(site, client):
     user = get_user_model().objects.get()
     assert user.email_verified is None and user.check_password(PASSWORD)
     assert UnprovenEmail.objects.filter(user=user).exists()
+
+
+def test_the_message_names_no_username(site, client, monkeypatch):
+    seen = []
+    real = flow.mail.message
+
+    def message(name, context, *args, **kwargs):
+        seen.append(context)
+        return real(name, context, *args, **kwargs)
+
+    monkeypatch.setattr(flow.mail, "message", message)
+    sign_up(client, "ada@example.com")
+    ((context,),) = [seen]
+    assert context["username"] == "" and context["username_taken"] is False
