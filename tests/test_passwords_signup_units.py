@@ -173,6 +173,13 @@ def test_the_link_is_the_one_mailed_to_the_address_held():
     assert signup.open_link(kept, {"token": [TOKEN], "email": "carol@example.com"}) is False
     assert signup.open_link(kept, {"token": TOKEN, "email": None}) is False
     assert signup.open_link(kept, {}) is False
+    # An empty token and one over 256 characters are refused before any
+    # fingerprint is compared, even when the sign-up held theirs.
+    for token in ("", "t" * 257):
+        own = held(link=link_fingerprint(token))
+        assert signup.open_link(own, {"token": token, "email": "carol@example.com"}) is False
+    longest = held(link=link_fingerprint("t" * 256))
+    assert signup.open_link(longest, {"token": "t" * 256, "email": "carol@example.com"}) is True
 
 
 def test_the_attempts_left_count_down_to_none(site):
@@ -367,11 +374,14 @@ def test_the_message_is_sent_from_a_daemon_thread_of_its_own(site, monkeypatch):
     config = site()
     release = threading.Event()
     ran = []
-    monkeypatch.setattr(
-        signup,
-        "_send",
-        lambda *args: ran.append(args) or release.wait(5) or signup._mailers.clear(),
-    )
+
+    def send(*args):
+        ran.append(args)
+        release.wait(5)
+        with signup._mailers_lock:
+            signup._mailers.discard(threading.current_thread())
+
+    monkeypatch.setattr(signup, "_send", send)
     signup._mail_later(config, "signup", {}, "", "carol@example.com")
     (thread,) = list(signup._mailers)
     assert thread.name == "webauth-signup-mail" and thread.daemon
@@ -389,11 +399,19 @@ def test_waiting_for_the_messages_takes_ten_seconds_at_most_by_default(monkeypat
         def join(self, timeout):
             joins.append(timeout)
 
-    clock = iter([100.0, 100.0, 200.0])
-    monkeypatch.setattr(signup.time, "monotonic", lambda: next(clock))
+    from types import SimpleNamespace
+
+    def clock(*readings):  # the deadline, the join, the check
+        return SimpleNamespace(monotonic=iter(readings).__next__)
+
     monkeypatch.setattr(signup, "_mailers", {Stuck()})
-    signup.wait_for_mail()
+    monkeypatch.setattr(signup, "time", clock(100.0, 100.0, 110.0))
+    signup.wait_for_mail()  # over at the deadline itself
     assert joins == [10.0]
+    joins.clear()
+    monkeypatch.setattr(signup, "time", clock(100.0, 200.0, 300.0))
+    signup.wait_for_mail()  # a deadline passed is no time to wait
+    assert joins == [0.0]
 
 
 class _Refusing:
@@ -414,3 +432,55 @@ def test_a_message_that_cannot_be_sent_is_logged(site, settings, caplog):
     context = {"url": "u", "code": "C", "minutes": 1, "host": "h", "theme": {}}
     signup._send(config, "signup", context, "x@example.com", "carol@example.com", None)
     assert any("sign-up email could not be sent" in r.getMessage() for r in caplog.records)
+
+
+# -- redeeming the link ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def redeeming(site, rf, monkeypatch):
+    """``redeem_link`` on a request of its own; what the adapter was asked."""
+    from webauth.state import AuthState
+
+    config = site()
+    asked = []
+    answer = []
+    monkeypatch.setattr(
+        config.storage.adapter,
+        "use_verification_token",
+        lambda identifier, token: asked.append(identifier) or (answer[0] if answer else None),
+    )
+    request = rf.post("/auth/signup")
+
+    def redeem(kept, token):
+        return signup.redeem_link(AuthState(request, config), kept, token)
+
+    redeem.asked, redeem.answer = asked, answer
+    return redeem
+
+
+def test_a_link_token_is_text_of_a_bounded_size_that_the_sign_up_holds(redeeming):
+    for token in (None, 5, ["t"], "", "t" * 257):
+        own = held(link=link_fingerprint(token if isinstance(token, str) else "t"))
+        assert redeeming(own, token) is None
+    assert redeeming(held(), "another token") is None
+    assert redeeming.asked == []  # nothing was looked up for any of them
+    assert redeeming(held(link=link_fingerprint("t" * 256)), "t" * 256) is None
+    assert redeeming.asked == ["signup:carol@example.com"]
+
+
+@pytest.mark.parametrize("late", [0, 60])
+def test_an_expired_grant_an_adapter_gives_back_makes_no_user(redeeming, late, django_user_model):
+    from datetime import UTC, datetime, timedelta
+
+    from freezegun import freeze_time
+
+    from webauth.types import VerificationToken
+
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    redeeming.answer.append(
+        VerificationToken(identifier="x", token="t", expires=now - timedelta(seconds=late))
+    )
+    with freeze_time(now):
+        assert redeeming(held(expires=int(now.timestamp()) + 600), TOKEN) is None
+    assert not django_user_model.objects.filter(username="carol").exists()

@@ -98,5 +98,5 @@ def test_the_message_names_no_username(site, client, monkeypatch):
 
     monkeypatch.setattr(flow.mail, "message", message)
     sign_up(client, "ada@example.com")
-    ((context,),) = [seen]
+    (context,) = seen
     assert context["username"] == "" and context["username_taken"] is False
