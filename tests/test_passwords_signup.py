@@ -482,6 +482,71 @@ def test_the_messages_context(site, client, ann, monkeypatch):
         assert context["minutes"] == minutes, max_age
 
 
+def test_the_sign_in_callback_sees_the_new_user_and_its_account(site, client):
+    seen = []
+    site(
+        signup={"verify_email": False},
+        callbacks={"sign_in": lambda **kw: seen.append((kw["user"], kw["account"])) or True},
+    )
+    assert sign_up(client).status_code == 302
+    ((user, account),) = seen
+    assert user.email == "bea@example.com" and user.id  # a stand-in: the user is not made yet
+    assert account == {
+        "providerAccountId": user.id,
+        "type": "credentials",
+        "provider": "credentials",
+    }
+
+
+def test_a_proven_sign_up_gives_the_django_session_a_new_key(site, client):
+    from django.contrib.sessions.backends.db import SessionStore
+
+    sign_up(client)
+    _link, code = message_parts(mail.outbox[0])
+    planted = client.session
+    planted["planted"] = "by someone"
+    planted.save()
+    old = client.cookies["sessionid"].value
+    done = client.post("/auth/signup", {"csrfToken": csrf_pair(client), "code": code})
+    assert done.status_code == 302
+    assert done.cookies["sessionid"].value != old and not SessionStore().exists(old)
+    # A password sign-up: the session says so.
+    assert session_of(done)["amr"] == ["pwd"]
+
+
+def test_a_sign_up_sends_create_user_and_signup_with_the_request(site, client):
+    from webauth import signals
+
+    seen = []
+
+    def receiver(signal):
+        def receive(sender, **message):
+            seen.append((signal, sender, message["request"].path, message["user"].email))
+
+        return receive
+
+    receivers = [receiver("create_user"), receiver("signup")]
+    signals.user_created.connect(receivers[0], weak=False)
+    signals.signup.connect(receivers[1], weak=False)
+    try:
+        site(signup={"verify_email": False})
+        sign_up(client)
+    finally:
+        signals.user_created.disconnect(receivers[0])
+        signals.signup.disconnect(receivers[1])
+    assert seen == [
+        ("create_user", "credentials", "/auth/signup", "bea@example.com"),
+        ("signup", "credentials", "/auth/signup", "bea@example.com"),
+    ]
+
+
+def test_a_new_user_lands_on_the_new_user_page(site, client):
+    site(signup={"verify_email": False}, pages={"new_user": "/welcome/"})
+    response = sign_up(client, callbackUrl="/after/")
+    assert response.status_code == 302
+    assert response["Location"] == "/welcome/?callbackUrl=http%3A%2F%2Ftestserver%2Fafter%2F"
+
+
 # -- the form --------------------------------------------------------------------------------
 
 
