@@ -19,7 +19,7 @@ import pytest
 from webauth.mfa import factors
 from webauth.models import TrustedBrowser
 
-from .support.browser import VirtualAuthenticators
+from .support.browser import VirtualAuthenticators, focus_lands_on
 
 PASSWORD = "correct horse battery staple"
 
@@ -70,7 +70,7 @@ def password_first(page, callback="/account/security/"):
 
 def type_code(page, code: str):
     """At the code page: the field has the focus; type and press Enter."""
-    assert page.evaluate("() => document.activeElement.id") == "webauth-mfa-code"
+    assert focus_lands_on(page, "webauth-mfa-code") == "webauth-mfa-code"
     page.keyboard.type(code)
     with page.expect_navigation():
         page.keyboard.press("Enter")

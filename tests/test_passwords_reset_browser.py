@@ -25,6 +25,7 @@ from webauth.models import VerificationToken
 from webauth.passwords import reset
 from webauth.providers import Email
 
+from .support.browser import focus_lands_on
 from .test_email_browser import Inbox, free_port
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
@@ -247,7 +248,7 @@ def test_a_wrong_code_then_the_right_one(site, new_context, live_server, alice):
     assert "4 attempts left" in error.inner_text()
     field = page.locator("#webauth-reset-code-input")
     assert field.get_attribute("aria-invalid") == "true"
-    assert page.evaluate("() => document.activeElement.id") == "webauth-reset-code-input"
+    assert focus_lands_on(page, "webauth-reset-code-input") == "webauth-reset-code-input"
     page.fill("#webauth-reset-code-input", mail.code)
     choose(page)
     with page.expect_navigation():

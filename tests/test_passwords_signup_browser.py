@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 from webauth.models import UnprovenEmail
 
 from .support import a11y, tour
+from .support.browser import focus_lands_on
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -48,7 +49,7 @@ def test_sign_up_with_the_code(site):
     assert not get_user_model().objects.filter(username="carol").exists()
     [code] = re.findall(r"\b[0-9A-Z]{4}-[0-9A-Z]{4}\b", tour._signup_mail("carol@example.com").body)
     # The keyboard: the code field has the focus.
-    assert page.evaluate("document.activeElement.id") == "webauth-signup-code-input"
+    assert focus_lands_on(page, "webauth-signup-code-input") == "webauth-signup-code-input"
     page.keyboard.type(code)
     with page.expect_navigation():
         page.keyboard.press("Enter")

@@ -24,6 +24,7 @@ from .support.browser import (
     NEW_ACCOUNT_MORE,
     Person,
     fill_new_account_email,
+    focus_lands_on,
 )
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
@@ -234,7 +235,8 @@ def test_a_refused_password_is_said_at_the_fields_and_takes_the_focus(visitor, a
     assert page.locator("h1 + [role=alert]").count() == 0  # not at the top of the card
     # The username is there again; the focus is on the password, to type it again.
     assert page.input_value("#input-username-for-credentials") == "alice"
-    assert page.evaluate("() => document.activeElement.id") == "input-password-for-credentials"
+    password_field = "input-password-for-credentials"
+    assert focus_lands_on(page, password_field) == password_field
     for field in ("#input-username-for-credentials", "#input-password-for-credentials"):
         assert page.get_attribute(field, "aria-invalid") == "true"
         described = page.get_attribute(field, "aria-describedby")
@@ -258,7 +260,7 @@ def test_a_refused_password_is_said_at_the_fields_and_takes_the_focus(visitor, a
 def test_an_error_of_the_whole_page_takes_the_focus(visitor):
     page = visitor().page
     page.goto("/auth/signin?error=OAuthAccountNotLinked")
-    assert page.evaluate("() => document.activeElement.id") == "webauth-signin-error"
+    assert focus_lands_on(page, "webauth-signin-error") == "webauth-signin-error"
     assert "same account you used originally" in page.inner_text("#webauth-signin-error")
 
 

@@ -7,7 +7,7 @@ skips when ``/usr/bin/chromium`` (or playwright) is absent, or fails when
 
 import json
 import os
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import pytest
 
@@ -19,6 +19,22 @@ def unavailable(reason):
     if os.environ.get("WEBAUTH_REQUIRE_BROWSER"):
         pytest.fail(f"{reason}, and WEBAUTH_REQUIRE_BROWSER is set", pytrace=False)
     pytest.skip(reason)
+
+
+def focus_lands_on(page, element_id, timeout=5000):
+    """The id of the focused element once it is *element_id*, or whatever has it then.
+
+    ``autofocus`` is applied at the browser's next rendering step, which can come
+    after the ``load`` event a navigation waits for: reading ``activeElement`` at
+    once can find the body. This waits (up to *timeout* ms) for the focus to land,
+    and gives back what is focused, so a page that never moves it still fails.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    script = "(id) => document.activeElement && document.activeElement.id === id"
+    with suppress(PlaywrightTimeout):  # the focus never came: say what has it instead
+        page.wait_for_function(script, arg=element_id, timeout=timeout)
+    return page.evaluate("() => document.activeElement && document.activeElement.id")
 
 
 @contextmanager
