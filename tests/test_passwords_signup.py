@@ -482,6 +482,17 @@ def test_the_messages_context(site, client, ann, monkeypatch):
         assert context["minutes"] == minutes, max_age
 
 
+def test_the_message_comes_from_the_email_providers_sender(site, client, settings):
+    settings.DEFAULT_FROM_EMAIL = "webmaster@example.com"
+    site(providers=[DjangoCredentials(), Email(from_email="Example <no-reply@example.com>")])
+    sign_up(client, email="from@example.com", username="from")
+    assert [m.from_email for m in mail.outbox] == ["Example <no-reply@example.com>"]
+    mail.outbox.clear()
+    site()  # no email provider of its own: Django's DEFAULT_FROM_EMAIL
+    sign_up(client, email="default@example.com", username="default")
+    assert [m.from_email for m in mail.outbox] == ["webmaster@example.com"]
+
+
 def test_the_sign_in_callback_sees_the_new_user_and_its_account(site, client):
     seen = []
     site(
@@ -737,7 +748,7 @@ def test_the_rate_limit_counts_per_address(site, client, ann, caplog):
     third = sign_up(client, username="u3")
     assert (first.status_code, second.status_code, third.status_code) == (200, 200, 429)
     assert "Retry-After" in third
-    assert "Too many sign-ups" in caplog.text  # what the log says of it
+    assert "[RateLimited] Too many sign-ups. Read more" in caplog.text  # what the log says
     other = sign_up(client, username="u4", email="other@example.com")
     assert other.status_code == 200
     # Taken or not, the same count.

@@ -269,6 +269,9 @@ def test_a_username_field_that_is_the_address_is_no_username():
 
     assert signup._username_field(ByAddress) is None
     assert signup._username_field(ByName) == "handle"
+    # No username to take under an address-named model, and nothing looked up:
+    # the class has no manager to ask.
+    assert signup._username_taken(ByAddress, "bob") is False
 
 
 def test_only_a_username_of_text_can_be_taken(django_user_model):
