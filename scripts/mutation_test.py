@@ -253,6 +253,15 @@ TARGETS: dict[str, Target] = {
     "passwords_breached": Target(
         "webauth/passwords/breached.py", ("tests/test_passwords_breached.py",)
     ),
+    # Issue 25: access tokens for other services.
+    "tokens_keys": Target("webauth/tokens/keys.py", ("tests/test_tokens.py",)),
+    "tokens_mint": Target("webauth/tokens/mint.py", ("tests/test_tokens.py",)),
+    "tokens_verifier": Target(
+        "webauth/tokens/verifier.py", ("tests/test_tokens.py", "tests/test_tokens_ended.py")
+    ),
+    "tokens_ended": Target(
+        "webauth/tokens/ended.py", ("tests/test_tokens_ended.py", "tests/test_tokens.py")
+    ),
 }
 
 _CMP_SWAPS: dict[type[ast.cmpop], type[ast.cmpop]] = {

@@ -332,3 +332,26 @@ def test_only_djangos_stock_user_admin_is_extended():
     assert type(own.get_model_admin(User)) is ProjectUserAdmin
 
     show_sign_ins_on_user_admin(admin.AdminSite(name="none"))  # no user admin: nothing to do
+
+
+def test_access_token_sessions_are_listed_read_only_and_explained(admin_client, settings):
+    from webauth.models import TokenSession
+    from webauth.tokens.keys import generate
+
+    url = reverse("admin:webauth_tokensession_changelist")
+    assert "Access tokens are off" in explanation(admin_client.get(url))
+    settings.WEBAUTH = {
+        **settings.WEBAUTH,
+        "tokens": {"keys": [generate().export(private_key=True)], "audiences": ["api"]},
+    }
+    assert explanation(admin_client.get(url)).startswith("No access token sessions yet.")
+    row = TokenSession.objects.create(
+        sid="Sid-1", user_id="7", expires=timezone.now() + timedelta(minutes=5), minted=True
+    )
+    response = admin_client.get(url)
+    assert explanation(response) is None
+    assert b"Sid-1" in response.content
+    change = reverse("admin:webauth_tokensession_change", args=[row.pk])
+    assert admin_client.post(change, {"ended": "2026-12-01 12:00:00"}).status_code == 403
+    assert TokenSession.objects.get(pk=row.pk).ended is None
+    assert admin_client.get(reverse("admin:webauth_tokensession_add")).status_code == 403

@@ -78,6 +78,8 @@ def test_event_names_map_to_signals():
         "signup": signals.signup,
         "password_reset_requested": signals.password_reset_requested,
         "password_changed": signals.password_changed,
+        # and access tokens (docs/tokens.md)
+        "access_token": signals.access_token_minted,
     } == signals.EVENT_SIGNALS
 
 

@@ -24,11 +24,13 @@ from webauth.actions.app import APP_ROUTES, app_mfa_view, app_view
 from webauth.actions.app_session import app_session_view
 from webauth.actions.reset import app_reset_view
 from webauth.actions.signup import app_signup_view
+from webauth.actions.token import ended_view, jwks_view, metadata_view, token_view
 from webauth.conf import build_config, get_config
 from webauth.openapi import description, load_description, openapi_view
 from webauth.providers import DjangoCredentials, Email, Passkey
 from webauth.providers.catalog import GitHub
 from webauth.providers.oauth import OIDC
+from webauth.tokens.keys import generate
 from webauth.views import ROUTES, auth_view
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
@@ -46,6 +48,13 @@ def operations(doc: dict) -> set[tuple[str, str]]:
         for method in item
         if method in METHODS
     }
+
+
+#: An access tokens' section (the token routes are described only with one).
+TOKENS = {
+    "keys": [generate("ES256", kid="k1").export(private_key=True)],
+    "audiences": ["https://api.example.com"],
+}
 
 
 def every_provider(**extra) -> dict:
@@ -164,6 +173,10 @@ def _served_methods(pattern: URLPattern) -> set[str]:
     if view is app_reset_view:
         assert action in ("reset", "confirm")
         return {"POST"}
+    if view is token_view:
+        return {"GET"}
+    if view in (jwks_view, metadata_view, ended_view):
+        return {"GET"}  # and HEAD, which OpenAPI describes as GET
     raise AssertionError(f"a webauth route the description does not know: {pattern.name}")
 
 
@@ -260,7 +273,7 @@ def test_a_route_no_provider_can_use_is_left_out():
 
 
 def test_without_bearer_the_app_routes_are_left_out():
-    raw = every_provider(bearer=False, passwords={"signup": True, "reset": True})
+    raw = every_provider(bearer=False, passwords={"signup": True, "reset": True}, tokens=TOKENS)
     doc = description(config_of(raw), "https://example.com/auth")
     assert not [route for route in doc["paths"] if route.startswith("/app/")]
     assert "bearerAuth" not in doc["components"]["securitySchemes"]
@@ -299,6 +312,31 @@ def test_the_password_routes_are_there_only_while_they_are_on(passwords, served)
     assert ("Passwords" in tags) is bool(served)
     assert ("App passwords" in tags) is bool(served)
     assert set(load_description()["paths"]) >= PASSWORD_PATHS  # the file has them all
+
+
+TOKEN_PATHS = {
+    "/token",
+    "/token/ended",
+    "/.well-known/jwks.json",
+    "/.well-known/openid-configuration",
+    "/app/access-token",
+}
+
+
+@pytest.mark.parametrize(
+    ("extra", "served"),
+    [
+        ({}, set()),
+        ({"tokens": TOKENS}, TOKEN_PATHS),
+        ({"tokens": TOKENS, "bearer": False}, TOKEN_PATHS - {"/app/access-token"}),
+        ({"tokens": {**TOKENS, "feed": False}}, TOKEN_PATHS - {"/token/ended"}),
+    ],
+)
+def test_the_token_routes_are_there_only_with_tokens(extra, served):
+    doc = description(config_of(every_provider(**extra)), "https://example.com/auth")
+    assert set(doc["paths"]) & TOKEN_PATHS == served
+    assert ("Tokens" in {tag["name"] for tag in doc["tags"]}) is bool(served)
+    assert set(load_description()["paths"]) >= TOKEN_PATHS
 
 
 def test_sign_up_without_its_credentials_provider_is_left_out():

@@ -5,8 +5,8 @@ site serves it (fitted to its providers), valid ones and invalid ones (its
 positive and negative modes, the description's examples, boundary values and
 unexpected methods), against a site with every kind of provider (credentials,
 email, a passkey provider and an OpenID provider, the suite's own on the live
-server), the Django adapter, bearer sessions, sign-up with a password and the
-password reset on. Every answer must be no server error and must be described:
+server), the Django adapter, bearer sessions, sign-up with a password, the
+password reset and access tokens on. Every answer must be no server error and must be described:
 its status, its content type, its headers and its body. (The answers past an
 email's code, and the bot challenge's: tests/test_openapi_passwords.py.)
 
@@ -50,6 +50,7 @@ from webauth.passwords import signup as signup_flow
 from webauth.providers import DjangoCredentials, Email, Passkey
 from webauth.providers.oauth import OIDC
 from webauth.test import session_cookie_for
+from webauth.tokens.keys import generate
 
 from .support.app_helpers import APP_REDIRECT, APP_SCHEME_REDIRECT, IOS_CLIENT_ID, register_ios_app
 from .support.oidc_helpers import CLIENT_ID, CLIENT_SECRET, REDIRECT_URI, start_idp
@@ -63,6 +64,8 @@ SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 HYPOTHESIS_HOME = os.path.join(tempfile.gettempdir(), "webauth-hypothesis")
 set_hypothesis_home_dir(HYPOTHESIS_HOME)
 HYPOTHESIS_DATABASE = DirectoryBasedExampleDatabase(os.path.join(HYPOTHESIS_HOME, "examples"))
+#: The access tokens' signing key (a new one each run: nothing depends on its value).
+TOKEN_KEY = generate("ES256", kid="contract").export(private_key=True)
 
 
 def webauth_settings(issuer: str) -> dict:
@@ -75,6 +78,8 @@ def webauth_settings(issuer: str) -> dict:
         "experimental": {"enable_webauthn": True},
         # Sign-up and the reset on, so that their routes answer as served, not 400 / 404.
         "passwords": {"signup": True, "reset": True},
+        # Access tokens on, so that their routes and the JWKS answer as served.
+        "tokens": {"keys": [TOKEN_KEY], "audiences": ["https://api.example.com"]},
         "providers": [
             DjangoCredentials(),
             Email(from_email="no-reply@example.com"),

@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from webauth.models import Session, VerificationToken, WebAuthnChallenge, token_hash
+from webauth.models import Session, TokenSession, VerificationToken, WebAuthnChallenge, token_hash
 from webauth.purge import purge_expired
 
 pytestmark = pytest.mark.django_db
@@ -204,3 +204,17 @@ def test_expired_webauthn_challenges_are_purged(db):
     assert list(WebAuthnChallenge.objects.values_list("challenge_hash", flat=True)) == [
         token_hash("c3")
     ]
+
+
+def test_access_token_sessions_are_purged_once_their_tokens_have_expired(db):
+    now = timezone.now()
+    TokenSession.objects.create(sid="gone", user_id="1", expires=now - timedelta(seconds=1))
+    TokenSession.objects.create(
+        sid="ended-gone", user_id="1", expires=now - timedelta(seconds=1), ended=now
+    )
+    TokenSession.objects.create(sid="live", user_id="1", expires=now + timedelta(minutes=5))
+    TokenSession.objects.create(
+        sid="ended-live", user_id="1", expires=now + timedelta(minutes=5), ended=now
+    )
+    assert "webauth_tokensession: deleted 2 expired rows" in purge()
+    assert sorted(TokenSession.objects.values_list("sid", flat=True)) == ["ended-live", "live"]

@@ -33,7 +33,15 @@ from .flows import providers_with
 from .linked_accounts import LastSignInMethod, unlink
 from .mfa.changes import announce
 from .mfa.factors import reset
-from .models import Account, Authenticator, SecondFactor, Session, User, VerificationToken
+from .models import (
+    Account,
+    Authenticator,
+    SecondFactor,
+    Session,
+    TokenSession,
+    User,
+    VerificationToken,
+)
 from .sessions import strategy_of
 
 #: A row of the ways-in lists (an account, a passkey).
@@ -356,6 +364,32 @@ class VerificationTokenAdmin(ExplainedChangeList):
             "No pending email sign-ins. One is added when someone asks for a sign-in "
             "link and code, and goes when it is used; expired ones are removed by "
             "manage.py webauth_purge."
+        )
+
+
+@admin.register(TokenSession)
+class TokenSessionAdmin(ExplainedChangeList):
+    """The sessions access tokens were minted for (docs/tokens.md): for support, never
+    editable. Ending a session's tokens is done by ending the session."""
+
+    list_display = ("sid", "user_id", "minted", "ended", "expires")
+    list_filter = ("minted", "ended")
+    search_fields = ("sid", "user_id")
+    readonly_fields = list_display
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def when_empty(self, config: Config) -> str | None:
+        if config.tokens is None:
+            return gettext(
+                "No access token sessions. Access tokens are off: WEBAUTH has no "
+                "'tokens' section (see docs/tokens.md)."
+            )
+        return gettext(
+            "No access token sessions yet. A session is added by its first access token "
+            "and marked ended with the session, which the revocation feed then lists; "
+            "manage.py webauth_purge removes it once its tokens have expired."
         )
 
 

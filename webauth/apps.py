@@ -1,6 +1,6 @@
-"""The app config: registers the system checks, the settings reload, the logout hook and
-the second factor's sign-in step, and puts the linked accounts and passkeys on Django's
-stock user admin."""
+"""The app config: registers the system checks, the settings reload, the logout hook,
+the second factor's sign-in step and the access tokens' session ends, and puts the
+linked accounts and passkeys on Django's stock user admin."""
 
 from django.apps import AppConfig, apps
 from django.utils.translation import gettext_lazy as _
@@ -27,6 +27,7 @@ class WebauthConfig(AppConfig):
         setting_changed.connect(forget_user_model, dispatch_uid="webauth.user_model")
         setting_changed.connect(forget_validated_hosts, dispatch_uid="webauth.validated_hosts")
         user_logged_out.connect(end_on_django_logout, dispatch_uid="webauth.django_logout")
+        self._connect_token_sessions()
         # The second factor's step, asked after every sign-in's first factor (it asks
         # nothing unless WEBAUTH["mfa"]["enabled"] and the user has one). Imported
         # here too: webauth.mfa reads models, which wait for the app registry.
@@ -44,3 +45,25 @@ class WebauthConfig(AppConfig):
             from .admin import show_sign_ins_on_user_admin
 
             show_sign_ins_on_user_admin()
+
+    @staticmethod
+    def _connect_token_sessions() -> None:
+        # Access tokens (WEBAUTH["tokens"]): a password saved, a user deactivated
+        # or deleted, a database session row deleted by any ORM call end the
+        # sessions' tokens (webauth.tokens.ended; each receiver returns at once
+        # while tokens are off). The user model by its label, as Django resolves
+        # a lazy sender, so a project's own model is the one watched. Imported here:
+        # webauth.tokens.ended reads the configuration, which waits for the app registry.
+        from django.conf import settings
+        from django.db.models.signals import post_delete, post_save
+
+        from .tokens import ended
+
+        user_model = settings.AUTH_USER_MODEL
+        post_save.connect(ended.user_saved, sender=user_model, dispatch_uid="webauth.token_user")
+        post_delete.connect(
+            ended.user_deleted, sender=user_model, dispatch_uid="webauth.token_user_deleted"
+        )
+        post_delete.connect(
+            ended.row_deleted, sender="webauth.Session", dispatch_uid="webauth.token_session_row"
+        )

@@ -61,6 +61,9 @@ id                 problem
                    password checked asks the range API again
 ``webauth.W019``   ``PwnedPasswordValidator``'s ``api_url`` is plain ``http://`` to
                    a host other than localhost
+``webauth.E018``   ``tokens.keys`` missing, or a key that must not sign: a shared
+                   secret, RSA under 2048 bits, a curve that does not fit, a public
+                   first key, another ``use``, two keys with one ``kid``
 =================  ==============================================================
 """
 

@@ -52,6 +52,7 @@ from .conf import get_config
 from .errors import AuthError
 from .responses import private_no_store
 from .state import STATE_KEY, AuthState, get_state
+from .tokens.ended import end_request_session
 from .utils import require_installed
 
 __all__ = ["AuthMiddleware", "end_on_django_logout"]
@@ -223,6 +224,7 @@ def end_on_django_logout(sender: Any, request: HttpRequest | None = None, **kwar
     if not state.has_session_cookie:
         return
     config = state.config
+    end_request_session(state)  # its access tokens first: the session names them
     # A failure is already logged; the cookie is deleted below all the same.
     with contextlib.suppress(AuthError):
         state.sessions.revoke(config, state.session_token)

@@ -39,6 +39,7 @@ __all__ = [
     "RecoveryCode",
     "SecondFactor",
     "Session",
+    "TokenSession",
     "TrustedBrowser",
     "UnprovenEmail",
     "User",
@@ -468,3 +469,32 @@ class TrustedBrowser(models.Model):
 
     def __str__(self) -> str:
         return f"trusted browser {self.pk} of user {self.user_id}"
+
+
+class TokenSession(models.Model):
+    """A session that access tokens were minted for, and whether it has ended (docs/tokens.md).
+
+    ``sid`` is the tokens' ``sid`` claim (:func:`webauth.sessions.base.session_id`,
+    never the session's token). A row is made by the first token of a session, or
+    by its sign-out; ``ended`` is set when the session ends (sign-out, sign out
+    everywhere, a password change, the user deactivated or deleted), and from
+    then on no token is minted for it and the revocation feed lists it.
+    ``expires`` is when its last token expires (or, for a session signed out
+    before any, when its cookie would have): the row is purged after it.
+    No foreign key: the row outlives a deleted user for as long as its tokens do.
+    """
+
+    sid = models.CharField(_("session id"), max_length=32, unique=True, editable=False)
+    user_id = models.CharField(_("user id"), max_length=255, db_index=True, editable=False)
+    expires = models.DateTimeField(_("expires"), db_index=True)
+    ended = models.DateTimeField(_("ended"), null=True, blank=True, db_index=True)
+    # Whether a token was minted for it: a session signed out before its first
+    # token is kept (so that none is minted for it later) but not fed to services.
+    minted = models.BooleanField(_("token minted"), default=False)
+
+    class Meta:
+        verbose_name = _("access token session")
+        verbose_name_plural = _("access token sessions")
+
+    def __str__(self) -> str:
+        return f"access token session {self.sid} of user {self.user_id}"

@@ -58,6 +58,17 @@ _APP_PREFIX = "/app/"
 
 _CONFIG_ERROR = {"message": CONFIG_ERROR_MESSAGE}
 
+#: The access tokens' routes: served only with ``WEBAUTH["tokens"]``.
+_TOKEN_ROUTES = frozenset(
+    {
+        "/token",
+        "/token/ended",
+        "/.well-known/jwks.json",
+        "/.well-known/openid-configuration",
+        "/app/access-token",
+    }
+)
+
 
 @lru_cache(maxsize=1)
 def _shipped() -> bytes:
@@ -83,7 +94,8 @@ def description(config: Config, server_url: str) -> dict[str, Any]:
     left out), and without ``WEBAUTH["bearer"]`` the ``/app/`` paths and the
     ``bearerAuth`` scheme are left out: those routes answer ``404`` then. So are
     sign-up's and the reset's routes while ``WEBAUTH["passwords"]`` leaves them
-    off, and a tag no path left uses.
+    off, the access tokens' routes without ``WEBAUTH["tokens"]``, and a tag no
+    path left uses.
     """
     doc = load_description()
     doc["servers"] = [{"url": server_url, "description": "This site's webauth routes."}]
@@ -113,12 +125,17 @@ def _tags_of(operation: object) -> list[str]:
 
 def _feature_on(config: Config, path: str) -> bool:
     """Whether the webauth feature *path* belongs to is on: sign-up's and the reset's
-    routes answer Auth.js's ``400 "Bad request."`` (the app ones ``404``) while off."""
+    routes answer Auth.js's ``400 "Bad request."`` (the app ones ``404``) while off,
+    the access tokens' ``404``."""
     name = path.removeprefix(_APP_PREFIX).strip("/").split("/", 1)[0]
     if name == "signup":
         return signup_routes.served(config)
     if name == "reset":
         return reset_routes.enabled(config)
+    if path in _TOKEN_ROUTES:
+        if path == "/token/ended":
+            return config.tokens is not None and config.tokens.feed
+        return config.tokens is not None
     return True
 
 

@@ -1,4 +1,5 @@
-"""Deleting expired sessions, verification tokens and WebAuthn challenges in short batches.
+"""Deleting expired sessions, verification tokens, WebAuthn challenges and access token
+sessions in short batches.
 
 Batches follow the expired rows in primary-key order (keyset pagination): a
 query finds where the next ``batch_size`` expired rows end, after the previous
@@ -21,11 +22,17 @@ from typing import Any
 from django.db import connections, models, transaction
 from django.utils import timezone
 
-from .models import Session, VerificationToken, WebAuthnChallenge
+from .models import Session, TokenSession, VerificationToken, WebAuthnChallenge
 
 __all__ = ["PURGED_MODELS", "PurgeResult", "count_expired", "purge_expired"]
 
-PURGED_MODELS: tuple[type[models.Model], ...] = (Session, VerificationToken, WebAuthnChallenge)
+PURGED_MODELS: tuple[type[models.Model], ...] = (
+    Session,
+    VerificationToken,
+    WebAuthnChallenge,
+    # The sessions access tokens were minted for, once their last token has expired.
+    TokenSession,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,13 +21,21 @@ signal             keyword arguments
 ``password_reset_requested``  ``user`` (``None`` for an unknown address or
                    username), ``identifier``, ``request``
 ``password_changed``  ``user``, ``how`` (``reset``, ``change`` or ``set``), ``request``
+``access_token_minted``  ``claims`` (the token's, never the token), ``request``
 =================  ==========================================================
+
+One more is not an event: ``token_sessions_ended`` (``sender`` ``None``;
+``sids``, ``user_id``, ``reason``: ``signout``, ``signout_everywhere``,
+``password``, ``inactive``, ``deleted`` or ``revoked``) says that sessions access tokens were
+minted for have ended, as the revocation feed will list them
+(docs/tokens.md), for a project that pushes them to its services.
 """
 
 from django.dispatch import Signal
 
 __all__ = [
     "EVENT_SIGNALS",
+    "access_token_minted",
     "account_linked",
     "password_changed",
     "password_reset_requested",
@@ -36,6 +44,7 @@ __all__ = [
     "signed_in",
     "signed_out",
     "signup",
+    "token_sessions_ended",
     "user_created",
     "user_updated",
 ]
@@ -54,6 +63,9 @@ second_factor = Signal()
 signup = Signal()
 password_reset_requested = Signal()
 password_changed = Signal()
+#: webauth's access tokens (docs/tokens.md): a token was minted for a session.
+access_token_minted = Signal()
+token_sessions_ended = Signal()
 
 #: event name (as in ``WEBAUTH["events"]``) -> signal
 EVENT_SIGNALS = {
@@ -67,4 +79,5 @@ EVENT_SIGNALS = {
     "signup": signup,
     "password_reset_requested": password_reset_requested,
     "password_changed": password_changed,
+    "access_token": access_token_minted,
 }

@@ -4,14 +4,17 @@ URL names (namespace ``webauth``) for ``{% url %}`` and ``reverse()``: ``session
 ``csrf``, ``providers``, ``signin``, ``signin-provider``, ``callback``, ``signout``,
 ``verify-request``, ``error``, ``webauthn-options``, ``signup`` (sign-up with a
 password, ``WEBAUTH["passwords"]["signup"]``), ``openapi`` (the OpenAPI
-description, with ``WEBAUTH["openapi"]`` on: docs/openapi.md); with ``WEBAUTH["bearer"]``
-on, ``app-session``, ``app-signout`` and ``app-signout-everywhere``, and the app
-sign-in routes (docs/apps.md) ``app-signin``, ``app-callback``,
-``app-webauthn-options``, ``app-idtoken``, ``app-authorize`` and ``app-token``,
-each with a ``provider_id``, and ``app-signup``; the password reset's (with
+description, with ``WEBAUTH["openapi"]`` on: docs/openapi.md), ``token``,
+``token-ended`` (the revocation feed), ``jwks`` and ``openid-configuration``
+(access tokens, ``WEBAUTH["tokens"]``: docs/tokens.md, with ``bearer`` also
+``app-access-token``); with ``WEBAUTH["bearer"]`` on, ``app-session``,
+``app-signout`` and ``app-signout-everywhere``, and the app sign-in routes
+(docs/apps.md) ``app-signin``, ``app-callback``, ``app-webauthn-options``,
+``app-idtoken``, ``app-authorize`` and ``app-token``, each with a
+``provider_id``, and ``app-signup``; the password reset's (with
 ``WEBAUTH["passwords"]["reset"]``) ``reset``, ``reset-sent``, ``reset-confirm``,
-``reset-done``, and with ``bearer`` ``app-reset`` and ``app-reset-confirm``. For example
-``reverse("webauth:callback", kwargs={"provider_id": "credentials"})``.
+``reset-done``, and with ``bearer`` ``app-reset`` and ``app-reset-confirm``. For
+example ``reverse("webauth:callback", kwargs={"provider_id": "credentials"})``.
 """
 
 from django.urls import path, re_path
@@ -20,6 +23,7 @@ from .actions.app import app_mfa_view, app_view
 from .actions.app_session import app_session_view
 from .actions.reset import app_reset_view
 from .actions.signup import app_signup_view
+from .actions.token import ended_view, jwks_view, metadata_view, token_view
 from .openapi import openapi_view
 from .utils import require_installed
 from .views import auth_view
@@ -70,6 +74,12 @@ urlpatterns = [
         {"action": "signout-everywhere"},
         name="app-signout-everywhere",
     ),
+    re_path(
+        r"^app/access-token/?$",
+        app_session_view,
+        {"action": "access-token"},
+        name="app-access-token",
+    ),
     # -- end of the bearer session routes ---------------------------------------------
     # -- App sign-in: JSON in and out, no cookies (WEBAUTH["bearer"], docs/apps.md) ----------
     # A trailing slash is accepted, as on every other route.
@@ -95,6 +105,12 @@ urlpatterns = [
     # Not an Auth.js action, so nothing Auth.js serves is shadowed: with
     # WEBAUTH["openapi"] off the view answers the catch-all's 400 "Bad request.".
     path("openapi.json", openapi_view, name="openapi"),
+    # Access tokens for other services and what verifies them (WEBAUTH["tokens"],
+    # docs/tokens.md); 404 while it is off. Not Auth.js actions either.
+    re_path(r"^token/?$", token_view, name="token"),
+    re_path(r"^token/ended/?$", ended_view, name="token-ended"),
+    path(".well-known/jwks.json", jwks_view, name="jwks"),
+    path(".well-known/openid-configuration", metadata_view, name="openid-configuration"),
     # Everything else (trailing slashes, unknown actions) is parsed by the view itself.
     re_path(r"^(?P<rest>.*)$", auth_view),
 ]

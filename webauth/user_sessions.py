@@ -23,6 +23,7 @@ from django.http import HttpRequest
 
 from .conf import get_config
 from .state import get_state
+from .tokens.ended import end_user_sessions
 from .types import UserSession
 from .utils import user_id
 
@@ -58,10 +59,18 @@ def sign_out_everywhere(user: Any, request: HttpRequest | None = None) -> int:
     The user's trusted browsers (``mfa.trust_days``) are forgotten too: each
     asks for the second factor again.
     """
-    storage = get_config().storage
+    config = get_config()
+    storage = config.storage
     uid = user_id(user)
     if storage.has("delete_trusted_browsers"):
         storage.delete_trusted_browsers(uid)
+    # The access tokens of every other session (under jwt too, whose sessions
+    # live on: no token is minted for them again). The kept one is the request's
+    # only while it is this user's.
+    keep = get_state(request) if request is not None else None
+    if keep is not None and keep.session_result.user_id != uid:
+        keep = None
+    end_user_sessions(config, uid, "signout_everywhere", keep=keep)
     return storage.delete_sessions_by_user_id(uid, _current_token(request))
 
 

@@ -120,6 +120,17 @@ DEFAULT_FROM_EMAIL = "webauth example <no-reply@localhost>"
 # AUTH_GOOGLE_SECRET).
 from webauth.providers import Email, Passkey  # noqa: E402
 from webauth.providers.oauth import OIDC  # noqa: E402
+from webauth.tokens.keys import generate as generate_token_key  # noqa: E402
+
+# The access tokens' signing key: WEBAUTH_TOKEN_KEY, else one made once for this
+# checkout and kept beside the database.
+TOKEN_KEY_FILE = BASE_DIR / "token_key.json"
+TOKEN_KEY = os.environ.get("WEBAUTH_TOKEN_KEY")
+if TOKEN_KEY is None:
+    if not TOKEN_KEY_FILE.exists():
+        _new_key = generate_token_key("ES256", kid="example")
+        TOKEN_KEY_FILE.write_text(_new_key.export(private_key=True))
+    TOKEN_KEY = TOKEN_KEY_FILE.read_text()
 
 WEBAUTH = {
     "secret": AUTH_SECRET,
@@ -191,6 +202,15 @@ WEBAUTH = {
         "site_key": os.environ.get("TURNSTILE_SITE_KEY", "1x00000000000000000000AA"),
         "secret_key": os.environ.get("TURNSTILE_SECRET_KEY", "1x0000000000000000000000000000000AA"),
         "when": "abuse",
+    },
+    # Access tokens for other services (docs/tokens.md): GET /auth/token?audience=...
+    # for a signed-in browser, the keys at /.well-known/jwks.json, and the revocation
+    # feed at /auth/token/ended. The key is made on the first run (token_key.json,
+    # not committed); a deployment keeps its key in a secret store
+    # (manage.py webauth_tokenkey prints one).
+    "tokens": {
+        "keys": [TOKEN_KEY],
+        "audiences": [f"http://localhost:{PORT}/api", "billing"],
     },
 }
 

@@ -17,6 +17,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # webauth: /auth/signin, /auth/signout, /auth/session, /auth/csrf, /auth/callback/...
     path("auth/", include("webauth.urls")),
+    # The access tokens' public keys at the conventional address (docs/tokens.md).
+    path("", include("webauth.well_known_urls")),
     # webauth's account center: sessions, connections, passkeys, email address, and the
     # page that asks for a new sign-in before a sensitive change (docs/account.md).
     path("account/", include("webauth.account.urls")),

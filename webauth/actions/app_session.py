@@ -44,8 +44,10 @@ from ..bearer import session_required, token_answer
 from ..errors import AuthError
 from ..events import emit
 from ..responses import json_response
+from ..tokens.ended import end_request_session, end_user_sessions
 from ..utils import own_transactions
 from .preamble import Unconfigured, load_config, open_state
+from .token import app_access_token
 
 if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse
@@ -106,6 +108,7 @@ def signout(state: AuthState) -> HttpResponse:
     if raw is None:
         return session_required()
     config = state.config
+    end_request_session(state)  # its access tokens first: the session names them
     ended = state.sessions.end(config, raw, state.cookies["session_token"].name)
     if ended.ended:
         emit(config, "sign_out", request=state.request, **ended.message)
@@ -122,6 +125,9 @@ def signout_everywhere(state: AuthState) -> HttpResponse:
     if result.session is None or result.user_id is None or token is None:
         return session_required()
     config = state.config
+    # Every session's access tokens, this one's too (under jwt the sessions live
+    # on, but no token is minted for them again).
+    end_user_sessions(config, result.user_id, "signout_everywhere")
     if not state.sessions.stored:  # a JWT cannot be revoked
         return json_response({"revoked": False}, no_cache=True)
     storage = config.storage.require("delete_sessions_by_user_id")
@@ -138,6 +144,8 @@ ROUTES: dict[str, Callable[[AuthState], HttpResponse]] = {
     "session": session,
     "signout": signout,
     "signout-everywhere": signout_everywhere,
+    # An access token for another service (WEBAUTH["tokens"], docs/tokens.md).
+    "access-token": app_access_token,
 }
 
 

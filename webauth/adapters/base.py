@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from .. import types as records
 
 __all__ = [
@@ -77,6 +79,15 @@ _TRUSTED_BROWSER_METHODS = (
     "delete_trusted_browsers",
 )
 
+#: Access tokens (``WEBAUTH["tokens"]``): the sessions tokens were minted for,
+#: their end, and the revocation feed (webauth.tokens.ended).
+_TOKEN_SESSION_METHODS = (
+    "register_token_session",
+    "end_token_session",
+    "end_user_token_sessions",
+    "list_ended_token_sessions",
+)
+
 #: webauth's additions to the contract; each is optional like the others.
 EXTENSION_METHODS: tuple[str, ...] = (
     "create_user_and_link_account",
@@ -105,6 +116,7 @@ EXTENSION_METHODS: tuple[str, ...] = (
     *_MFA_METHODS,
     "touch_second_factor",
     *_TRUSTED_BROWSER_METHODS,
+    *_TOKEN_SESSION_METHODS,
 )
 
 #: The methods each session strategy or helper calls, so a system check (or the
@@ -132,6 +144,7 @@ FLOW_METHODS: dict[str, tuple[str, ...]] = {
     # The second factor (webauth.mfa) and "trust this browser" (mfa.trust_days).
     "mfa": _MFA_METHODS,
     "trusted_browsers": _TRUSTED_BROWSER_METHODS,
+    "token_sessions": _TOKEN_SESSION_METHODS,
     # Security keys as a second factor (webauth.mfa.keys): their single-use
     # challenges, and the last-used time of a key that keeps no counter.
     "security_keys": ("create_webauthn_challenge", "use_webauthn_challenge"),
@@ -504,6 +517,26 @@ class Adapter(Protocol):
 
     def delete_trusted_browsers(self, user_id: str) -> int:
         """Forget every trusted browser of the user; how many there were."""
+
+    # -- the sessions access tokens were minted for (WEBAUTH["tokens"]) ----------------
+    def register_token_session(self, sid: str, user_id: str, expires: datetime) -> bool:
+        """Keep session *sid* noted at least until *expires* (its tokens' life); ``False``
+        once it has ended, and then no token is minted."""
+
+    def end_token_session(self, sid: str, user_id: str, expires: datetime | None) -> bool:
+        """End session *sid* (kept as ended until *expires* if no token was minted for it);
+        ``True`` if it had tokens and was live."""
+
+    def end_user_token_sessions(self, user_id: str, keep_sid: str | None = None) -> list[str]:
+        """End every live session of the user that tokens were minted for, but *keep_sid*;
+        the ids ended."""
+
+    def list_ended_token_sessions(
+        self, since: datetime, limit: int, after_sid: str | None = None
+    ) -> list[tuple[str, datetime]]:
+        """``(sid, ended)`` of sessions with tokens that ended at or after *since*, by time
+        and then sid, at most *limit*; at *since* itself only sids after *after_sid*
+        when given (where the previous full answer stopped)."""
 
 
 def missing_methods(adapter: object, methods: Iterable[str]) -> list[str]:

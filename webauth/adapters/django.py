@@ -26,6 +26,7 @@ import secrets
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -44,6 +45,7 @@ from ..models import (
     RecoveryCode,
     SecondFactor,
     Session,
+    TokenSession,
     TrustedBrowser,
     UnprovenEmail,
     VerificationToken,
@@ -1347,6 +1349,89 @@ class DjangoAdapter:
             return int(rows.delete()[0])
         except (ValueError, TypeError):
             return 0
+
+    # -- the sessions access tokens were minted for (webauth.tokens.ended) -------------
+    def register_token_session(self, sid: str, user_id: str, expires: datetime) -> bool:
+        """Keep session *sid* noted at least until *expires*; ``False`` once it has ended.
+
+        One ``SELECT`` for a session noted until then already (no write: a commit
+        costs more than the rest of a mint), an ``UPDATE`` when the expiry must
+        move, an ``INSERT`` for its first token; two at once for a new session
+        both succeed (the loser of the insert moves the expiry as the first would).
+        """
+        db = self._write_db(TokenSession)
+        rows = TokenSession.objects.using(db)
+        until = aware(expires)
+        found = rows.filter(sid=sid).values_list("expires", "ended", "minted").first()
+        if found is not None:
+            stored, ended, minted = found
+            if ended is not None:
+                return False
+            if minted and stored >= until:
+                return True
+            return bool(rows.filter(sid=sid, ended__isnull=True).update(expires=until, minted=True))
+        try:
+            with transaction.atomic(using=db):
+                TokenSession(sid=sid, user_id=user_id, expires=until, minted=True).save(
+                    using=db, force_insert=True
+                )
+        except IntegrityError:  # noted meanwhile, or ended: the row says which
+            return bool(rows.filter(sid=sid, ended__isnull=True).update(expires=until))
+        return True
+
+    def end_token_session(self, sid: str, user_id: str, expires: datetime | None) -> bool:
+        """End session *sid*; ``True`` if a token had been minted for it and it was live.
+
+        A session no token was minted for is kept as ended until *expires* (when
+        its cookie would have), so that none is minted for it later; with
+        *expires* ``None`` it is not kept.
+        """
+        db = self._write_db(TokenSession)
+        rows = TokenSession.objects.using(db)
+        now = timezone.now()
+        if rows.filter(sid=sid, ended__isnull=True).update(ended=now):
+            return True
+        if expires is None or rows.filter(sid=sid).exists():
+            return False  # ended already, or not to be kept
+        try:
+            with transaction.atomic(using=db):
+                TokenSession(sid=sid, user_id=user_id, expires=aware(expires), ended=now).save(
+                    using=db, force_insert=True
+                )
+        except IntegrityError:  # its first token meanwhile: end that
+            return bool(rows.filter(sid=sid, ended__isnull=True).update(ended=now))
+        return False
+
+    def end_user_token_sessions(self, user_id: str, keep_sid: str | None = None) -> list[str]:
+        """End every live session of *user_id* that tokens were minted for, but *keep_sid*.
+
+        Returns the ids it ended.
+        """
+        db = self._write_db(TokenSession)
+        live = TokenSession.objects.using(db).filter(user_id=user_id, ended__isnull=True)
+        if keep_sid:
+            live = live.exclude(sid=keep_sid)
+        sids = list(live.values_list("sid", flat=True))
+        if sids:
+            TokenSession.objects.using(db).filter(sid__in=sids, ended__isnull=True).update(
+                ended=timezone.now()
+            )
+        return sids
+
+    def list_ended_token_sessions(
+        self, since: datetime, limit: int, after_sid: str | None = None
+    ) -> list[tuple[str, datetime]]:
+        """``(sid, ended)`` of sessions with tokens that ended at or after *since*.
+
+        Ordered by the time and then the sid; with *after_sid*, those at *since*
+        itself start after that sid (where a full answer stopped).
+        """
+        since = aware(since)
+        rows = TokenSession.objects.using(self.using).filter(ended__gte=since, minted=True)
+        if after_sid is not None:
+            rows = rows.exclude(ended=since, sid__lte=after_sid)
+        listed = rows.order_by("ended", "sid").values_list("sid", "ended")[: max(0, limit)]
+        return [(str(sid), ended) for sid, ended in listed if ended is not None]
 
     # -- WebAuthn challenges and user handles ---------------------------------------
     def create_webauthn_challenge(

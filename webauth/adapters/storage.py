@@ -33,6 +33,8 @@ from ..utils import call, is_async, is_awaitable
 from .base import missing_methods
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from .. import types as records
     from ..logger import AuthLogger
     from .base import TokenRefresher
@@ -446,3 +448,23 @@ class Storage:
     def delete_trusted_browsers(self, user_id: str) -> int:
         """Forget every trusted browser of the user; how many."""
         return int(self._call("delete_trusted_browsers", user_id) or 0)
+
+    # -- the sessions access tokens were minted for ------------------------------------------
+    def register_token_session(self, sid: str, user_id: str, expires: datetime) -> bool:
+        """Note a token of *sid* until *expires*; ``False`` once the session has ended."""
+        return bool(self._call("register_token_session", sid, user_id, expires))
+
+    def end_token_session(self, sid: str, user_id: str, expires: datetime | None) -> bool:
+        """End *sid*; whether it had tokens and was live."""
+        return bool(self._call("end_token_session", sid, user_id, expires))
+
+    def end_user_token_sessions(self, user_id: str, keep_sid: str | None = None) -> list[str]:
+        """End the user's live sessions with tokens but *keep_sid*; their ids."""
+        return [str(sid) for sid in self._call("end_user_token_sessions", user_id, keep_sid) or ()]
+
+    def list_ended_token_sessions(
+        self, since: datetime, limit: int, after_sid: str | None = None
+    ) -> list[tuple[str, datetime]]:
+        """``(sid, ended)`` of sessions with tokens ended at or after *since*, by time and sid."""
+        rows = self._call("list_ended_token_sessions", since, limit, after_sid) or ()
+        return [(str(sid), ended) for sid, ended in rows]

@@ -122,6 +122,7 @@ def build_config(
         account=sections.account(data.get("account")),
         passwords=sections.passwords(data.get("passwords")),
         challenge=sections.challenge(data.get("challenge"), http_client=http_client),
+        tokens=sections.tokens(data.get("tokens")),
     )
     if warn:
         _warn(config)

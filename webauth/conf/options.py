@@ -19,6 +19,7 @@ from ..client_ip import TrustedProxies
 from ..jwt import DEFAULT_MAX_AGE
 from ..logger import AuthLogger
 from ..providers.base import Provider
+from ..tokens.keys import SigningKey
 
 if TYPE_CHECKING:
     from ..adapters.django import DjangoAdapter
@@ -26,10 +27,13 @@ if TYPE_CHECKING:
 __all__ = [
     "CHALLENGE_ACTIONS",
     "COOKIE_KEYS",
+    "DEFAULT_JWKS_MAX_AGE",
     "DEFAULT_MAX_AGE",
     "DEFAULT_RATE_LIMITS",
     "DEFAULT_REAUTH_MAX_AGE",
+    "DEFAULT_TOKEN_MAX_AGE",
     "DEFAULT_UPDATE_AGE",
+    "MAX_TOKEN_MAX_AGE",
     "MFA_KEYS",
     "RATE_SCOPES",
     "AccountOptions",
@@ -46,6 +50,7 @@ __all__ = [
     "RateRule",
     "SessionOptions",
     "Theme",
+    "TokenOptions",
     "parse_rate",
 ]
 
@@ -103,6 +108,8 @@ class CallbacksOptions:
     session: Callable[..., object] | None = None
     sign_in: Callable[..., object] | None = None
     redirect: Callable[..., object] | None = None
+    #: webauth's own: the claims of a signed access token (docs/tokens.md).
+    token: Callable[..., object] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,6 +265,10 @@ DEFAULT_RATE_LIMITS: Mapping[str, str] = MappingProxyType(
         "password_reset": "10/m/ip,3/h/key",
         # a password change or set in the account center, per address and per user
         "password_change": "10/m/ip,5/5m/key",
+        # GET /auth/token, POST /auth/app/access-token: an access token minted
+        "access_token": "60/m/ip",
+        # GET /auth/token/ended: the revocation feed, polled by services
+        "token_feed": "120/m/ip",
     }
 )
 
@@ -369,6 +380,34 @@ class MfaOptions:
     security_keys: bool = True
 
 
+#: ``tokens.max_age``'s default and bounds: an access token's life, in seconds.
+DEFAULT_TOKEN_MAX_AGE = 300
+MAX_TOKEN_MAX_AGE = 24 * 3600
+#: ``tokens.jwks_max_age``'s default: how long a verifier may keep the JWKS.
+DEFAULT_JWKS_MAX_AGE = 300
+
+
+@dataclass(frozen=True, slots=True)
+class TokenOptions:
+    """``tokens``: signed access tokens for other services (docs/tokens.md).
+
+    ``keys``: the key set, the first signing (:mod:`webauth.tokens.keys`).
+    ``audiences``: the services a token may be minted for (its ``aud``).
+    ``max_age``: a token's life in seconds. ``issuer``: its ``iss`` (``None``:
+    the site's origin and ``base_path``, as the request shows them).
+    ``jwks_max_age``: the JWKS's ``Cache-Control`` ``max-age``. ``feed``: serve
+    the revocation feed.
+    """
+
+    keys: tuple[SigningKey, ...]
+    audiences: tuple[str, ...]
+    max_age: int = DEFAULT_TOKEN_MAX_AGE
+    issuer: str | None = None
+    jwks_max_age: int = DEFAULT_JWKS_MAX_AGE
+    #: Serve the revocation feed (``GET /auth/token/ended``).
+    feed: bool = True
+
+
 @dataclass(frozen=True, eq=False)
 class Config:
     """The validated configuration. Get it with :func:`webauth.conf.get_config`."""
@@ -406,6 +445,8 @@ class Config:
     challenge: ChallengeOptions | None = None
     #: Serve the OpenAPI description at ``<base path>/openapi.json`` (docs/openapi.md).
     openapi: bool = False
+    #: Signed access tokens (``WEBAUTH["tokens"]``), off (``None``) unless configured.
+    tokens: TokenOptions | None = None
     _providers_by_id: dict[str, Provider] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -22,13 +22,17 @@ from ..logger import AuthLogger
 from ..mfa.policy import requirement
 from ..providers.base import Provider
 from ..providers.catalog import CATALOG, provider_class
+from ..tokens.keys import KeyProblem, read_keys
 from ..utils import did_you_mean, resolve
 from .options import (
     CHALLENGE_ACTIONS,
     COOKIE_KEYS,
+    DEFAULT_JWKS_MAX_AGE,
     DEFAULT_RATE_LIMITS,
     DEFAULT_REAUTH_MAX_AGE,
+    DEFAULT_TOKEN_MAX_AGE,
     DEFAULT_UPDATE_AGE,
+    MAX_TOKEN_MAX_AGE,
     MFA_KEYS,
     AccountOptions,
     CallbacksOptions,
@@ -43,6 +47,7 @@ from .options import (
     RateRule,
     SessionOptions,
     Theme,
+    TokenOptions,
     parse_rate,
 )
 from .values import as_bool, as_callable, as_seconds, as_str, config_error, keys_of
@@ -73,6 +78,7 @@ __all__ = [
     "secret",
     "session",
     "theme",
+    "tokens",
     "trusted_proxies",
     "url",
 ]
@@ -112,6 +118,7 @@ TOP_LEVEL_KEYS = frozenset(
         "account",
         "passwords",
         "challenge",
+        "tokens",
     }
 )
 
@@ -464,6 +471,80 @@ def passwords(value: object) -> PasswordOptions:
     )
 
 
+# -- signed access tokens ----------------------------------------------------------------
+TOKEN_KEYS = frozenset({"keys", "audiences", "max_age", "issuer", "jwks_max_age", "feed"})
+_TOKENS_EXAMPLE = (
+    "E.g. {'keys': [os.environ['WEBAUTH_TOKEN_KEY']], 'audiences': ['https://api.example.com']}; "
+    "python manage.py webauth_tokenkey prints a new key (docs/tokens.md)."
+)
+#: The longest audience accepted (a service's URL or name).
+MAX_AUDIENCE_LENGTH = 200
+
+
+def tokens(value: object) -> TokenOptions | None:
+    """``tokens``: signed access tokens and their JWKS; off (``None``) by default.
+
+    ``keys`` (required) is the key set, newest first (:func:`webauth.tokens.keys.read_keys`);
+    ``audiences`` (required) the services a token may be for; ``max_age`` seconds
+    (default 300, at most a day); ``issuer`` the ``iss`` (default: the site's URL
+    and ``base_path``); ``jwks_max_age`` how long verifiers may cache the JWKS;
+    ``feed`` (default on) serves the revocation feed.
+    """
+    if value is None or value is False:
+        return None
+    t = keys_of("tokens", value, TOKEN_KEYS)
+    raw_keys = t.get("keys")
+    if not isinstance(raw_keys, list | tuple) or not raw_keys:
+        raise config_error(
+            "tokens.keys",
+            "must be a non-empty list of keys (the first signs)",
+            _TOKENS_EXAMPLE,
+            "webauth.E018",
+        )
+    try:
+        keys = read_keys(raw_keys)
+    except KeyProblem as exc:
+        raise config_error("tokens", str(exc), _TOKENS_EXAMPLE, "webauth.E018") from None
+    audiences = t.get("audiences")
+    if (
+        not isinstance(audiences, list | tuple)
+        or not audiences
+        or not all(isinstance(a, str) and 0 < len(a) <= MAX_AUDIENCE_LENGTH for a in audiences)
+    ):
+        raise config_error(
+            "tokens.audiences",
+            f"must be a non-empty list of service names or URLs (1 to {MAX_AUDIENCE_LENGTH} "
+            f"characters each), got {audiences!r}",
+            "List the services a token may be minted for; each verifies its own audience. "
+            + _TOKENS_EXAMPLE,
+        )
+    max_age = as_seconds("tokens.max_age", t.get("max_age"), DEFAULT_TOKEN_MAX_AGE)
+    if not 0 < max_age <= MAX_TOKEN_MAX_AGE:
+        raise config_error(
+            "tokens.max_age",
+            f"must be between 1 and {MAX_TOKEN_MAX_AGE} seconds, got {max_age}",
+            "A short life is what revokes a token: a few minutes is usual (default 300).",
+        )
+    issuer = as_str("tokens.issuer", t.get("issuer"))
+    if issuer is not None:
+        parts = urlsplit(issuer)
+        if parts.scheme not in ("https", "http") or not parts.netloc or parts.query:
+            raise config_error(
+                "tokens.issuer",
+                f"must be an http(s) URL without a query, got {issuer!r}",
+                "Give e.g. 'https://example.com/auth', or leave it out for the site's URL.",
+            )
+        issuer = issuer.rstrip("/")
+    return TokenOptions(
+        keys=keys,
+        audiences=tuple(dict.fromkeys(audiences)),
+        max_age=max_age,
+        issuer=issuer,
+        jwks_max_age=as_seconds("tokens.jwks_max_age", t.get("jwks_max_age"), DEFAULT_JWKS_MAX_AGE),
+        feed=bool(as_bool("tokens.feed", t.get("feed"), True)),
+    )
+
+
 # -- the bot challenge -------------------------------------------------------------------
 CHALLENGE_KEYS = frozenset(
     {
@@ -690,7 +771,7 @@ def jwt(value: object, *, session_max_age: int) -> JWTOptions:
 
 
 # -- extension points ---------------------------------------------------------------------
-CALLBACK_KEYS = frozenset({"jwt", "session", "sign_in", "redirect"})
+CALLBACK_KEYS = frozenset({"jwt", "session", "sign_in", "redirect", "token"})
 EVENT_KEYS = frozenset(
     {
         "sign_in",
@@ -704,6 +785,7 @@ EVENT_KEYS = frozenset(
         "signup",
         "password_reset_requested",
         "password_changed",
+        "access_token",
     }
 )
 LOGGER_KEYS = frozenset({"error", "warn", "debug"})

@@ -13,6 +13,7 @@ from django.apps import apps
 from ..errors import SignOutError
 from ..events import emit
 from ..responses import redirect
+from ..tokens.ended import end_request_session
 
 if TYPE_CHECKING:
     from django.http import HttpResponse
@@ -35,6 +36,7 @@ def sign_out(state: AuthState, callback_url: str) -> HttpResponse:
     raw = state.session_token
     if raw:
         config = state.config
+        end_request_session(state)  # its access tokens first: the session names them
         try:
             ended = state.sessions.end(config, raw, state.cookies["session_token"].name)
             emit(config, "sign_out", request=state.request, **ended.message)

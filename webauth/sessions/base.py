@@ -3,6 +3,9 @@ strategy interface, and the clocks of a session's life."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -23,11 +26,14 @@ __all__ = [
     "Assurance",
     "EndedSession",
     "NewSession",
+    "SessionFacts",
     "SessionResult",
     "SessionStrategy",
     "absolute_deadline",
     "cookie_expiry",
+    "database_sid",
     "iso_expires",
+    "session_id",
     "sub_of",
     "timestamp",
 ]
@@ -147,6 +153,45 @@ class Assurance:
     mfa_at: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class SessionFacts:
+    """What an access token says of the session it came from (docs/tokens.md).
+
+    ``sid``: the session's id, stable for its whole life and not its token (a
+    service sees it; it must not be able to use it); ``signed_in_at`` (a POSIX
+    time) and ``assurance``, where the session records them.
+    """
+
+    sid: str
+    signed_in_at: float | None = None
+    assurance: Assurance = Assurance()
+
+
+def session_id(config: Config, material: str) -> str:
+    """A session's public id: a keyed hash of what identifies it to the server.
+
+    HMAC-SHA256 under a key derived from the newest secret, 128 bits in
+    base64url: it names the session without revealing (or standing in for) its
+    token, and another site with another secret gets other ids.
+    """
+    secret = config.secret[0] if config.secret else ""
+    key = hashlib.sha256(b"webauth.session-id\0" + secret.encode()).digest()
+    digest = hmac.new(key, material.encode(), hashlib.sha256).digest()[:16]
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def database_sid(config: Config, token_hash: str, auth_hash: str | None) -> str:
+    """A database session's id: of its stored token's hash and its password era.
+
+    The token never changes for the session's life; the auth hash changes when
+    the password does, so a session kept through a password change (by the
+    browser that made it) gets a new id, and the tokens of the old one can be
+    dropped with the others. Computable from the stored row alone, so a row
+    deleted by any means can be named.
+    """
+    return session_id(config, f"db\0{token_hash}\0{auth_hash or ''}")
+
+
 #: Claims a test's session carries beside those a sign-in would give it.
 Claims = Mapping[str, object] | None
 
@@ -246,6 +291,13 @@ class SessionStrategy(ABC):
     @abstractmethod
     def assurance(self, config: Config, raw: str | None, salt: str) -> Assurance:
         """How the user of the session of cookie value *raw* proved who they are."""
+
+    @abstractmethod
+    def facts(self, config: Config, raw: str | None, salt: str) -> SessionFacts | None:
+        """The id, sign-in time and assurance of the session *raw*, ``None`` without one.
+
+        Call it for a session a read has found live: it checks no expiry itself.
+        """
 
     @abstractmethod
     def current_user(self, config: Config, raw: str | None, salt: str) -> AdapterUser | None:

@@ -8,6 +8,7 @@ exists, is active and keeps the same password, under either strategy.
 from __future__ import annotations
 
 import hmac
+import secrets
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ __all__ = [
     "MFA_TIME_CLAIM",
     "OWN_CLAIMS",
     "SESSION_CHECK_METHOD",
+    "SIGN_IN_ID_CLAIM",
     "UserUnavailable",
     "assurance_claims",
     "assurance_of",
@@ -48,10 +50,13 @@ __all__ = [
 #: app keeps working; webauth keeps them whatever the ``jwt`` callback returns.
 AUTH_HASH_CLAIM = "webauth_auth_hash"
 AUTH_TIME_CLAIM = "webauth_auth_time"
+#: A random id of the sign-in, kept as the token slides: what makes the session's
+#: ``sid`` (docs/tokens.md) differ between two sign-ins of a user in one second.
+SIGN_IN_ID_CLAIM = "webauth_sign_in"
 #: How the user proved who they are (docs/mfa.md), and when two factors last were.
 AMR_CLAIM = "amr"
 MFA_TIME_CLAIM = "webauth_mfa_time"
-OWN_CLAIMS = (AUTH_HASH_CLAIM, AUTH_TIME_CLAIM, AMR_CLAIM, MFA_TIME_CLAIM)
+OWN_CLAIMS = (AUTH_HASH_CLAIM, AUTH_TIME_CLAIM, AMR_CLAIM, MFA_TIME_CLAIM, SIGN_IN_ID_CLAIM)
 
 
 class UserUnavailable(Exception):
@@ -241,11 +246,15 @@ def binding_claims(user: object, now: float) -> dict[str, object]:
     """webauth's own claims for a session of *user* signed in at *now*.
 
     The sign-in time always (so ``absolute_max_age`` applies from the real
-    sign-in if it is turned on later), and the session auth hash for a Django
+    sign-in if it is turned on later), a random id of the sign-in (72 bits:
+    the session's id is made of it), and the session auth hash for a Django
     user: such a session lives only while its user exists, is active and
     keeps the same password.
     """
-    claims: dict[str, object] = {AUTH_TIME_CLAIM: int(now)}
+    claims: dict[str, object] = {
+        AUTH_TIME_CLAIM: int(now),
+        SIGN_IN_ID_CLAIM: secrets.token_urlsafe(9),
+    }
     auth_hash = session_auth_hash(user)
     if auth_hash is not None:
         claims[AUTH_HASH_CLAIM] = auth_hash

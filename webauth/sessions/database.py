@@ -7,6 +7,7 @@ can be ended one by one, from the account center or the admin.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -22,9 +23,11 @@ from .base import (
     Assurance,
     EndedSession,
     NewSession,
+    SessionFacts,
     SessionResult,
     SessionStrategy,
     absolute_deadline,
+    database_sid,
     iso_expires,
     timestamp,
 )
@@ -272,6 +275,24 @@ class DatabaseSessions(SessionStrategy):
         return Assurance(
             amr=tuple((stored.amr or "").split()),
             mfa_at=timestamp(stored.mfa_at) if stored.mfa_at is not None else None,
+        )
+
+    def facts(self, config: Config, raw: str | None, salt: str) -> SessionFacts | None:
+        if not raw:
+            return None
+        pair = config.storage.get_session_and_user(raw)
+        if pair is None:
+            return None
+        stored = pair[0]
+        return SessionFacts(
+            # The stored row's token hash (webauth.models.token_hash, which this
+            # module cannot import before the app registry is ready).
+            sid=database_sid(config, hashlib.sha256(raw.encode()).hexdigest(), stored.auth_hash),
+            signed_in_at=timestamp(stored.created_at),
+            assurance=Assurance(
+                amr=tuple((stored.amr or "").split()),
+                mfa_at=timestamp(stored.mfa_at) if stored.mfa_at is not None else None,
+            ),
         )
 
     def current_user(self, config: Config, raw: str | None, salt: str) -> AdapterUser | None:

@@ -25,16 +25,19 @@ from .base import (
     UNSET,
     Assurance,
     EndedSession,
+    SessionFacts,
     SessionResult,
     SessionStrategy,
     cookie_expiry,
     iso_expires,
+    session_id,
     sub_of,
 )
 from .binding import (
     AUTH_HASH_CLAIM,
     AUTH_TIME_CLAIM,
     OWN_CLAIMS,
+    SIGN_IN_ID_CLAIM,
     UserUnavailable,
     _session_check,
     _session_check_usable,
@@ -407,6 +410,32 @@ class JwtSessions(SessionStrategy):
         except Exception:  # a custom jwt.decode may raise for a bad token
             return Assurance()
         return assurance_of(token) if token is not None else Assurance()
+
+    def facts(self, config: Config, raw: str | None, salt: str) -> SessionFacts | None:
+        if not raw:
+            return None
+        try:
+            token = decode_token(config, raw, salt)
+        except Exception:  # a custom jwt.decode may raise for a bad token
+            return None
+        sub = sub_of(token) if token is not None else None
+        if token is None or sub is None:
+            return None
+        signed_in = auth_time(token)
+        # A JWT is encoded anew as it slides; its user, sign-in (time and random
+        # id) and password era stay: they are the id (a password change kept by
+        # this browser makes a new one). A token without a sign-in time (an
+        # Auth.js app's) gets the id of this encoding, which changes as it slides.
+        era = token.get(AUTH_HASH_CLAIM) or ""
+        sign_in = token.get(SIGN_IN_ID_CLAIM) or ""
+        material = (
+            f"jwt\0{sub}\0{int(signed_in)}\0{sign_in}\0{era}"
+            if signed_in is not None
+            else f"raw\0{raw}"
+        )
+        return SessionFacts(
+            sid=session_id(config, material), signed_in_at=signed_in, assurance=assurance_of(token)
+        )
 
     def current_user(self, config: Config, raw: str | None, salt: str) -> AdapterUser | None:
         if not raw:

@@ -145,6 +145,10 @@ class MemoryAdapter:
         #: Trusted browsers by id.
         self.trusted_browsers: dict[str, TrustedBrowser] = {}
         self._browser_ids = itertools.count(1)
+        #: The sessions access tokens were minted for: sid -> [user id, expires,
+        #: ended (or None), minted].
+        self.token_sessions: dict[str, list[Any]] = {}
+        self._token_sessions = threading.Lock()
 
     # -- users ---------------------------------------------------------------------------------
     async def create_user(self, user: Record) -> AdapterUser:
@@ -696,3 +700,56 @@ class MemoryAdapter:
         for key in doomed:
             del self.trusted_browsers[key]
         return len(doomed)
+
+    # -- the sessions access tokens were minted for ------------------------------------------
+    async def register_token_session(self, sid: str, user_id: str, expires: datetime) -> bool:
+        """Note a token of *sid* until *expires*; ``False`` once the session has ended."""
+        with self._token_sessions:
+            row = self.token_sessions.setdefault(sid, [str(user_id), expires, None, True])
+            if row[2] is not None:
+                return False
+            row[1], row[3] = max(row[1], expires), True
+            return True
+
+    async def end_token_session(self, sid: str, user_id: str, expires: datetime | None) -> bool:
+        """End *sid*; ``True`` if it had tokens and was live (kept until *expires* if new)."""
+        now = datetime.now(UTC)
+        with self._token_sessions:
+            row = self.token_sessions.get(sid)
+            if row is None:
+                if expires is not None:
+                    self.token_sessions[sid] = [str(user_id), expires, now, False]
+                return False
+            if row[2] is not None:
+                return False
+            row[2] = now
+            return bool(row[3])
+
+    async def end_user_token_sessions(self, user_id: str, keep_sid: str | None = None) -> list[str]:
+        """End the user's live sessions with tokens but *keep_sid*; their ids."""
+        now = datetime.now(UTC)
+        with self._token_sessions:
+            ended = [
+                sid
+                for sid, row in self.token_sessions.items()
+                if row[0] == str(user_id) and row[2] is None and sid != keep_sid
+            ]
+            for sid in ended:
+                self.token_sessions[sid][2] = now
+            return ended
+
+    async def list_ended_token_sessions(
+        self, since: datetime, limit: int, after_sid: str | None = None
+    ) -> list[tuple[str, datetime]]:
+        """``(sid, ended)`` of sessions with tokens ended at or after *since*, by time and sid;
+        at *since* itself after *after_sid* when given."""
+        with self._token_sessions:
+            rows = [
+                (sid, row[2])
+                for sid, row in self.token_sessions.items()
+                if row[2] is not None
+                and row[3]
+                and row[2] >= since
+                and not (after_sid is not None and row[2] == since and sid <= after_sid)
+            ]
+        return sorted(rows, key=lambda item: (item[1], item[0]))[: max(0, limit)]

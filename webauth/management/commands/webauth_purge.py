@@ -1,4 +1,5 @@
-"""``manage.py webauth_purge``: delete expired sessions, grants and WebAuthn challenges."""
+"""``manage.py webauth_purge``: delete expired sessions, grants, WebAuthn challenges and the
+access tokens' expired session notes."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from ..batches import add_batch_options, batch_options
 
 class Command(BaseCommand):
     help = (
-        "Delete expired webauth sessions, verification tokens and WebAuthn challenges "
-        "in short batches. "
+        "Delete expired webauth sessions, verification tokens, WebAuthn challenges and "
+        "access token sessions in short batches. "
         "Safe to run while the site serves requests; run it from cron."
     )
 
