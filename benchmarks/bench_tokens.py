@@ -1,4 +1,4 @@
-"""Access tokens (docs/tokens.md): verifying one per request against simplejwt, minting, the JWKS.
+"""Access tokens and API keys: verifying per request against simplejwt and DRF's tokens.
 
 Run from anywhere (the test extra has both frameworks)::
 
@@ -23,6 +23,15 @@ DRF ``APIView`` (``GET /api/<case>/me``, answering the caller's ``sub``) behind
 
 The target: ``webauth-es256`` at least 1.0x simplejwt's requests per second
 (``MET`` / ``NOT MET``; the exit status is 1 when it is not met).
+
+**API keys** (docs/api-keys.md), per request, the same DRF view behind
+
+* ``drf-token``: ``rest_framework.authentication.TokenAuthentication`` (its
+  ``authtoken`` table: the token looked up as it is, with its user), the
+  baseline;
+* ``webauth-api-key``: ``webauth.contrib.rest_framework.ApiKeyAuthentication``
+  (the key parsed, one query for the key and its user, the secret's hash
+  compared in constant time; its last use already written this minute).
 
 **Minting and the JWKS**, on the site: ``GET /auth/token`` for a signed-in
 JWT session, ``GET /auth/.well-known/jwks.json``, each against ``GET
@@ -75,6 +84,7 @@ def webauth_settings(signing: str) -> dict[str, Any]:
         "rate_limits": False,
         "providers": ["webauth.providers.DjangoCredentials"],
         "tokens": {"keys": [KEYS[signing], KEYS[other]], "audiences": [API], "issuer": ISSUER},
+        "api_keys": {"scopes": ["orders:read"]},
     }
 
 
@@ -96,6 +106,7 @@ def setup(database: str) -> None:
             "django.contrib.auth",
             "django.contrib.contenttypes",
             "rest_framework",
+            "rest_framework.authtoken",
             "webauth",
         ],
         MIDDLEWARE=["webauth.middleware.AuthMiddleware"],
@@ -115,6 +126,7 @@ def setup(database: str) -> None:
         SIMPLE_JWT={"USER_ID_CLAIM": "user_id"},
         WEBAUTH=webauth_settings("es256"),
     )
+    # API keys on, without their limits (as the rest: rate_limits False).
     import django
 
     django.setup()
@@ -128,7 +140,7 @@ def _urls() -> Any:
     import types
 
     from django.urls import include, path
-    from rest_framework.authentication import BaseAuthentication
+    from rest_framework.authentication import BaseAuthentication, TokenAuthentication
     from rest_framework.exceptions import AuthenticationFailed
     from rest_framework.permissions import IsAuthenticated
     from rest_framework.response import Response
@@ -138,6 +150,7 @@ def _urls() -> Any:
         JWTStatelessUserAuthentication,
     )
 
+    from webauth.contrib.rest_framework import ApiKeyAuthentication
     from webauth.tokens import InvalidToken, Verifier
     from webauth.tokens.keys import public_jwks, read_keys
 
@@ -182,6 +195,8 @@ def _urls() -> Any:
         path("api/simplejwt/me", view(JWTAuthentication)),
         path("api/stateless/me", view(JWTStatelessUserAuthentication)),
         path("api/webauth/me", view(AccessTokenAuthentication)),
+        path("api/drftoken/me", view(TokenAuthentication)),
+        path("api/apikey/me", view(ApiKeyAuthentication)),
         path("auth/", include("webauth.urls")),
     ]
     return module
@@ -233,6 +248,20 @@ def build(call: Caller) -> tuple[dict[str, tuple[dict[str, Any], str]], dict[str
         "webauth-es256": (environ("/api/webauth/me", bearer=minted["es256"]), expected),
         "webauth-eddsa": (environ("/api/webauth/me", bearer=minted["eddsa"]), expected),
     }
+    from rest_framework.authtoken.models import Token
+
+    from webauth.api_keys import create_key
+
+    drf_token = Token.objects.create(user=user).key
+    api_key = create_key(user, name="bench", scopes=["orders:read"]).key
+    keys = {
+        "drf-token": (
+            environ("/api/drftoken/me", bearer=None) | {"HTTP_AUTHORIZATION": f"Token {drf_token}"},
+            expected,
+        ),
+        "webauth-api-key": (environ("/api/apikey/me", bearer=api_key), expected),
+    }
+    verify.update(keys)
     site = {
         "session": environ("/auth/session", cookie=cookie),
         "mint": environ("/auth/token", cookie=cookie),
@@ -281,7 +310,11 @@ def main() -> int:
                 raise SystemExit(f"{label}: {call.status} {body[:200]!r}")
         if not json.loads(call(site["jwks"]))["keys"]:
             raise SystemExit("the JWKS is empty")
-        verify_times = rounds(call, {k: env for k, (env, _) in verify.items()}, args)
+        key_cases = ("drf-token", "webauth-api-key")
+        verify_times = rounds(
+            call, {k: env for k, (env, _) in verify.items() if k not in key_cases}, args
+        )
+        key_times = rounds(call, {k: verify[k][0] for k in key_cases}, args)
         site_times = rounds(call, site, args)
 
     import django
@@ -297,6 +330,8 @@ def main() -> int:
     )
     print("\nVerifying a token per request (a DRF view behind each authentication):")
     median = table(verify_times, "simplejwt", "vs simplejwt")
+    print("\nAPI keys per request (a DRF view behind each authentication):")
+    keyed = table(key_times, "drf-token", "vs drf-token")
     print("\nOn the site (a signed-in JWT session):")
     table(site_times, "session", "vs session read")
     ratio = median["simplejwt"] / median["webauth-es256"]
@@ -305,6 +340,8 @@ def main() -> int:
         f"\nwebauth-es256 req/s >= {TARGET:.1f}x simplejwt's: {ratio:.2f}x "
         f"{'MET' if ok else 'NOT MET'}"
     )
+    key_ratio = keyed["drf-token"] / keyed["webauth-api-key"]
+    print(f"webauth-api-key req/s vs drf-token's: {key_ratio:.2f}x (measured; no target)")
     return 0 if ok else 1
 
 

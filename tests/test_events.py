@@ -80,6 +80,8 @@ def test_event_names_map_to_signals():
         "password_changed": signals.password_changed,
         # and access tokens (docs/tokens.md)
         "access_token": signals.access_token_minted,
+        # and API keys (docs/api-keys.md)
+        "api_key": signals.api_key_changed,
     } == signals.EVENT_SIGNALS
 
 

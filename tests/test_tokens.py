@@ -530,3 +530,65 @@ def test_the_command_takes_a_kid_and_refuses_a_bad_one():
     for bad in ("", "x" * 101, "a\nb"):
         with pytest.raises(CommandError, match="--kid"):
             call_command("webauth_tokenkey", "--kid", bad, stdout=StringIO(), stderr=StringIO())
+
+
+# -- hostile requests and headers -----------------------------------------------------------------
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"audience": 5},
+        {"audience": [API]},
+        {"audience": {"x": API}},
+        {"audience": None, "extra": "x" * 3000},
+        {"audience": "https://evil.example"},
+    ],
+)
+def test_the_app_route_refuses_audiences_of_the_wrong_kind(strategy, alice, body):
+    _, raw = signed_in(alice)
+    app = Client(headers={"Authorization": f"Bearer {raw}"})
+    response = app.post("/auth/app/access-token", body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["error"] == "InvalidAudience"
+
+
+@pytest.mark.parametrize("raw_body", [b"[1, 2]", b'"x"', b"{", b"\xff\xfe", b"null"])
+def test_the_app_route_refuses_a_body_that_is_no_object(strategy, alice, raw_body):
+    _, raw = signed_in(alice)
+    app = Client(headers={"Authorization": f"Bearer {raw}"})
+    response = app.post("/auth/app/access-token", raw_body, content_type="application/json")
+    assert response.status_code in (400, 401)
+    assert response.status_code != 500
+    assert "access_token" not in response.content.decode("utf-8", "replace")
+
+
+def test_two_audiences_in_the_query_take_the_last_and_mint_one(strategy, alice):
+    client, _ = signed_in(alice)
+    response = client.get(f"/auth/token?audience=https://evil.example&audience={API}")
+    assert response.status_code == 200
+    assert parts(response.json()["access_token"])[1]["aud"] == API
+
+
+def test_a_jku_or_x5u_in_the_header_is_never_fetched(minted):
+    fetched = []
+    header = {**parts(minted)[0], "jku": "https://evil.example/jwks", "x5u": "https://evil/x"}
+    _h, payload, signature = minted.split(".")
+    tampered = f"{b64(json.dumps(header).encode())}.{payload}.{signature}"
+    check = Verifier(
+        issuer=ISSUER,
+        audience=API,
+        jwks_url="https://site/jwks",
+        fetch=lambda url: fetched.append(url) or jwks(),
+    )
+    with pytest.raises(InvalidToken) as refused:
+        check.verify(tampered)  # the header changed: its signature no longer holds
+    assert refused.value.reason == "signature"
+    assert fetched == ["https://site/jwks"]  # only the configured address
+
+
+def test_a_critical_header_is_refused(minted):
+    header = {**parts(minted)[0], "crit": ["exp"]}
+    _h, payload, signature = minted.split(".")
+    tampered = f"{b64(json.dumps(header).encode())}.{payload}.{signature}"
+    with pytest.raises(InvalidToken) as refused:
+        verifier(jwks()).verify(tampered)
+    assert refused.value.reason == "malformed"

@@ -15,19 +15,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import BaseUserCreationForm
 from django.contrib.auth.forms import UserChangeForm as DjangoUserChangeForm
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
+from .api_keys import ApiKeyError, check_new_key, create_key, revoke
 from .conf import Config, get_config
 from .flows import providers_with
 from .linked_accounts import LastSignInMethod, unlink
@@ -35,6 +39,7 @@ from .mfa.changes import announce
 from .mfa.factors import reset
 from .models import (
     Account,
+    ApiKey,
     Authenticator,
     SecondFactor,
     Session,
@@ -364,6 +369,114 @@ class VerificationTokenAdmin(ExplainedChangeList):
             "No pending email sign-ins. One is added when someone asks for a sign-in "
             "link and code, and goes when it is used; expired ones are removed by "
             "manage.py webauth_purge."
+        )
+
+
+class ApiKeyAddForm(forms.ModelForm):
+    """The admin's form for a new key: each problem :func:`check_new_key` finds is shown."""
+
+    class Meta:
+        model = ApiKey
+        fields = ("user", "name", "scopes", "expires")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        try:
+            check_new_key(
+                name=data.get("name"),
+                scopes=data.get("scopes") or (),
+                expires=data.get("expires") or True,
+            )
+        except ApiKeyError as exc:
+            raise ValidationError(str(exc)) from None
+        return data
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """API keys (docs/api-keys.md): made here (the key shown once), revoked here; the
+    secret's hash is never shown and nothing else is editable."""
+
+    list_display = ("name", "user", "key_id", "scopes", "created_at", "expires", "last_used_at")
+    list_filter = ("revoked_at", "expires", "created_at")
+    search_fields = ("name", "key_id", "user__pk")
+    list_select_related = ("user",)
+    exclude = ("secret_hash",)
+    actions = ("revoke",)
+    raw_id_fields = ("user",)
+
+    def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> Any:
+        if obj is None:
+            return ["user", "name", "scopes", "expires"]
+        return [
+            "user",
+            "name",
+            "key_id",
+            "scopes",
+            "created_at",
+            "expires",
+            "last_used_at",
+            "revoked_at",
+        ]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> Any:
+        return [] if obj is None else self.get_fields(request, obj)
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        if obj is None:
+            kwargs["form"] = ApiKeyAddForm
+        return super().get_form(request, obj, change, **kwargs)
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        # Shown, never edited: the revocation is an action.
+        return obj is None and super().has_change_permission(request, obj)
+
+    def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
+        if change:
+            return  # nothing but the revocation changes a key
+        try:
+            made = create_key(
+                obj.user,
+                name=obj.name,
+                scopes=obj.scopes or (),
+                expires=obj.expires if obj.expires is not None else True,
+                request=request,
+            )
+        except ApiKeyError as exc:  # the user reached max_keys since the form was checked
+            self.message_user(request, str(exc), messages.ERROR)
+            return
+        stored = ApiKey.objects.get(key_id=made.record.key_id)
+        obj.pk, obj.key_id, obj.created_at = stored.pk, stored.key_id, stored.created_at
+        obj._webauth_new_key = made.key  # type: ignore[attr-defined]
+
+    def response_add(self, request: HttpRequest, obj: ApiKey, post_url_continue: Any = None) -> Any:
+        # The key is shown on this answer, once: never in a message, which a cookie
+        # may carry back and forth.
+        key = getattr(obj, "_webauth_new_key", None)
+        if key is None:
+            return super().response_add(request, obj, post_url_continue)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": gettext("The new API key"),
+            "key": key,
+            "record": obj,
+            "opts": self.model._meta,
+            "changelist_url": reverse("admin:webauth_apikey_changelist"),
+        }
+        response = TemplateResponse(request, "admin/webauth/apikey_created.html", context)
+        response["Cache-Control"] = "private, no-store"
+        return response
+
+    @admin.action(description=_("Revoke the selected API keys (at once, everywhere)"))
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        count = sum(revoke(str(key.user_id), key.key_id, request=request) for key in queryset)
+        self.message_user(
+            request,
+            ngettext("%(count)d API key revoked.", "%(count)d API keys revoked.", count)
+            % {"count": count},
+            messages.SUCCESS,
         )
 
 

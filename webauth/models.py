@@ -35,6 +35,7 @@ from .identity import canonical_email_or_none
 
 __all__ = [
     "Account",
+    "ApiKey",
     "Authenticator",
     "RecoveryCode",
     "SecondFactor",
@@ -498,3 +499,32 @@ class TokenSession(models.Model):
 
     def __str__(self) -> str:
         return f"access token session {self.sid} of user {self.user_id}"
+
+
+class ApiKey(models.Model):
+    """A long-lived credential for a script or an integration (docs/api-keys.md).
+
+    The key is shown once, when it is made; this row keeps its public part
+    (``key_id``, which the key starts with after ``WEBAUTH["api_keys"]["prefix"]``)
+    and the SHA-256 of its secret. A key authenticates requests as its user and
+    never makes a browser session; it stops working when revoked, when it
+    expires, or when its user is deactivated.
+    """
+
+    user = _users("webauth_api_keys")
+    name = models.CharField(_("name"), max_length=100)
+    key_id = models.CharField(_("key id"), max_length=16, unique=True, editable=False)
+    secret_hash = models.CharField(_("secret hash"), max_length=64, editable=False)
+    scopes = models.JSONField(_("scopes"), default=list, blank=True)
+    created_at = models.DateTimeField(_("created"), default=timezone.now, editable=False)
+    expires = models.DateTimeField(_("expires"), null=True, blank=True)
+    # Written at most once a minute (webauth.api_keys.LAST_USED_EVERY).
+    last_used_at = models.DateTimeField(_("last used"), null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(_("revoked"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("API key")
+        verbose_name_plural = _("API keys")
+
+    def __str__(self) -> str:
+        return f"API key {self.key_id} of user {self.user_id}"

@@ -22,6 +22,8 @@ signal             keyword arguments
                    username), ``identifier``, ``request``
 ``password_changed``  ``user``, ``how`` (``reset``, ``change`` or ``set``), ``request``
 ``access_token_minted``  ``claims`` (the token's, never the token), ``request``
+``api_key_changed``  ``user_id``, ``key_id``, ``key_name`` (when made), ``action``
+                   (``created`` or ``revoked``), ``request``; never the key
 =================  ==========================================================
 
 One more is not an event: ``token_sessions_ended`` (``sender`` ``None``;
@@ -37,6 +39,7 @@ __all__ = [
     "EVENT_SIGNALS",
     "access_token_minted",
     "account_linked",
+    "api_key_changed",
     "password_changed",
     "password_reset_requested",
     "second_factor",
@@ -65,6 +68,7 @@ password_reset_requested = Signal()
 password_changed = Signal()
 #: webauth's access tokens (docs/tokens.md): a token was minted for a session.
 access_token_minted = Signal()
+api_key_changed = Signal()
 token_sessions_ended = Signal()
 
 #: event name (as in ``WEBAUTH["events"]``) -> signal
@@ -80,4 +84,5 @@ EVENT_SIGNALS = {
     "password_reset_requested": password_reset_requested,
     "password_changed": password_changed,
     "access_token": access_token_minted,
+    "api_key": api_key_changed,
 }

@@ -23,6 +23,7 @@ __all__ = [
     "AdapterAuthenticator",
     "AdapterSession",
     "AdapterUser",
+    "ApiKeyRecord",
     "LinkedAccount",
     "SecondFactor",
     "TrustedBrowser",
@@ -31,6 +32,7 @@ __all__ = [
     "VerificationToken",
     "WebAuthnChallenge",
     "as_account",
+    "as_api_key",
     "as_authenticator",
     "as_second_factor",
     "as_session",
@@ -257,6 +259,26 @@ class TrustedBrowser(_Record):
     last_used_at: datetime | None = None
 
 
+@dataclass(slots=True)
+class ApiKeyRecord(_Record):
+    """An API key as stored (a webauth addition, docs/api-keys.md): never the key itself.
+
+    ``key_id`` is the public part the key starts with (after its prefix), unique;
+    ``secret_hash`` the SHA-256 (hex) of its secret; ``scopes`` the project's
+    scope names it carries.
+    """
+
+    key_id: str
+    user_id: str
+    name: str
+    secret_hash: str
+    scopes: list[str] = field(default_factory=list)
+    created_at: datetime | None = None
+    expires: datetime | None = None
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class UserSession:
     """One live database session of a user, as a "your devices" page shows it.
@@ -363,6 +385,11 @@ def as_webauthn_challenge(value: object) -> WebAuthnChallenge | None:
 def as_second_factor(value: object) -> SecondFactor | None:
     """A :class:`SecondFactor` from a record or mapping."""
     return _coerce(SecondFactor, value)
+
+
+def as_api_key(value: object) -> ApiKeyRecord | None:
+    """An :class:`ApiKeyRecord` from a record or mapping."""
+    return _coerce(ApiKeyRecord, value)
 
 
 def as_trusted_browser(value: object) -> TrustedBrowser | None:

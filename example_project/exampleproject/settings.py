@@ -208,6 +208,9 @@ WEBAUTH = {
     # feed at /auth/token/ended. The key is made on the first run (token_key.json,
     # not committed); a deployment keeps its key in a secret store
     # (manage.py webauth_tokenkey prints one).
+    # API keys for scripts (docs/api-keys.md): made at /account/api-keys/, shown once;
+    # /api/key/me/ answers to one with the "profile:read" scope.
+    "api_keys": {"prefix": "wak", "scopes": ["profile:read", "orders:read"]},
     "tokens": {
         "keys": [TOKEN_KEY],
         "audiences": [f"http://localhost:{PORT}/api", "billing"],

@@ -14,6 +14,7 @@ urlpatterns = [
     # the example used to have its own page at leads there.
     path("passkeys/", RedirectView.as_view(pattern_name="webauth_account:passkeys")),
     path("api/me/", views.api_me, name="api-me"),
+    path("api/key/me/", views.api_key_me, name="api-key-me"),
     path("admin/", admin.site.urls),
     # webauth: /auth/signin, /auth/signout, /auth/session, /auth/csrf, /auth/callback/...
     path("auth/", include("webauth.urls")),

@@ -5,7 +5,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import render
 
 from webauth import get_session
-from webauth.decorators import auth_required
+from webauth.decorators import api_key_required, auth_required
 
 from .mail import read_outbox
 
@@ -37,6 +37,17 @@ def api_me(request):
             "is_staff": user.is_staff,
             "session": session,
         }
+    )
+
+
+@api_key_required("profile:read")
+def api_key_me(request):
+    """The same for a script with an API key (made at /account/api-keys/):
+
+    curl -H "Authorization: Bearer wak_..." http://localhost:8000/api/key/me/
+    """
+    return JsonResponse(
+        {"username": request.user.get_username(), "key": request.api_key.record.name}
     )
 
 

@@ -66,6 +66,7 @@ def site_settings(
     logo: bool = False,
     password: bool = True,
     challenge: bool = False,
+    api_keys: bool = False,
 ) -> dict[str, Any]:
     """``WEBAUTH`` with every provider kind; *catalog*: also every built-in OAuth provider;
     *mfa*: the second factor on; *logo*: a theme logo and the account center's site name;
@@ -105,6 +106,7 @@ def site_settings(
         "mfa": {"enabled": mfa, "required": mfa_required, "trust_days": 30, "grace_days": 7},
         **({"theme": {"logo": LOGO}, "account": {"site_name": "Example"}} if logo else {}),
         **({"challenge": CHALLENGE} if challenge else {}),
+        **({"api_keys": {"scopes": ["orders:read", "orders:write"]}} if api_keys else {}),
     }
 
 
@@ -203,6 +205,7 @@ class Stop:
     logo: bool = False  # WEBAUTH["theme"]["logo"] and WEBAUTH["account"]["site_name"] set
     password: bool = True  # the password provider on the sign-in page
     challenge: bool = False  # WEBAUTH["challenge"]: Turnstile's widget in the forms
+    api_keys: bool = False  # WEBAUTH["api_keys"]: the account center's API keys tab
 
 
 def _goto(path: str) -> Callable[[Tour], Any]:
@@ -382,6 +385,31 @@ def _account_at(path: str, username: str = "alice") -> Callable[[Tour], Any]:
         return page
 
     return open
+
+
+def _account_api_keys(tour: Tour) -> Any:
+    from django.contrib.auth import get_user_model
+
+    from webauth.api_keys import create_key, revoke_key
+
+    alice = get_user_model().objects.get(username="alice")
+    create_key(alice, name="Nightly export", scopes=["orders:read"])
+    revoke_key(create_key(alice, name="Old laptop script").record)
+    page = tour.signed_in("alice")
+    page.goto("/account/api-keys/")
+    assert page.locator(".webauth-account-item").count() == 2
+    return page
+
+
+def _account_api_key_made(tour: Tour) -> Any:
+    page = tour.signed_in("alice")  # just now: fresh enough to make a key
+    page.goto("/account/api-keys/")
+    page.fill("#webauth-key-name", "Deploys")
+    page.check("#webauth-key-scope-1")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Make key").click()
+    assert page.locator("#webauth-new-key").input_value().startswith("wak_")
+    return page
 
 
 def _account_sessions(tour: Tour) -> Any:
@@ -1147,6 +1175,18 @@ def stops() -> Iterator[Stop]:
         _account_password_overview,
     )
     yield Stop(
+        "account-api-keys",
+        "account center: API keys, one live and one revoked",
+        _account_api_keys,
+        api_keys=True,
+    )
+    yield Stop(
+        "account-api-key-made",
+        "account center: a new API key, shown once",
+        _account_api_key_made,
+        api_keys=True,
+    )
+    yield Stop(
         "account-reauthenticate",
         "re-authentication: every way in bob has",
         _account_reauthenticate,
@@ -1229,6 +1269,7 @@ def visit(tour: Tour, stop: Stop) -> Any:
             logo=stop.logo,
             password=stop.password,
             challenge=stop.challenge,
+            api_keys=stop.api_keys,
         )
     )
     return stop.open(tour)

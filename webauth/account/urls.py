@@ -8,7 +8,7 @@ tags and :mod:`webauth.reauth` work either way).
 
 URL names (namespace ``webauth_account``): ``index``, ``sessions``,
 ``connections``, ``passkeys``, ``email``, ``password``, ``security``,
-``reauthenticate``. For example
+``api_keys`` (with ``WEBAUTH["api_keys"]``), ``reauthenticate``. For example
 ``{% url "webauth_account:sessions" %}``.
 """
 
@@ -26,5 +26,6 @@ urlpatterns = [
     path("email/", views.email, name="email"),
     path("password/", views.password, name="password"),
     path("security/", views.security_page, name="security"),
+    path("api-keys/", views.api_keys_page, name="api_keys"),
     path("reauthenticate/", views.reauthenticate, name="reauthenticate"),
 ]

@@ -21,15 +21,19 @@ page is shown again with the outcome (status 400 for a refusal).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 from typing import Any, cast
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext, pgettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from ..access import has_user, session_required_response
+from ..api_keys import ApiKeyError, create_key, list_keys
+from ..api_keys import revoke as revoke_api_key
 from ..conf import get_config
 from ..errors import LastSignInMethod
 from ..flows import can, flow_for
@@ -50,6 +54,7 @@ from . import sections, security
 from .email import EmailChangeError, change_email, send_code
 
 __all__ = [
+    "api_keys_page",
     "connections",
     "email",
     "index",
@@ -74,6 +79,7 @@ _MENU = (
     ("email", gettext_lazy("Email")),
     ("password", gettext_lazy("Password")),
     ("security", gettext_lazy("Security")),
+    ("api_keys", gettext_lazy("API keys")),
 )
 
 
@@ -84,6 +90,8 @@ def _shown(name: str) -> bool:
         return security.available(get_config())
     if name == "password":
         return password_change.available(get_config())
+    if name == "api_keys":
+        return get_config().api_keys is not None
     return True
 
 
@@ -413,6 +421,90 @@ def password(request: HttpRequest) -> HttpResponseBase:
         text = _("Your password has changed since this page was opened. Try again.")
         return again({**_said(False, text), "next": back}, 409)
     return again({"errors": result.errors, "next": back}, 400)
+
+
+# -- API keys ------------------------------------------------------------------------------
+
+#: The lives a new key may be given here, in days (those within ``api_keys.max_age``).
+_KEY_LIVES = (30, 90, 365)
+
+
+def _api_keys_context(request: HttpRequest) -> dict[str, object]:
+    options = get_config().api_keys
+    assert options is not None
+    now = timezone.now()
+    keys = [
+        {
+            "key_id": key.key_id,
+            "shown": f"{options.prefix}_{key.key_id[:4]}…",
+            "name": key.name,
+            "scopes": key.scopes,
+            "created_at": key.created_at,
+            "expires": key.expires,
+            "last_used_at": key.last_used_at,
+            "live": key.revoked_at is None and (key.expires is None or key.expires > now),
+            "revoked": key.revoked_at is not None,
+        }
+        for key in list_keys(request.user)
+    ]
+    lives = [d for d in _KEY_LIVES if options.max_age is None or d * 86400 <= options.max_age]
+    return {
+        "keys": keys,
+        "scopes": options.scopes,
+        "lives": lives,
+        "max_days": None if options.max_age is None else options.max_age // 86400,
+        "never": options.max_age is None,
+    }
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def api_keys_page(request: HttpRequest) -> HttpResponseBase:
+    """The user's API keys: make one (``op=create``: ``name``, ``scopes``, ``days``; behind
+    re-authentication; the key shown on this answer only) or revoke one (``op=revoke``,
+    ``key_id``). ``404`` without ``WEBAUTH["api_keys"]``."""
+    if not _signed_in(request):
+        return session_required_response(request)
+    if get_config().api_keys is None:
+        raise Http404("API keys are off")
+
+    def again(extra: Mapping[str, object], status: int) -> HttpResponse:
+        return _render(request, "api_keys", {**_api_keys_context(request), **extra}, status=status)
+
+    if request.method != "POST":
+        return again({}, 200)
+    back = _back(request, "api_keys")
+    op = request.POST.get("op")
+    if op == "revoke":
+        key_id = request.POST.get("key_id", "")
+        if revoke_api_key(user_id(request.user), key_id, request=request):
+            return _outcome(request, back, True, _("The key was revoked."), again)
+        return _outcome(request, back, False, _("No such key: it may be revoked already."), again)
+    if op != "create":
+        return _outcome(request, back, False, _("Unknown action."), again)
+    # A key acts as the user for as long as it lives: a session left open must
+    # prove it is its user first, as for a new password.
+    refused = require_fresh(request, next_url=back)
+    if refused is not None:
+        return refused
+    days = request.POST.get("days", "")
+    expires: object = True
+    if days == "never":
+        expires = None
+    elif days.isascii() and days.isdigit() and int(days) in _KEY_LIVES:
+        expires = timezone.now() + timedelta(days=int(days))
+    try:
+        made = create_key(
+            request.user,
+            name=request.POST.get("name", ""),
+            scopes=request.POST.getlist("scopes"),
+            expires=expires,  # type: ignore[arg-type]
+            request=request,
+        )
+    except ApiKeyError as exc:
+        return again({**_said(False, str(exc)), "typed_name": request.POST.get("name", "")}, 400)
+    # Shown here, on this answer only: never put in a message (a cookie may keep those).
+    text = _("Your new key. Copy it now: it is shown this once.")
+    return again({"new_key": made.key, "new_key_name": made.record.name, **_said(True, text)}, 200)
 
 
 # -- security: the second factor -----------------------------------------------------------

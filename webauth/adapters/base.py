@@ -79,6 +79,14 @@ _TRUSTED_BROWSER_METHODS = (
     "delete_trusted_browsers",
 )
 
+#: API keys (``WEBAUTH["api_keys"]``, webauth.api_keys).
+_API_KEY_METHODS = (
+    "create_api_key",
+    "get_api_key",
+    "list_api_keys",
+    "revoke_api_key",
+    "touch_api_key",
+)
 #: Access tokens (``WEBAUTH["tokens"]``): the sessions tokens were minted for,
 #: their end, and the revocation feed (webauth.tokens.ended).
 _TOKEN_SESSION_METHODS = (
@@ -117,6 +125,7 @@ EXTENSION_METHODS: tuple[str, ...] = (
     "touch_second_factor",
     *_TRUSTED_BROWSER_METHODS,
     *_TOKEN_SESSION_METHODS,
+    *_API_KEY_METHODS,
 )
 
 #: The methods each session strategy or helper calls, so a system check (or the
@@ -145,6 +154,7 @@ FLOW_METHODS: dict[str, tuple[str, ...]] = {
     "mfa": _MFA_METHODS,
     "trusted_browsers": _TRUSTED_BROWSER_METHODS,
     "token_sessions": _TOKEN_SESSION_METHODS,
+    "api_keys": _API_KEY_METHODS,
     # Security keys as a second factor (webauth.mfa.keys): their single-use
     # challenges, and the last-used time of a key that keeps no counter.
     "security_keys": ("create_webauthn_challenge", "use_webauthn_challenge"),
@@ -517,6 +527,26 @@ class Adapter(Protocol):
 
     def delete_trusted_browsers(self, user_id: str) -> int:
         """Forget every trusted browser of the user; how many there were."""
+
+    # -- API keys (WEBAUTH["api_keys"]) ------------------------------------------------
+    def create_api_key(
+        self, key: records.ApiKeyRecord | Mapping[str, object], max_keys: int
+    ) -> records.ApiKeyRecord | None:
+        """Store a new key (its id and secret hash, never the key), unless its user holds
+        *max_keys* live keys already: then ``None``."""
+
+    def get_api_key(self, key_id: str) -> tuple[records.ApiKeyRecord, Any] | None:
+        """The key with this id and its user (ideally the ``AUTH_USER_MODEL`` instance), or
+        ``None``: what authenticates a request, in one lookup."""
+
+    def list_api_keys(self, user_id: str) -> list[records.ApiKeyRecord]:
+        """The user's keys, newest first, revoked and expired ones too."""
+
+    def revoke_api_key(self, user_id: str, key_id: str) -> bool:
+        """Revoke the user's key at once; ``False`` when it is not theirs or revoked already."""
+
+    def touch_api_key(self, key_id: str, now: datetime, every: float) -> None:
+        """Set the key's last use to *now*, unless set less than *every* seconds before."""
 
     # -- the sessions access tokens were minted for (WEBAUTH["tokens"]) ----------------
     def register_token_session(self, sid: str, user_id: str, expires: datetime) -> bool:

@@ -26,7 +26,7 @@ import secrets
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -41,6 +41,7 @@ from ..errors import AmbiguousEmail, EmailInUse, LastSignInMethod, UsernameInUse
 from ..identity import canonical_email_or_none
 from ..models import (
     Account,
+    ApiKey,
     Authenticator,
     RecoveryCode,
     SecondFactor,
@@ -61,10 +62,12 @@ from ..types import (
     AdapterAuthenticator,
     AdapterSession,
     AdapterUser,
+    ApiKeyRecord,
     LinkedAccount,
     UserSession,
     UserSessionCheck,
     as_account,
+    as_api_key,
     as_authenticator,
     as_second_factor,
     as_session,
@@ -87,6 +90,20 @@ from ._exact import address_transaction, exactly, grant_transaction
 from .base import TokenRefresher
 
 __all__ = ["DjangoAdapter"]
+
+
+@lru_cache(maxsize=16)
+def _api_key_lookup(alias: str, user_model: str) -> CompiledLookup | None:
+    """``select_related("user").filter(key_id=...)``: every request with an API key."""
+    try:
+        return CompiledLookup(
+            alias,
+            lambda using: (
+                ApiKey.objects.using(using).select_related("user").filter(key_id=PLACEHOLDER)
+            ),
+        )
+    except (AttributeError, KeyError, TypeError, ValueError):  # an unusual backend: use the ORM
+        return None
 
 
 @lru_cache(maxsize=16)
@@ -1349,6 +1366,93 @@ class DjangoAdapter:
             return int(rows.delete()[0])
         except (ValueError, TypeError):
             return 0
+
+    # -- API keys (webauth.api_keys) ------------------------------------------------------
+    @staticmethod
+    def _key_record(obj: ApiKey) -> ApiKeyRecord:
+        return ApiKeyRecord(
+            key_id=obj.key_id,
+            user_id=str(obj.user_id),
+            name=obj.name,
+            secret_hash=obj.secret_hash,
+            scopes=list(obj.scopes or ()),
+            created_at=obj.created_at,
+            expires=obj.expires,
+            last_used_at=obj.last_used_at,
+            revoked_at=obj.revoked_at,
+        )
+
+    def create_api_key(
+        self, key: ApiKeyRecord | Mapping[str, object], max_keys: int
+    ) -> ApiKeyRecord | None:
+        """Store a new key, unless its user holds *max_keys* live keys already (``None``).
+
+        The count and the insert run in one transaction with the user's row
+        locked (PostgreSQL and MariaDB), so two at once cannot both pass it.
+        """
+        record = _given(as_api_key(key), "API key")
+        db = self._write_db(ApiKey)
+        now = timezone.now()
+        with transaction.atomic(using=db):
+            users = self._users().using(db)
+            list(users.select_for_update().filter(pk=record.user_id).values("pk"))
+            live = ApiKey.objects.using(db).filter(
+                Q(expires__isnull=True) | Q(expires__gt=now),
+                user_id=record.user_id,
+                revoked_at__isnull=True,
+            )
+            if live.count() >= max_keys:
+                return None
+            obj = ApiKey(
+                user_id=record.user_id,
+                name=record.name[:100],
+                key_id=record.key_id,
+                secret_hash=record.secret_hash,
+                scopes=list(record.scopes),
+                expires=aware(record.expires) if record.expires is not None else None,
+            )
+            obj.save(using=db, force_insert=True)
+        return self._key_record(obj)
+
+    def get_api_key(self, key_id: str) -> tuple[ApiKeyRecord, Any] | None:
+        """The key with this id and its user (the ``AUTH_USER_MODEL`` instance), in one query."""
+        if not isinstance(key_id, str):
+            return None
+        alias = self.using or router.db_for_read(ApiKey)
+        lookup = _api_key_lookup(alias, settings.AUTH_USER_MODEL)
+        if lookup is not None:
+            obj = lookup.fetch(key_id)  # compiled once: the compilation costs more than the query
+        else:
+            obj = ApiKey.objects.using(alias).select_related("user").filter(key_id=key_id).first()
+        if obj is None:
+            return None
+        return self._key_record(obj), obj.user
+
+    def list_api_keys(self, user_id: str) -> list[ApiKeyRecord]:
+        """The user's keys, newest first (revoked and expired ones too), at most 200."""
+        rows = ApiKey.objects.using(self.using).filter(user_id=user_id).order_by("-created_at")
+        try:
+            return [self._key_record(obj) for obj in rows[:200]]
+        except (ValueError, TypeError):
+            return []
+
+    def revoke_api_key(self, user_id: str, key_id: str) -> bool:
+        """Revoke the user's key; ``False`` when it is not theirs or is revoked already."""
+        try:
+            done = (
+                ApiKey.objects.using(self._write_db(ApiKey))
+                .filter(user_id=user_id, key_id=key_id, revoked_at__isnull=True)
+                .update(revoked_at=timezone.now())
+            )
+        except (ValueError, TypeError):
+            return False
+        return bool(done)
+
+    def touch_api_key(self, key_id: str, now: datetime, every: float) -> None:
+        """Set the key's last use to *now* unless it was set less than *every* seconds ago."""
+        ApiKey.objects.using(self._write_db(ApiKey)).filter(key_id=key_id).filter(
+            Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - timedelta(seconds=every))
+        ).update(last_used_at=now)
 
     # -- the sessions access tokens were minted for (webauth.tokens.ended) -------------
     def register_token_session(self, sid: str, user_id: str, expires: datetime) -> bool:

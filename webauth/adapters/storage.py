@@ -19,6 +19,7 @@ from django.core.exceptions import SynchronousOnlyOperation
 from ..errors import AdapterError, AuthError, MissingAdapter, MissingAdapterMethods
 from ..types import (
     as_account,
+    as_api_key,
     as_authenticator,
     as_second_factor,
     as_session,
@@ -448,6 +449,35 @@ class Storage:
     def delete_trusted_browsers(self, user_id: str) -> int:
         """Forget every trusted browser of the user; how many."""
         return int(self._call("delete_trusted_browsers", user_id) or 0)
+
+    # -- API keys -------------------------------------------------------------------------------
+    def create_api_key(
+        self, key: records.ApiKeyRecord, max_keys: int
+    ) -> records.ApiKeyRecord | None:
+        """Store a new key; ``None`` when its user holds *max_keys* live keys."""
+        return as_api_key(self._call("create_api_key", key, max_keys))
+
+    def get_api_key(self, key_id: str) -> tuple[records.ApiKeyRecord, Any] | None:
+        """The key and its user, or ``None``."""
+        found = self._call("get_api_key", key_id)
+        if found is None:
+            return None
+        record, user = found
+        key = as_api_key(record)
+        return (key, user) if key is not None else None
+
+    def list_api_keys(self, user_id: str) -> list[records.ApiKeyRecord]:
+        """The user's keys, newest first."""
+        rows = self._call("list_api_keys", user_id) or ()
+        return [key for key in (as_api_key(row) for row in rows) if key is not None]
+
+    def revoke_api_key(self, user_id: str, key_id: str) -> bool:
+        """Revoke the user's key; whether it was live and theirs."""
+        return bool(self._call("revoke_api_key", user_id, key_id))
+
+    def touch_api_key(self, key_id: str, now: datetime, every: float) -> None:
+        """The key's last use, written at most every *every* seconds."""
+        self._call("touch_api_key", key_id, now, every)
 
     # -- the sessions access tokens were minted for ------------------------------------------
     def register_token_session(self, sid: str, user_id: str, expires: datetime) -> bool:

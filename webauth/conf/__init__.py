@@ -123,6 +123,7 @@ def build_config(
         passwords=sections.passwords(data.get("passwords")),
         challenge=sections.challenge(data.get("challenge"), http_client=http_client),
         tokens=sections.tokens(data.get("tokens")),
+        api_keys=sections.api_keys(data.get("api_keys")),
     )
     if warn:
         _warn(config)

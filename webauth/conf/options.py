@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHALLENGE_ACTIONS",
     "COOKIE_KEYS",
+    "DEFAULT_API_KEY_MAX_AGE",
     "DEFAULT_JWKS_MAX_AGE",
     "DEFAULT_MAX_AGE",
     "DEFAULT_RATE_LIMITS",
@@ -37,6 +38,7 @@ __all__ = [
     "MFA_KEYS",
     "RATE_SCOPES",
     "AccountOptions",
+    "ApiKeyOptions",
     "CallbacksOptions",
     "ChallengeOptions",
     "ChallengeService",
@@ -269,6 +271,9 @@ DEFAULT_RATE_LIMITS: Mapping[str, str] = MappingProxyType(
         "access_token": "60/m/ip",
         # GET /auth/token/ended: the revocation feed, polled by services
         "token_feed": "120/m/ip",
+        # requests authenticated by an API key, per key; and keys that fail, per address
+        "api_key": "600/m/key",
+        "api_key_failed": "30/m/ip",
     }
 )
 
@@ -408,6 +413,27 @@ class TokenOptions:
     feed: bool = True
 
 
+#: ``api_keys.max_age``'s default: a key made without an expiry lives a year.
+DEFAULT_API_KEY_MAX_AGE = 365 * 24 * 3600
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyOptions:
+    """``api_keys``: long-lived keys for scripts and integrations (docs/api-keys.md).
+
+    ``prefix``: what every key starts with (``<prefix>_``), for secret scanners
+    and for telling a key from a session token. ``scopes``: the scopes a key may
+    carry, the project's own names. ``max_age``: the life of a key made without
+    an expiry (``None``: it never expires). ``max_keys``: the most live keys a
+    user may hold.
+    """
+
+    prefix: str = "wak"
+    scopes: tuple[str, ...] = ()
+    max_age: int | None = DEFAULT_API_KEY_MAX_AGE
+    max_keys: int = 50
+
+
 @dataclass(frozen=True, eq=False)
 class Config:
     """The validated configuration. Get it with :func:`webauth.conf.get_config`."""
@@ -447,6 +473,8 @@ class Config:
     openapi: bool = False
     #: Signed access tokens (``WEBAUTH["tokens"]``), off (``None``) unless configured.
     tokens: TokenOptions | None = None
+    #: API keys (``WEBAUTH["api_keys"]``), off (``None``) unless configured.
+    api_keys: ApiKeyOptions | None = None
     _providers_by_id: dict[str, Provider] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -27,6 +27,7 @@ from ..utils import did_you_mean, resolve
 from .options import (
     CHALLENGE_ACTIONS,
     COOKIE_KEYS,
+    DEFAULT_API_KEY_MAX_AGE,
     DEFAULT_JWKS_MAX_AGE,
     DEFAULT_RATE_LIMITS,
     DEFAULT_REAUTH_MAX_AGE,
@@ -35,6 +36,7 @@ from .options import (
     MAX_TOKEN_MAX_AGE,
     MFA_KEYS,
     AccountOptions,
+    ApiKeyOptions,
     CallbacksOptions,
     ChallengeOptions,
     ChallengeService,
@@ -58,6 +60,7 @@ __all__ = [
     "absolute_max_age",
     "account",
     "adapter",
+    "api_keys",
     "base_path",
     "callbacks",
     "challenge",
@@ -119,6 +122,7 @@ TOP_LEVEL_KEYS = frozenset(
         "passwords",
         "challenge",
         "tokens",
+        "api_keys",
     }
 )
 
@@ -545,6 +549,60 @@ def tokens(value: object) -> TokenOptions | None:
     )
 
 
+# -- API keys ------------------------------------------------------------------------------
+API_KEY_KEYS = frozenset({"prefix", "scopes", "max_age", "max_keys"})
+#: A key's prefix: lower-case letters and digits, starting with a letter.
+_PREFIX = re.compile(r"^[a-z][a-z0-9]{1,15}$")
+#: A scope: printable, no spaces (it is shown, and written in code).
+_SCOPE = re.compile(r"^[A-Za-z0-9_.:/-]{1,64}$")
+
+
+def api_keys(value: object) -> ApiKeyOptions | None:
+    """``api_keys``: ``True`` for the defaults, a dict to choose; off (``None``) by default."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return ApiKeyOptions()
+    a = keys_of("api_keys", value, API_KEY_KEYS)
+    prefix = a.get("prefix", "wak")
+    if not isinstance(prefix, str) or not _PREFIX.match(prefix):
+        raise config_error(
+            "api_keys.prefix",
+            f"must be 2 to 16 lower-case letters and digits, starting with a letter, got "
+            f"{prefix!r}",
+            "A short, distinctive name such as 'acme' lets secret scanners recognise a leaked key.",
+        )
+    scopes = a.get("scopes", ())
+    if not isinstance(scopes, list | tuple) or not all(
+        isinstance(s, str) and _SCOPE.match(s) for s in scopes
+    ):
+        raise config_error(
+            "api_keys.scopes",
+            f"must be a list of scope names (letters, digits and _ . : / -), got {scopes!r}",
+            "E.g. ['orders:read', 'orders:write']; a key carries some of them.",
+        )
+    max_age: int | None
+    if "max_age" in a and a["max_age"] is None:
+        max_age = None
+    else:
+        max_age = as_seconds("api_keys.max_age", a.get("max_age"), DEFAULT_API_KEY_MAX_AGE)
+        if max_age <= 0:
+            raise config_error(
+                "api_keys.max_age", "must be a positive number of seconds, or None", "E.g. 90 days."
+            )
+    max_keys = a.get("max_keys", 50)
+    if not isinstance(max_keys, int) or isinstance(max_keys, bool) or not 0 < max_keys <= 10_000:
+        raise config_error(
+            "api_keys.max_keys", f"must be a number from 1 to 10000, got {max_keys!r}", "E.g. 50."
+        )
+    return ApiKeyOptions(
+        prefix=prefix,
+        scopes=tuple(dict.fromkeys(scopes)),
+        max_age=max_age,
+        max_keys=max_keys,
+    )
+
+
 # -- the bot challenge -------------------------------------------------------------------
 CHALLENGE_KEYS = frozenset(
     {
@@ -786,6 +844,7 @@ EVENT_KEYS = frozenset(
         "password_reset_requested",
         "password_changed",
         "access_token",
+        "api_key",
     }
 )
 LOGGER_KEYS = frozenset({"error", "warn", "debug"})

@@ -36,10 +36,12 @@ from ninja.security.base import AuthBase
 from ninja.utils import check_csrf
 
 from ..access import has_user
+from ..api_keys import authenticate
+from ..errors import RateLimited
 from ..mfa.access import has_mfa
 from ..state import get_state
 
-__all__ = ["WebAuth"]
+__all__ = ["ApiKey", "WebAuth"]
 
 
 class WebAuth(AuthBase):
@@ -78,3 +80,34 @@ class WebAuth(AuthBase):
         ):
             raise HttpError(403, "CSRF check Failed")
         return user
+
+
+class ApiKey(AuthBase):
+    """Ninja auth by API key (``WEBAUTH["api_keys"]``, docs/api-keys.md).
+
+    ``api = NinjaAPI(auth=ApiKey())`` or ``auth=ApiKey(scopes=["orders:read"])``
+    per operation: ``request.auth`` is the key's user and ``request.api_key`` the
+    :class:`webauth.api_keys.KeyMatch`. Without a key that holds Ninja answers
+    ``401``; a key without one of *scopes* is ``403``, past its limit ``429``.
+    No CSRF check and no session: the header is the proof.
+    """
+
+    openapi_type: str = "http"
+    openapi_scheme: str = "bearer"
+
+    def __init__(self, *, scopes: tuple[str, ...] | list[str] = ()) -> None:
+        self.scopes = frozenset(scopes)
+        super().__init__()
+
+    def __call__(self, request: HttpRequest) -> Any:
+        """The key's user (becomes ``request.auth``), or ``None`` (then ``401``)."""
+        try:
+            match = authenticate(request)
+        except RateLimited:
+            raise HttpError(429, "Too many requests with this API key") from None
+        if match is None:
+            return None
+        if not self.scopes <= match.scopes:
+            raise HttpError(403, "This API key lacks a scope this operation needs")
+        request.api_key = match  # type: ignore[attr-defined]
+        return match.user

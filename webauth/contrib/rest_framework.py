@@ -53,11 +53,20 @@ from rest_framework.authentication import BaseAuthentication, CSRFCheck
 from rest_framework.permissions import BasePermission
 
 from ..access import has_user
+from ..api_keys import KeyMatch, authenticate, key_from_request
 from ..conf import get_config
+from ..errors import RateLimited
 from ..mfa.access import has_mfa
 from ..state import get_state
 
-__all__ = ["HasSecondFactor", "HasSession", "IsSignedIn", "WebAuthAuthentication"]
+__all__ = [
+    "ApiKeyAuthentication",
+    "HasApiKeyScopes",
+    "HasSecondFactor",
+    "HasSession",
+    "IsSignedIn",
+    "WebAuthAuthentication",
+]
 
 
 def _django_request(request: Any) -> HttpRequest:
@@ -147,3 +156,54 @@ class HasSecondFactor(IsSignedIn):
         return super().has_permission(request, view) and has_mfa(
             _django_request(request), self.max_age
         )
+
+
+class ApiKeyAuthentication(BaseAuthentication):
+    """Authenticate with an API key (``WEBAUTH["api_keys"]``, docs/api-keys.md).
+
+    ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``: ``(user, match)``,
+    ``request.auth`` a :class:`webauth.api_keys.KeyMatch` (its ``record`` and
+    ``scopes``). A header that is no key of this site (a session token, another
+    scheme) is left to the next class; a key that does not hold (wrong, revoked,
+    expired, its user inactive) is ``401``. No CSRF check: a browser never adds
+    the header by itself. Nothing is kept: no session, no cookie.
+    """
+
+    def authenticate(self, request: Any) -> tuple[Any, Any] | None:
+        """The key's user and the key, ``None`` without one, ``401`` for one that fails."""
+        django_request = _django_request(request)
+        config = get_config()
+        key = key_from_request(django_request)
+        if key is None or config.api_keys is None:
+            return None
+        if not key.startswith(f"{config.api_keys.prefix}_"):
+            return None  # a session token or another scheme's: not ours to judge
+        try:
+            match = authenticate(django_request, key, config=config)
+        except RateLimited as exc:
+            raise exceptions.Throttled(wait=exc.retry_after) from None
+        if match is None:
+            raise exceptions.AuthenticationFailed(_("Invalid, expired or revoked API key."))
+        return match.user, match
+
+    def authenticate_header(self, request: Any) -> str:
+        """``Bearer``, so that DRF answers ``401``."""
+        return 'Bearer realm="api"'
+
+
+class HasApiKeyScopes(BasePermission):
+    """Allow requests authenticated by an API key that carries the view's ``required_scopes``.
+
+    ``required_scopes = ["orders:read"]`` on the view; a key without one of them
+    is ``403``. Requests authenticated otherwise (a session) are refused too:
+    combine with ``IsSignedIn`` by ``|`` to let both in.
+    """
+
+    message = "This API key lacks a scope this endpoint needs."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        """Whether the request's API key carries every scope the view requires."""
+        match = request.auth
+        if not isinstance(match, KeyMatch):
+            return False
+        return set(getattr(view, "required_scopes", ())) <= match.scopes

@@ -47,9 +47,11 @@ from ..adapters.base import TokenRefresher
 from ..adapters.django import DjangoAdapter
 from ..errors import EmailInUse, LastSignInMethod
 from ..types import (
+    ApiKeyRecord,
     LinkedAccount,
     UserSession,
     as_account,
+    as_api_key,
     as_authenticator,
     as_second_factor,
     as_session,
@@ -145,6 +147,9 @@ class MemoryAdapter:
         #: Trusted browsers by id.
         self.trusted_browsers: dict[str, TrustedBrowser] = {}
         self._browser_ids = itertools.count(1)
+        #: API keys by key id.
+        self.api_keys: dict[str, ApiKeyRecord] = {}
+        self._api_keys = threading.Lock()
         #: The sessions access tokens were minted for: sid -> [user id, expires,
         #: ended (or None), minted].
         self.token_sessions: dict[str, list[Any]] = {}
@@ -700,6 +705,56 @@ class MemoryAdapter:
         for key in doomed:
             del self.trusted_browsers[key]
         return len(doomed)
+
+    # -- API keys -------------------------------------------------------------------------------
+    async def create_api_key(
+        self, key: ApiKeyRecord | Mapping[str, object], max_keys: int
+    ) -> ApiKeyRecord | None:
+        """Store a key unless its user holds *max_keys* live ones (``None`` then)."""
+        record = dataclasses.replace(_record(as_api_key(key), "API key"))
+        now = datetime.now(UTC)
+        with self._api_keys:
+            live = [
+                k
+                for k in self.api_keys.values()
+                if k.user_id == record.user_id
+                and k.revoked_at is None
+                and (k.expires is None or k.expires > now)
+            ]
+            if len(live) >= max_keys or record.key_id in self.api_keys:
+                return None
+            record.created_at = record.created_at or now
+            self.api_keys[record.key_id] = record
+            return record
+
+    async def get_api_key(self, key_id: str) -> tuple[ApiKeyRecord, AdapterUser] | None:
+        """The key and its user."""
+        record = self.api_keys.get(key_id) if isinstance(key_id, str) else None
+        if record is None or record.user_id not in self.users:
+            return None
+        return record, self.users[record.user_id]
+
+    async def list_api_keys(self, user_id: str) -> list[ApiKeyRecord]:
+        """The user's keys, newest first."""
+        mine = [k for k in self.api_keys.values() if k.user_id == str(user_id)]
+        return sorted(mine, key=lambda k: k.created_at or datetime.min, reverse=True)
+
+    async def revoke_api_key(self, user_id: str, key_id: str) -> bool:
+        """Revoke the user's key; ``False`` if not theirs or revoked already."""
+        with self._api_keys:
+            record = self.api_keys.get(key_id)
+            if record is None or record.user_id != str(user_id) or record.revoked_at is not None:
+                return False
+            record.revoked_at = datetime.now(UTC)
+            return True
+
+    async def touch_api_key(self, key_id: str, now: datetime, every: float) -> None:
+        """The key's last use, at most every *every* seconds."""
+        with self._api_keys:
+            record = self.api_keys.get(key_id)
+            last = record.last_used_at if record is not None else None
+            if record is not None and (last is None or (now - last).total_seconds() >= every):
+                record.last_used_at = now
 
     # -- the sessions access tokens were minted for ------------------------------------------
     async def register_token_session(self, sid: str, user_id: str, expires: datetime) -> bool:
