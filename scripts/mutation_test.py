@@ -259,6 +259,9 @@ TARGETS: dict[str, Target] = {
     "tokens_verifier": Target(
         "webauth/tokens/verifier.py", ("tests/test_tokens.py", "tests/test_tokens_ended.py")
     ),
+    "api_keys": Target(
+        "webauth/api_keys.py", ("tests/test_api_keys.py", "tests/test_api_keys_processes.py")
+    ),
     "tokens_ended": Target(
         "webauth/tokens/ended.py", ("tests/test_tokens_ended.py", "tests/test_tokens.py")
     ),

@@ -21,8 +21,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def gunicorn(env: Mapping[str, str], log_dir: Path, *, workers: int = 4) -> Iterator[str]:
-    """``tests.support.ratelimit_site`` served by *workers* sync workers; its base URL."""
+def gunicorn(
+    env: Mapping[str, str],
+    log_dir: Path,
+    *,
+    workers: int = 4,
+    app: str = "tests.support.ratelimit_site:application",
+) -> Iterator[str]:
+    """*app* (``tests.support.ratelimit_site``'s by default) served by *workers* sync
+    workers; its base URL."""
     port = free_port()
     log_path = log_dir / "gunicorn.log"
     log = log_path.open("w")
@@ -37,7 +44,7 @@ def gunicorn(env: Mapping[str, str], log_dir: Path, *, workers: int = 4) -> Iter
             f"127.0.0.1:{port}",
             "--chdir",
             str(REPO_ROOT),
-            "tests.support.ratelimit_site:application",
+            app,
         ],
         env=dict(env),
         stdout=log,
