@@ -317,15 +317,16 @@ def main() -> int:
         key_times = rounds(call, {k: verify[k][0] for k in key_cases}, args)
         site_times = rounds(call, site, args)
 
+    from importlib.metadata import version
+
     import django
-    import jwcrypto
     import rest_framework
     import rest_framework_simplejwt
 
     print(
         f"Python {sys.version.split()[0]}, Django {django.get_version()}, "
         f"DRF {rest_framework.VERSION}, simplejwt {rest_framework_simplejwt.__version__}, "
-        f"jwcrypto {getattr(jwcrypto, '__version__', '?')}; in-process WSGIHandler, SQLite; "
+        f"jwcrypto {version('jwcrypto')}; in-process WSGIHandler, SQLite; "
         f"{args.repeat} rounds x {args.number} requests"
     )
     print("\nVerifying a token per request (a DRF view behind each authentication):")

@@ -569,3 +569,13 @@ def test_a_session_noted_by_many_threads_at_once_is_one_row(settings):
         thread.join(10)
     assert answers == [True] * 8
     assert TokenSession.objects.filter(sid="race").count() == 1
+
+
+def test_session_rows_are_watched_only_while_tokens_are_on(settings):
+    from django.db.models.signals import post_delete
+
+    # Any post_delete receiver costs every deletion of Session rows a read first.
+    settings.WEBAUTH = {"secret": SECRET, "providers": []}
+    assert not post_delete.has_listeners(Session)
+    configure(settings, "database")
+    assert post_delete.has_listeners(Session)

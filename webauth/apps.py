@@ -64,6 +64,10 @@ class WebauthConfig(AppConfig):
         post_delete.connect(
             ended.user_deleted, sender=user_model, dispatch_uid="webauth.token_user_deleted"
         )
-        post_delete.connect(
-            ended.row_deleted, sender="webauth.Session", dispatch_uid="webauth.token_session_row"
-        )
+        # The Session rows' receiver only while tokens are configured: any post_delete
+        # receiver makes Django read the rows before deleting them (no fast delete),
+        # one more query per sign-out of every site that has no tokens.
+        ended.watch_session_rows()
+        from django.core.signals import setting_changed
+
+        setting_changed.connect(ended.watch_session_rows, dispatch_uid="webauth.token_rows")

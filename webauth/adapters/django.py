@@ -107,6 +107,22 @@ def _api_key_lookup(alias: str, user_model: str) -> CompiledLookup | None:
 
 
 @lru_cache(maxsize=16)
+def _token_session_lookup(alias: str) -> CompiledLookup | None:
+    """``filter(sid=...).values_list("expires", "ended", "minted")``: every access token."""
+    try:
+        return CompiledLookup(
+            alias,
+            lambda using: (
+                TokenSession.objects.using(using)
+                .filter(sid=PLACEHOLDER)
+                .values_list("expires", "ended", "minted")
+            ),
+        )
+    except (AttributeError, KeyError, TypeError, ValueError):  # an unusual backend: use the ORM
+        return None
+
+
+@lru_cache(maxsize=16)
 def _session_lookup(alias: str, user_model: str) -> CompiledLookup | None:
     """``select_related("user").filter(token_hash=...)``: run on every request, compiled once."""
     try:
@@ -1466,7 +1482,12 @@ class DjangoAdapter:
         db = self._write_db(TokenSession)
         rows = TokenSession.objects.using(db)
         until = aware(expires)
-        found = rows.filter(sid=sid).values_list("expires", "ended", "minted").first()
+        lookup = _token_session_lookup(db)
+        found = (
+            lookup.row(sid)  # compiled once: the compilation costs more than the query
+            if lookup is not None
+            else rows.filter(sid=sid).values_list("expires", "ended", "minted").first()
+        )
         if found is not None:
             stored, ended, minted = found
             if ended is not None:

@@ -242,19 +242,19 @@ def session_ends(config: Config, reason: str, user_id: str | None) -> None:
     config.logger.debug("SESSION_ENDED", {"reason": reason, "userId": user_id})
 
 
-def binding_claims(user: object, now: float) -> dict[str, object]:
+def binding_claims(user: object, now: float, *, sign_in_id: bool = False) -> dict[str, object]:
     """webauth's own claims for a session of *user* signed in at *now*.
 
     The sign-in time always (so ``absolute_max_age`` applies from the real
-    sign-in if it is turned on later), a random id of the sign-in (72 bits:
-    the session's id is made of it), and the session auth hash for a Django
+    sign-in if it is turned on later), with *sign_in_id* (access tokens on) a
+    random id of the sign-in (72 bits: the tokens' ``sid`` is made of it, so two
+    sign-ins of a user in one second differ), and the session auth hash for a Django
     user: such a session lives only while its user exists, is active and
     keeps the same password.
     """
-    claims: dict[str, object] = {
-        AUTH_TIME_CLAIM: int(now),
-        SIGN_IN_ID_CLAIM: secrets.token_urlsafe(9),
-    }
+    claims: dict[str, object] = {AUTH_TIME_CLAIM: int(now)}
+    if sign_in_id:
+        claims[SIGN_IN_ID_CLAIM] = secrets.token_urlsafe(9)
     auth_hash = session_auth_hash(user)
     if auth_hash is not None:
         claims[AUTH_HASH_CLAIM] = auth_hash

@@ -315,7 +315,9 @@ def new_jwt_session(config: Config, salt: str, new: NewSession) -> SessionResult
     now = time.time()
     token = {
         **token,
-        **binding_claims(user, now if since is None else min(since, now)),
+        **binding_claims(
+            user, now if since is None else min(since, now), sign_in_id=config.tokens is not None
+        ),
         **assurance_claims(new.amr, new.mfa_at),
     }
     jwt_max_age, expires_ts = jwt_lifetime(config, token, now)
@@ -467,7 +469,7 @@ class JwtSessions(SessionStrategy):
                 user_to_dict(user)
             ),  # as a sign-in makes it: only the fields the user has
             # As a sign-in makes it: bound to a Django user's password and activeness.
-            **binding_claims(user, now),
+            **binding_claims(user, now, sign_in_id=config.tokens is not None),
             **(claims or {}),
         }
         return encode_token(config, token, salt, jwt_lifetime(config, token, now)[0])

@@ -59,6 +59,7 @@ __all__ = [
     "row_deleted",
     "user_deleted",
     "user_saved",
+    "watch_session_rows",
 ]
 
 #: The most entries one answer of the feed carries (the next asks from its ``until``).
@@ -249,6 +250,26 @@ def user_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
     config = _config()
     if config is not None and instance.pk is not None:
         end_user_sessions(config, str(instance.pk), "deleted")
+
+
+def watch_session_rows(*args: Any, setting: str | None = None, **kwargs: Any) -> None:
+    """Connect :func:`row_deleted` to ``Session``'s ``post_delete`` while ``WEBAUTH["tokens"]``
+    is set, disconnect it otherwise (at start-up, and as a ``setting_changed`` receiver).
+
+    Read from the raw setting: the configuration may not be buildable yet.
+    """
+    if setting not in (None, "WEBAUTH"):
+        return
+    from django.conf import settings
+    from django.db.models.signals import post_delete
+
+    raw = getattr(settings, "WEBAUTH", None)
+    wanted = isinstance(raw, dict) and bool(raw.get("tokens"))
+    uid = "webauth.token_session_row"
+    if wanted:
+        post_delete.connect(row_deleted, sender="webauth.Session", dispatch_uid=uid)
+    else:
+        post_delete.disconnect(sender="webauth.Session", dispatch_uid=uid)
 
 
 def row_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
