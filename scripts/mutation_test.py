@@ -255,7 +255,9 @@ TARGETS: dict[str, Target] = {
     ),
     # Issue 25: access tokens for other services.
     "tokens_keys": Target("webauth/tokens/keys.py", ("tests/test_tokens.py",)),
-    "tokens_mint": Target("webauth/tokens/mint.py", ("tests/test_tokens.py",)),
+    "tokens_mint": Target(
+        "webauth/tokens/mint.py", ("tests/test_tokens_mint.py", "tests/test_tokens.py")
+    ),
     "tokens_verifier": Target(
         "webauth/tokens/verifier.py", ("tests/test_tokens.py", "tests/test_tokens_ended.py")
     ),

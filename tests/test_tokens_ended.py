@@ -579,3 +579,99 @@ def test_session_rows_are_watched_only_while_tokens_are_on(settings):
     assert not post_delete.has_listeners(Session)
     configure(settings, "database")
     assert post_delete.has_listeners(Session)
+
+
+# -- the module's own rules ------------------------------------------------------------------
+def test_the_page_and_margin_are_as_documented():
+    # docs/tokens.md promises both: 1,000 entries a page, a minute of clock skew.
+    assert (FEED_LIMIT, FEED_MARGIN) == (1000, 60)
+
+
+def test_a_session_is_noted_until_the_window_after_next(settings, alice):
+    from webauth.tokens.ended import note_minted
+
+    configure(settings, max_age=300)
+    config = get_config()
+    assert note_minted(config, "sid-a", str(alice.pk), 1_796_212_950.9)
+    row = TokenSession.objects.get(sid="sid-a")
+    # 1796212950 // 300 = 5987376, + 2 windows: 5987378 * 300.
+    assert row.expires == datetime.fromtimestamp(5_987_378 * 300, UTC)
+    assert row.minted and row.ended is None
+    # Another token in the same window asks for the same time: nothing to write.
+    assert note_minted(config, "sid-a", str(alice.pk), 1_796_212_999)
+    assert TokenSession.objects.get(sid="sid-a").expires == row.expires
+
+
+def test_a_session_signed_out_before_any_token_is_kept_a_sessions_life(settings, alice):
+    from webauth.tokens.ended import end_session
+
+    configure(settings)
+    config = get_config()
+    with freeze_time("2026-12-01 12:00:00"):
+        end_session(config, "sid-b", str(alice.pk), "signout", keep_unknown=True)
+        row = TokenSession.objects.get(sid="sid-b")
+        assert row.expires == datetime.now(UTC) + timedelta(seconds=config.session.max_age)
+        assert row.ended == datetime.now(UTC) and not row.minted
+    end_session(config, "sid-c", str(alice.pk), "revoked", keep_unknown=False)
+    assert not TokenSession.objects.filter(sid="sid-c").exists()
+
+
+def test_nothing_is_written_while_tokens_are_off(settings, alice):
+    from django.test import RequestFactory as Factory
+
+    from webauth.state import get_state
+    from webauth.tokens.ended import end_request_session, end_session, end_user_sessions
+
+    settings.WEBAUTH = {"secret": SECRET, "providers": ["webauth.providers.DjangoCredentials"]}
+    config = get_config()
+    end_session(config, "sid-d", str(alice.pk), "signout", keep_unknown=True)
+    assert end_user_sessions(config, str(alice.pk), "password") == []
+    request = Factory().get("/")
+    request.COOKIES["authjs.session-token"] = session_cookie_for(alice)[1]
+    end_request_session(get_state(request))
+    alice.set_password("another one 42")
+    alice.save()
+    assert not TokenSession.objects.exists()
+
+
+def test_a_request_without_a_session_ends_nothing(settings, alice, monkeypatch):
+    from django.test import RequestFactory as Factory
+
+    from webauth.state import get_state
+    from webauth.tokens.ended import end_request_session
+
+    configure(settings)
+    asked = []
+    monkeypatch.setattr(DjangoAdapter, "end_token_session", lambda *a: asked.append(a))
+    request = Factory().get("/")  # held: the state keeps only a weak reference
+    end_request_session(get_state(request))
+    assert asked == []
+
+
+def test_a_failure_is_logged_once_and_never_raised(settings, alice, monkeypatch, caplog):
+    from django.test import RequestFactory as Factory
+
+    from webauth.sessions.jwt import JwtSessions
+    from webauth.state import get_state
+    from webauth.tokens.ended import end_request_session, end_session
+
+    configure(settings)
+    config = get_config()
+
+    def broken(*args):
+        raise RuntimeError("database down")
+
+    # The adapter's own failure: Storage logs it (AdapterError), nothing more here.
+    monkeypatch.setattr(DjangoAdapter, "end_token_session", broken)
+    caplog.clear()
+    end_session(config, "sid-e", str(alice.pk), "signout", keep_unknown=True)
+    errors = [r.getMessage() for r in caplog.records if r.msg.startswith("[auth][error]")]
+    assert len(errors) == 1 and "adapter_end_token_session" in errors[0]
+    # Anything else (here the session's facts) is logged as an AuthError.
+    monkeypatch.setattr(JwtSessions, "facts", broken)
+    request = Factory().get("/")
+    request.COOKIES["authjs.session-token"] = session_cookie_for(alice)[1]
+    caplog.clear()
+    end_request_session(get_state(request))
+    errors = [r.getMessage() for r in caplog.records if r.msg.startswith("[auth][error]")]
+    assert len(errors) == 1 and "AuthError" in errors[0] and "database down" in caplog.text

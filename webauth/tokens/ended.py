@@ -103,9 +103,7 @@ def note_minted(config: Config, sid: str, user_id: str, expires_at: float) -> bo
     )
 
 
-def end_session(
-    config: Config, sid: str, user_id: str, reason: str, *, keep_unknown: bool = True
-) -> None:
+def end_session(config: Config, sid: str, user_id: str, reason: str, *, keep_unknown: bool) -> None:
     """End one session's tokens.
 
     With *keep_unknown*, a session no token was minted for yet is kept as ended
