@@ -9,32 +9,11 @@ another process (the account center, the admin, a shell) would.
 
 from __future__ import annotations
 
-import os
 import sys
 
-
-def worker_pid(get_response):
-    """Name the process that served each response (``X-Worker-Pid``)."""
-
-    def middleware(request):
-        response = get_response(request)
-        response["X-Worker-Pid"] = str(os.getpid())
-        return response
-
-    return middleware
-
-
-def application(environ, start_response):
-    # Made on first use, in the worker: Django is set up after gunicorn forks.
-    global _application
-    if _application is None:
-        from django.core.wsgi import get_wsgi_application
-
-        _application = get_wsgi_application()
-    return _application(environ, start_response)
-
-
-_application = None
+# The same middleware and WSGI application as the limiter's site: it names the
+# worker that answered, and Django is set up in each worker after gunicorn forks.
+from .ratelimit_site import application, worker_pid  # noqa: F401
 
 
 def main(argv: list[str]) -> None:
