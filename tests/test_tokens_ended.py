@@ -675,3 +675,59 @@ def test_a_failure_is_logged_once_and_never_raised(settings, alice, monkeypatch,
     end_request_session(get_state(request))
     errors = [r.getMessage() for r in caplog.records if r.msg.startswith("[auth][error]")]
     assert len(errors) == 1 and "AuthError" in errors[0] and "database down" in caplog.text
+
+
+def test_a_request_is_not_read_again_when_there_is_nothing_to_end(settings, alice, monkeypatch):
+    from django.test import RequestFactory as Factory
+
+    from webauth.sessions.jwt import JwtSessions
+    from webauth.state import get_state
+    from webauth.tokens.ended import end_request_session
+
+    read = []
+    real = JwtSessions.facts
+    monkeypatch.setattr(JwtSessions, "facts", lambda *a: read.append(a) or real(*a))
+    configure(settings)
+    anonymous = Factory().get("/")  # held: the state keeps only a weak reference
+    end_request_session(get_state(anonymous))  # no session: nothing to read
+    settings.WEBAUTH = {"secret": SECRET, "providers": ["webauth.providers.DjangoCredentials"]}
+    signed = Factory().get("/")
+    signed.COOKIES["authjs.session-token"] = session_cookie_for(alice)[1]
+    end_request_session(get_state(signed))  # tokens off: nothing to end
+    assert read == []
+
+
+def test_other_failures_are_logged_as_what_they_are(settings, alice, monkeypatch, caplog):
+    from django.test import RequestFactory as Factory
+
+    from webauth.adapters.storage import Storage
+    from webauth.errors import SessionTokenError
+    from webauth.sessions.jwt import JwtSessions
+    from webauth.state import get_state
+    from webauth.tokens.ended import end_session
+
+    configure(settings)
+
+    def broken(*args):
+        raise RuntimeError("storage wrapper down")
+
+    # Not the adapter's (Storage logs those): logged here, as an AuthError.
+    monkeypatch.setattr(Storage, "end_token_session", broken)
+    caplog.clear()
+    end_session(get_config(), "sid-f", str(alice.pk), "signout", keep_unknown=True)
+    errors = [r.getMessage() for r in caplog.records if r.msg.startswith("[auth][error]")]
+    assert len(errors) == 1 and "AuthError" in errors[0]
+
+    # webauth's own error keeps its type.
+    def refused(*args):
+        raise SessionTokenError("unreadable session")
+
+    from webauth.tokens.ended import end_request_session
+
+    monkeypatch.setattr(JwtSessions, "facts", refused)
+    request = Factory().get("/")
+    request.COOKIES["authjs.session-token"] = session_cookie_for(alice)[1]
+    caplog.clear()
+    end_request_session(get_state(request))
+    (first, *_rest) = [r.getMessage() for r in caplog.records]
+    assert "SessionTokenError" in first and "unreadable session" in first, first
