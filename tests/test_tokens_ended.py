@@ -731,3 +731,22 @@ def test_other_failures_are_logged_as_what_they_are(settings, alice, monkeypatch
     end_request_session(get_state(request))
     (first, *_rest) = [r.getMessage() for r in caplog.records]
     assert "SessionTokenError" in first and "unreadable session" in first, first
+
+
+def test_a_session_gone_between_the_read_and_the_sign_out_ends_nothing(
+    settings, alice, monkeypatch
+):
+    from django.test import RequestFactory as Factory
+
+    from webauth.sessions.jwt import JwtSessions
+    from webauth.state import get_state
+    from webauth.tokens.ended import end_request_session
+
+    configure(settings)
+    monkeypatch.setattr(JwtSessions, "facts", lambda *a: None)
+    request = Factory().get("/")
+    request.COOKIES["authjs.session-token"] = session_cookie_for(alice)[1]
+    state = get_state(request)
+    assert state.session_result.user_id == str(alice.pk)
+    end_request_session(state)  # no facts: nothing to end, and no error
+    assert not TokenSession.objects.exists()
