@@ -750,3 +750,36 @@ def test_a_session_gone_between_the_read_and_the_sign_out_ends_nothing(
     assert state.session_result.user_id == str(alice.pk)
     end_request_session(state)  # no facts: nothing to end, and no error
     assert not TokenSession.objects.exists()
+
+
+def test_a_cursor_of_other_digits_is_refused(settings):
+    configure(settings)
+    # str.isdigit() takes these, and int() reads them: the cursor must be ASCII.
+    for cursor in ("１２.sid", "١٢.sid"):
+        response = Client().get(FEED, {"after": cursor})
+        assert response.status_code == 400, cursor
+
+
+def test_end_user_sessions_says_which_ended_and_nothing_on_failure(
+    settings, alice, monkeypatch, caplog
+):
+    from webauth.adapters.storage import Storage
+    from webauth.tokens.ended import end_user_sessions
+
+    configure(settings)
+    config = get_config()
+    storage = config.storage
+    later = datetime.now(UTC) + timedelta(minutes=5)
+    storage.register_token_session("sid-g", str(alice.pk), later)
+    storage.register_token_session("sid-h", str(alice.pk), later)
+    assert sorted(end_user_sessions(config, str(alice.pk), "password")) == ["sid-g", "sid-h"]
+    assert end_user_sessions(config, str(alice.pk), "password") == []  # ended already
+
+    def broken(*args):
+        raise RuntimeError("storage wrapper down")
+
+    monkeypatch.setattr(Storage, "end_user_token_sessions", broken)
+    caplog.clear()
+    assert end_user_sessions(config, str(alice.pk), "password") == []
+    errors = [r.getMessage() for r in caplog.records if r.msg.startswith("[auth][error]")]
+    assert len(errors) == 1 and "AuthError" in errors[0]
