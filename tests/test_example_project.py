@@ -637,3 +637,35 @@ def test_sign_up_and_reset_a_password_through_the_example(shared_example):
         return bool(session_of(browser, base))
 
     assert signs_in(second) and not signs_in(first)
+
+
+# -- API keys ----------------------------------------------------------------------------
+
+
+def test_a_users_and_a_groups_api_keys_answer_at_api_key_me(env, example_server):
+    base, _log = example_server
+    made = shell(
+        "from django.contrib.auth.models import Group, User\n"
+        "from webauth.api_keys import create_key\n"
+        "ops = Group.objects.create(name='Ops')\n"
+        "ann = User.objects.create_user('ann', 'ann@example.com', 'pw')\n"
+        "ann.groups.add(ops)\n"
+        "print(create_key(ann, name='mine', scopes=['profile:read']).key)\n"
+        "print(create_key(ops, name='deploys', scopes=['profile:read']).key)\n",
+        env,
+    )
+    mine, ours = made.split()
+    answer = requests.get(f"{base}/api/key/me/", headers={"Authorization": f"Bearer {mine}"})
+    assert answer.json() == {"username": "ann", "key": "mine"}
+    answer = requests.get(f"{base}/api/key/me/", headers={"Authorization": f"Bearer {ours}"})
+    assert answer.json() == {"group": "Ops", "key": "deploys"}
+    # The group's keys are on ann's API keys page (owners_of: her groups).
+    assert (
+        shell(
+            "from django.contrib.auth.models import User\n"
+            "from webauth.api_keys import owners_for\n"
+            "print([str(o) for _, o in owners_for(User.objects.get(username='ann'))])\n",
+            env,
+        )
+        == "['Ops']"
+    )

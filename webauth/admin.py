@@ -31,7 +31,7 @@ from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
-from .api_keys import ApiKeyError, check_new_key, create_key, revoke
+from .api_keys import ApiKeyError, check_new_key, create_key, owner_of, revoke
 from .conf import Config, get_config
 from .flows import providers_with
 from .linked_accounts import LastSignInMethod, unlink
@@ -373,14 +373,36 @@ class VerificationTokenAdmin(ExplainedChangeList):
 
 
 class ApiKeyAddForm(forms.ModelForm):
-    """The admin's form for a new key: each problem :func:`check_new_key` finds is shown."""
+    """The admin's form for a new key: each problem :func:`check_new_key` finds is shown.
+
+    A key is a user's or, with ``api_keys.owners``, an owner's (``"shop.team:42"``),
+    never both.
+    """
 
     class Meta:
         model = ApiKey
-        fields = ("user", "name", "scopes", "expires")
+        fields = ("user", "owner", "name", "scopes", "expires")
+        help_texts = {
+            "owner": _(
+                "Leave empty for a key of a user. For a key of another owner "
+                "(WEBAUTH['api_keys']['owners']): its model label and primary key, such as "
+                "“shop.team:42”."
+            )
+        }
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
+        owner = (data.get("owner") or "").strip().lower()
+        data["owner"] = owner
+        if bool(data.get("user")) == bool(owner):
+            raise ValidationError(gettext("Choose a user or an owner: one of the two."))
+        if owner:
+            found = owner_of(owner)
+            if found is None:
+                raise ValidationError(
+                    gettext("No such owner: give a model of api_keys.owners and its key.")
+                )
+            data["owner_instance"] = found
         try:
             check_new_key(
                 name=data.get("name"),
@@ -397,9 +419,18 @@ class ApiKeyAdmin(admin.ModelAdmin):
     """API keys (docs/api-keys.md): made here (the key shown once), revoked here; the
     secret's hash is never shown and nothing else is editable."""
 
-    list_display = ("name", "user", "key_id", "scopes", "created_at", "expires", "last_used_at")
+    list_display = (
+        "name",
+        "user",
+        "owner",
+        "key_id",
+        "scopes",
+        "created_at",
+        "expires",
+        "last_used_at",
+    )
     list_filter = ("revoked_at", "expires", "created_at")
-    search_fields = ("name", "key_id", "user__pk")
+    search_fields = ("name", "key_id", "user__pk", "owner")
     list_select_related = ("user",)
     exclude = ("secret_hash",)
     actions = ("revoke",)
@@ -407,9 +438,10 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> Any:
         if obj is None:
-            return ["user", "name", "scopes", "expires"]
+            return ["user", "owner", "name", "scopes", "expires"]
         return [
             "user",
+            "owner",
             "name",
             "key_id",
             "scopes",
@@ -436,15 +468,16 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
         if change:
             return  # nothing but the revocation changes a key
+        holder = form.cleaned_data.get("owner_instance") if obj.owner else obj.user
         try:
             made = create_key(
-                obj.user,
+                holder,
                 name=obj.name,
                 scopes=obj.scopes or (),
                 expires=obj.expires if obj.expires is not None else True,
                 request=request,
             )
-        except ApiKeyError as exc:  # the user reached max_keys since the form was checked
+        except ApiKeyError as exc:  # max_keys reached since the form was checked
             self.message_user(request, str(exc), messages.ERROR)
             return
         stored = ApiKey.objects.get(key_id=made.record.key_id)
@@ -471,7 +504,10 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     @admin.action(description=_("Revoke the selected API keys (at once, everywhere)"))
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
-        count = sum(revoke(str(key.user_id), key.key_id, request=request) for key in queryset)
+        count = sum(
+            revoke(str(key.user_id), key.key_id, owner=key.owner, request=request)
+            for key in queryset
+        )
         self.message_user(
             request,
             ngettext("%(count)d API key revoked.", "%(count)d API keys revoked.", count)

@@ -28,6 +28,12 @@ class WebauthConfig(AppConfig):
         setting_changed.connect(forget_validated_hosts, dispatch_uid="webauth.validated_hosts")
         user_logged_out.connect(end_on_django_logout, dispatch_uid="webauth.django_logout")
         self._connect_token_sessions()
+        # Keys of project-defined owners (WEBAUTH["api_keys"]["owners"]) are deleted
+        # with their owner. Imported here: webauth.api_keys reads the configuration.
+        from .api_keys import watch_owners
+
+        watch_owners()
+        setting_changed.connect(watch_owners, dispatch_uid="webauth.api_key_owners")
         # The second factor's step, asked after every sign-in's first factor (it asks
         # nothing unless WEBAUTH["mfa"]["enabled"] and the user has one). Imported
         # here too: webauth.mfa reads models, which wait for the app registry.

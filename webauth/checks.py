@@ -64,6 +64,9 @@ id                 problem
 ``webauth.E018``   ``tokens.keys`` missing, or a key that must not sign: a shared
                    secret, RSA under 2048 bits, a curve that does not fit, a public
                    first key, another ``use``, two keys with one ``kid``
+``webauth.E019``   ``api_keys.owners`` names a model that is not installed, or the
+                   user model (a user's keys need no owner), or is not a list of
+                   model labels; ``api_keys.owners_of`` without ``owners``
 =================  ==============================================================
 """
 
@@ -167,6 +170,41 @@ def check_config(
     messages.extend(_check_challenge(config))
     messages.extend(_check_signup(config))
     messages.extend(reset_checks(config))
+    messages.extend(_check_api_key_owners(config))
+    return messages
+
+
+def _check_api_key_owners(config: Config) -> list[CheckMessage]:
+    """``webauth.E019``: an ``api_keys.owners`` label that names no installed model."""
+    from django.apps import apps
+    from django.contrib.auth import get_user_model
+
+    options = config.api_keys
+    if options is None:
+        return []
+    messages: list[CheckMessage] = []
+    for label in options.owners:
+        try:
+            model = apps.get_model(label)
+        except (LookupError, ValueError):
+            messages.append(
+                Error(
+                    f"WEBAUTH['api_keys']['owners'] names {label!r}, which is not an "
+                    "installed model.",
+                    hint="Give the label of a model of an installed app, as in "
+                    "AUTH_USER_MODEL: 'shop.Team'.",
+                    id="webauth.E019",
+                )
+            )
+            continue
+        if model is get_user_model():
+            messages.append(
+                Error(
+                    f"WEBAUTH['api_keys']['owners'] names the user model {label!r}.",
+                    hint="Every user may hold keys already: list only other models.",
+                    id="webauth.E019",
+                )
+            )
     return messages
 
 

@@ -240,7 +240,8 @@ def api_key_required(*scopes: str) -> Callable[[V], V]:
     ``401 {"error": "InvalidApiKey"}`` (with ``WWW-Authenticate: Bearer``) without
     a key that holds, ``403 {"error": "InsufficientScope"}`` for a key without one
     of *scopes*, ``429`` past the key's limit. A key that holds sets
-    ``request.user`` (its user) and ``request.api_key`` (a
+    ``request.user`` (its user; ``AnonymousUser`` for the key of a project-defined
+    owner, which ``request.api_key.owner`` then is) and ``request.api_key`` (a
     :class:`webauth.api_keys.KeyMatch`) for this request only: no session is made.
     The view is exempt from Django's CSRF check, which guards cookies: only the
     key's header can pass this decorator, and no browser sends it by itself.
@@ -258,7 +259,12 @@ def api_key_required(*scopes: str) -> Callable[[V], V]:
             return response
         if not wanted <= match.scopes:
             return json_response({"error": "InsufficientScope"}, status=403, no_cache=True)
-        request.user = match.user
+        if match.user is None:  # an owner's key acts as no user
+            from django.contrib.auth.models import AnonymousUser  # needs the app registry
+
+            request.user = AnonymousUser()
+        else:
+            request.user = match.user
         request.api_key = match  # type: ignore[attr-defined]
         return None
 

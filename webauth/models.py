@@ -509,9 +509,15 @@ class ApiKey(models.Model):
     and the SHA-256 of its secret. A key authenticates requests as its user and
     never makes a browser session; it stops working when revoked, when it
     expires, or when its user is deactivated.
+
+    A key belongs to a user (``user``) or, with ``WEBAUTH["api_keys"]["owners"]``,
+    to another of the project's models (``owner``: ``"<app_label>.<model>:<pk>"``,
+    such as ``"shop.team:42"``; ``user`` is then empty): never to both.
     """
 
-    user = _users("webauth_api_keys")
+    user = _users("webauth_api_keys", null=True, blank=True)
+    # A project-defined owner, by model label and primary key ("" for a user's key).
+    owner = models.CharField(_("owner"), max_length=150, blank=True, default="", db_index=True)
     name = models.CharField(_("name"), max_length=100)
     key_id = models.CharField(_("key id"), max_length=16, unique=True, editable=False)
     secret_hash = models.CharField(_("secret hash"), max_length=64, editable=False)
@@ -525,6 +531,18 @@ class ApiKey(models.Model):
     class Meta:
         verbose_name = _("API key")
         verbose_name_plural = _("API keys")
+        constraints = [
+            # A user's key or an owner's, never both, never neither.
+            models.CheckConstraint(
+                condition=(
+                    (models.Q(user__isnull=False) & models.Q(owner=""))
+                    | (models.Q(user__isnull=True) & ~models.Q(owner=""))
+                ),
+                name="webauth_api_key_one_holder",
+            )
+        ]
 
     def __str__(self) -> str:
+        if self.owner:
+            return f"API key {self.key_id} of {self.owner}"
         return f"API key {self.key_id} of user {self.user_id}"

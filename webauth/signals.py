@@ -22,7 +22,8 @@ signal             keyword arguments
                    username), ``identifier``, ``request``
 ``password_changed``  ``user``, ``how`` (``reset``, ``change`` or ``set``), ``request``
 ``access_token_minted``  ``claims`` (the token's, never the token), ``request``
-``api_key_changed``  ``user_id``, ``key_id``, ``key_name`` (when made), ``action``
+``api_key_changed``  ``user_id``, ``key_id``, ``key_name`` (when made), ``action``, ``owner``
+                     (an owner's key only)
                    (``created`` or ``revoked``), ``request``; never the key
 =================  ==========================================================
 

@@ -265,7 +265,9 @@ class ApiKeyRecord(_Record):
 
     ``key_id`` is the public part the key starts with (after its prefix), unique;
     ``secret_hash`` the SHA-256 (hex) of its secret; ``scopes`` the project's
-    scope names it carries.
+    scope names it carries. ``owner`` is ``""`` for a user's key (``user_id``
+    its user); for a key of a project-defined owner (``api_keys.owners``) it is
+    ``"<app_label>.<model>:<pk>"`` and ``user_id`` is ``""``.
     """
 
     key_id: str
@@ -277,6 +279,7 @@ class ApiKeyRecord(_Record):
     expires: datetime | None = None
     last_used_at: datetime | None = None
     revoked_at: datetime | None = None
+    owner: str = ""
 
 
 @dataclass(frozen=True, slots=True)

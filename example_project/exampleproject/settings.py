@@ -209,8 +209,15 @@ WEBAUTH = {
     # not committed); a deployment keeps its key in a secret store
     # (manage.py webauth_tokenkey prints one).
     # API keys for scripts (docs/api-keys.md): made at /account/api-keys/, shown once;
-    # /api/key/me/ answers to one with the "profile:read" scope.
-    "api_keys": {"prefix": "wak", "scopes": ["profile:read", "orders:read"]},
+    # /api/key/me/ answers to one with the "profile:read" scope. A key may also
+    # belong to a group (Django's auth.Group stands for a team here): a member of
+    # a group manages its keys on the same page; made in the admin too.
+    "api_keys": {
+        "prefix": "wak",
+        "scopes": ["profile:read", "orders:read"],
+        "owners": ["auth.Group"],
+        "owners_of": "exampleproject.views.groups_of",
+    },
     "tokens": {
         "keys": [TOKEN_KEY],
         "audiences": [f"http://localhost:{PORT}/api", "billing"],

@@ -46,9 +46,18 @@ def api_key_me(request):
 
     curl -H "Authorization: Bearer wak_..." http://localhost:8000/api/key/me/
     """
+    if request.api_key.user is None:  # a group's key acts as no user
+        return JsonResponse(
+            {"group": request.api_key.owner.name, "key": request.api_key.record.name}
+        )
     return JsonResponse(
         {"username": request.user.get_username(), "key": request.api_key.record.name}
     )
+
+
+def groups_of(user):
+    """``api_keys.owners_of``: the groups whose API keys *user* manages (their own)."""
+    return user.groups.all()
 
 
 def outbox(request):

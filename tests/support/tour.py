@@ -106,8 +106,21 @@ def site_settings(
         "mfa": {"enabled": mfa, "required": mfa_required, "trust_days": 30, "grace_days": 7},
         **({"theme": {"logo": LOGO}, "account": {"site_name": "Example"}} if logo else {}),
         **({"challenge": CHALLENGE} if challenge else {}),
-        **({"api_keys": {"scopes": ["orders:read", "orders:write"]}} if api_keys else {}),
+        **({"api_keys": API_KEYS} if api_keys else {}),
     }
+
+
+def groups_of(user: Any) -> Any:
+    """``api_keys.owners_of`` of the tour: a user manages the keys of their groups."""
+    return user.groups.all()
+
+
+#: The tour's API keys: keys of Django's groups too (the team stop).
+API_KEYS = {
+    "scopes": ["orders:read", "orders:write"],
+    "owners": ["auth.Group"],
+    "owners_of": f"{__name__}.groups_of",
+}
 
 
 def create_people() -> None:
@@ -409,6 +422,25 @@ def _account_api_key_made(tour: Tour) -> Any:
     with page.expect_navigation():
         page.get_by_role("button", name="Make key").click()
     assert page.locator("#webauth-new-key").input_value().startswith("wak_")
+    return page
+
+
+def _account_api_keys_of_a_team(tour: Tour) -> Any:
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    from webauth.api_keys import create_key
+
+    alice = get_user_model().objects.get(username="alice")
+    ops, _ = Group.objects.get_or_create(name="Ops")
+    Group.objects.get_or_create(name="Billing")[0].user_set.add(alice)
+    alice.groups.add(ops)
+    create_key(ops, name="Deploys", scopes=["orders:write"])
+    page = tour.signed_in("alice")
+    page.goto("/account/api-keys/")
+    assert page.get_by_role("heading", name="Keys of Ops").count() == 1
+    assert page.get_by_role("heading", name="Keys of Billing").count() == 1
+    assert page.locator("#webauth-key-owner option").count() == 3
     return page
 
 
@@ -1184,6 +1216,12 @@ def stops() -> Iterator[Stop]:
         "account-api-key-made",
         "account center: a new API key, shown once",
         _account_api_key_made,
+        api_keys=True,
+    )
+    yield Stop(
+        "account-api-keys-team",
+        "account center: API keys of two groups alice manages, one with a key",
+        _account_api_keys_of_a_team,
         api_keys=True,
     )
     yield Stop(

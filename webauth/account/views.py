@@ -32,7 +32,7 @@ from django.utils.translation import gettext_lazy, ngettext, pgettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from ..access import has_user, session_required_response
-from ..api_keys import ApiKeyError, create_key, list_keys
+from ..api_keys import ApiKeyError, create_key, list_keys, owners_for
 from ..api_keys import revoke as revoke_api_key
 from ..conf import get_config
 from ..errors import LastSignInMethod
@@ -433,23 +433,32 @@ def _api_keys_context(request: HttpRequest) -> dict[str, object]:
     options = get_config().api_keys
     assert options is not None
     now = timezone.now()
-    keys = [
-        {
-            "key_id": key.key_id,
-            "shown": f"{options.prefix}_{key.key_id[:4]}…",
-            "name": key.name,
-            "scopes": key.scopes,
-            "created_at": key.created_at,
-            "expires": key.expires,
-            "last_used_at": key.last_used_at,
-            "live": key.revoked_at is None and (key.expires is None or key.expires > now),
-            "revoked": key.revoked_at is not None,
-        }
-        for key in list_keys(request.user)
+
+    def shown(holder: Any) -> list[dict[str, object]]:
+        return [
+            {
+                "key_id": key.key_id,
+                "shown": f"{options.prefix}_{key.key_id[:4]}…",
+                "name": key.name,
+                "scopes": key.scopes,
+                "created_at": key.created_at,
+                "expires": key.expires,
+                "last_used_at": key.last_used_at,
+                "live": key.revoked_at is None and (key.expires is None or key.expires > now),
+                "revoked": key.revoked_at is not None,
+            }
+            for key in list_keys(holder)
+        ]
+
+    # The owners whose keys this user manages (api_keys.owners_of): a list each.
+    owned = [
+        {"ref": ref, "name": str(owner), "keys": shown(owner), "number": number}
+        for number, (ref, owner) in enumerate(owners_for(request.user), start=1)
     ]
     lives = [d for d in _KEY_LIVES if options.max_age is None or d * 86400 <= options.max_age]
     return {
-        "keys": keys,
+        "keys": shown(request.user),
+        "owned": owned,
         "scopes": options.scopes,
         "lives": lives,
         "max_days": None if options.max_age is None else options.max_age // 86400,
@@ -461,7 +470,8 @@ def _api_keys_context(request: HttpRequest) -> dict[str, object]:
 def api_keys_page(request: HttpRequest) -> HttpResponseBase:
     """The user's API keys: make one (``op=create``: ``name``, ``scopes``, ``days``; behind
     re-authentication; the key shown on this answer only) or revoke one (``op=revoke``,
-    ``key_id``). ``404`` without ``WEBAUTH["api_keys"]``."""
+    ``key_id``). With ``owner`` (one of :func:`webauth.api_keys.owners_for` the
+    user), the same for that owner's keys. ``404`` without ``WEBAUTH["api_keys"]``."""
     if not _signed_in(request):
         return session_required_response(request)
     if get_config().api_keys is None:
@@ -474,9 +484,13 @@ def api_keys_page(request: HttpRequest) -> HttpResponseBase:
         return again({}, 200)
     back = _back(request, "api_keys")
     op = request.POST.get("op")
+    ref = request.POST.get("owner", "")
+    owner = dict(owners_for(request.user)).get(ref) if ref else request.user
+    if owner is None:  # not an owner this user manages (any more)
+        return _outcome(request, back, False, _("You do not manage the keys of that owner."), again)
     if op == "revoke":
         key_id = request.POST.get("key_id", "")
-        if revoke_api_key(user_id(request.user), key_id, request=request):
+        if revoke_api_key(user_id(request.user), key_id, owner=ref, request=request):
             return _outcome(request, back, True, _("The key was revoked."), again)
         return _outcome(request, back, False, _("No such key: it may be revoked already."), again)
     if op != "create":
@@ -494,14 +508,15 @@ def api_keys_page(request: HttpRequest) -> HttpResponseBase:
         expires = timezone.now() + timedelta(days=int(days))
     try:
         made = create_key(
-            request.user,
+            owner,
             name=request.POST.get("name", ""),
             scopes=request.POST.getlist("scopes"),
             expires=expires,  # type: ignore[arg-type]
             request=request,
         )
     except ApiKeyError as exc:
-        return again({**_said(False, str(exc)), "typed_name": request.POST.get("name", "")}, 400)
+        typed = {"typed_name": request.POST.get("name", ""), "chosen_owner": ref}
+        return again({**_said(False, str(exc)), **typed}, 400)
     # Shown here, on this answer only: never put in a message (a cookie may keep those).
     text = _("Your new key. Copy it now: it is shown this once.")
     return again({"new_key": made.key, "new_key_name": made.record.name, **_said(True, text)}, 200)

@@ -79,6 +79,9 @@ class CompiledLookup:
             cols = list(rel["select_fields"])
             names = [expressions[i].target.attname for i in cols]
             self.related = (rel["field"], rel["model"], cols, names)
+            # Where the related row's primary key is: NULL there is no related row
+            # (a nullable foreign key, LEFT OUTER JOIN), as Django reads it.
+            self._related_pk = cols[names.index(rel["model"]._meta.pk.attname)]
 
     def row(self, value: int | str) -> Any:
         """The row the query finds for *value* (columns converted as Django does), or ``None``."""
@@ -103,7 +106,9 @@ class CompiledLookup:
         obj = self.model.from_db(self.alias, self.names, [row[i] for i in self.cols])
         if self.related is not None:
             field, model, cols, names = self.related
-            related = model.from_db(self.alias, names, [row[i] for i in cols])
+            related = None
+            if row[self._related_pk] is not None:
+                related = model.from_db(self.alias, names, [row[i] for i in cols])
             field.set_cached_value(obj, related)
         return obj
 

@@ -533,17 +533,22 @@ class Adapter(Protocol):
         self, key: records.ApiKeyRecord | Mapping[str, object], max_keys: int
     ) -> records.ApiKeyRecord | None:
         """Store a new key (its id and secret hash, never the key), unless its user holds
-        *max_keys* live keys already: then ``None``."""
+        *max_keys* live keys already: then ``None``. A key whose ``owner`` is set (a
+        project-defined owner, docs/api-keys.md) counts against that owner instead,
+        and has no user (``user_id`` is ``""``)."""
 
     def get_api_key(self, key_id: str) -> tuple[records.ApiKeyRecord, Any] | None:
-        """The key with this id and its user (ideally the ``AUTH_USER_MODEL`` instance), or
-        ``None``: what authenticates a request, in one lookup."""
+        """The key with this id and its user (ideally the ``AUTH_USER_MODEL`` instance;
+        ``None`` for an owner's key), or ``None``: what authenticates a request, in one
+        lookup."""
 
-    def list_api_keys(self, user_id: str) -> list[records.ApiKeyRecord]:
-        """The user's keys, newest first, revoked and expired ones too."""
+    def list_api_keys(self, user_id: str, *, owner: str = "") -> list[records.ApiKeyRecord]:
+        """The user's keys (with *owner*, that owner's), newest first, revoked and expired
+        ones too. *owner* is only passed for an owner's keys."""
 
-    def revoke_api_key(self, user_id: str, key_id: str) -> bool:
-        """Revoke the user's key at once; ``False`` when it is not theirs or revoked already."""
+    def revoke_api_key(self, user_id: str, key_id: str, *, owner: str = "") -> bool:
+        """Revoke the user's key (with *owner*, that owner's) at once; ``False`` when it is
+        not theirs or revoked already. *owner* is only passed for an owner's key."""
 
     def touch_api_key(self, key_id: str, now: datetime, every: float) -> None:
         """Set the key's last use to *now*, unless set less than *every* seconds before."""

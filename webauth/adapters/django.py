@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, TypeVar
 
+from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
@@ -1388,7 +1389,7 @@ class DjangoAdapter:
     def _key_record(obj: ApiKey) -> ApiKeyRecord:
         return ApiKeyRecord(
             key_id=obj.key_id,
-            user_id=str(obj.user_id),
+            user_id="" if obj.user_id is None else str(obj.user_id),
             name=obj.name,
             secret_hash=obj.secret_hash,
             scopes=list(obj.scopes or ()),
@@ -1396,6 +1397,14 @@ class DjangoAdapter:
             expires=obj.expires,
             last_used_at=obj.last_used_at,
             revoked_at=obj.revoked_at,
+            owner=obj.owner,
+        )
+
+    @staticmethod
+    def _key_holder(user_id: str, owner: str) -> dict[str, object]:
+        """The filter of one holder's keys: a user's (``owner=""``) or an owner's."""
+        return (
+            {"user__isnull": True, "owner": owner} if owner else {"user_id": user_id, "owner": ""}
         )
 
     def create_api_key(
@@ -1404,23 +1413,29 @@ class DjangoAdapter:
         """Store a new key, unless its user holds *max_keys* live keys already (``None``).
 
         The count and the insert run in one transaction with the user's row
-        locked (PostgreSQL and MariaDB), so two at once cannot both pass it.
+        (an owner's key: the owner's row) locked (PostgreSQL and MariaDB), so two
+        at once cannot both pass it.
         """
         record = _given(as_api_key(key), "API key")
         db = self._write_db(ApiKey)
         now = timezone.now()
         with transaction.atomic(using=db):
-            users = self._users().using(db)
-            list(users.select_for_update().filter(pk=record.user_id).values("pk"))
+            if record.owner:
+                label, _, pk = record.owner.partition(":")
+                holders = apps.get_model(label)._default_manager.using(db).filter(pk=pk)
+            else:
+                holders = self._users().using(db).filter(pk=record.user_id)
+            list(holders.select_for_update().values("pk"))
             live = ApiKey.objects.using(db).filter(
                 Q(expires__isnull=True) | Q(expires__gt=now),
-                user_id=record.user_id,
                 revoked_at__isnull=True,
+                **self._key_holder(record.user_id, record.owner),
             )
             if live.count() >= max_keys:
                 return None
             obj = ApiKey(
-                user_id=record.user_id,
+                user_id=None if record.owner else record.user_id,
+                owner=record.owner,
                 name=record.name[:100],
                 key_id=record.key_id,
                 secret_hash=record.secret_hash,
@@ -1431,7 +1446,8 @@ class DjangoAdapter:
         return self._key_record(obj)
 
     def get_api_key(self, key_id: str) -> tuple[ApiKeyRecord, Any] | None:
-        """The key with this id and its user (the ``AUTH_USER_MODEL`` instance), in one query."""
+        """The key with this id and its user (the ``AUTH_USER_MODEL`` instance; ``None`` for an
+        owner's key), in one query."""
         if not isinstance(key_id, str):
             return None
         alias = self.using or router.db_for_read(ApiKey)
@@ -1444,20 +1460,26 @@ class DjangoAdapter:
             return None
         return self._key_record(obj), obj.user
 
-    def list_api_keys(self, user_id: str) -> list[ApiKeyRecord]:
-        """The user's keys, newest first (revoked and expired ones too), at most 200."""
-        rows = ApiKey.objects.using(self.using).filter(user_id=user_id).order_by("-created_at")
+    def list_api_keys(self, user_id: str, *, owner: str = "") -> list[ApiKeyRecord]:
+        """The user's (or *owner*'s) keys, newest first (revoked and expired ones too), at
+        most 200."""
         try:
+            rows = (
+                ApiKey.objects.using(self.using)
+                .filter(**self._key_holder(user_id, owner))
+                .order_by("-created_at")
+            )
             return [self._key_record(obj) for obj in rows[:200]]
         except (ValueError, TypeError):
             return []
 
-    def revoke_api_key(self, user_id: str, key_id: str) -> bool:
-        """Revoke the user's key; ``False`` when it is not theirs or is revoked already."""
+    def revoke_api_key(self, user_id: str, key_id: str, *, owner: str = "") -> bool:
+        """Revoke the user's (or *owner*'s) key; ``False`` when it is not theirs or is
+        revoked already."""
         try:
             done = (
                 ApiKey.objects.using(self._write_db(ApiKey))
-                .filter(user_id=user_id, key_id=key_id, revoked_at__isnull=True)
+                .filter(key_id=key_id, revoked_at__isnull=True, **self._key_holder(user_id, owner))
                 .update(revoked_at=timezone.now())
             )
         except (ValueError, TypeError):

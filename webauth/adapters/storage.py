@@ -125,15 +125,15 @@ class Storage:
         self.logger.error(error)
         return error
 
-    def _call(self, name: str, *args: object) -> Any:
-        """Call ``adapter.<name>(*args)`` from sync code; the raw answer."""
+    def _call(self, name: str, *args: object, **kwargs: object) -> Any:
+        """Call ``adapter.<name>(*args, **kwargs)`` from sync code; the raw answer."""
         fn = getattr(self.adapter, name, None)
         if not callable(fn):
             raise self._missing(name)
         if self.logger.debug_enabled:
             self.logger.debug(f"adapter_{name}")
         try:
-            return call(fn, *args)
+            return call(fn, *args, **kwargs)
         except (AuthError, SynchronousOnlyOperation):
             raise
         except Exception as exc:
@@ -466,14 +466,17 @@ class Storage:
         key = as_api_key(record)
         return (key, user) if key is not None else None
 
-    def list_api_keys(self, user_id: str) -> list[records.ApiKeyRecord]:
-        """The user's keys, newest first."""
-        rows = self._call("list_api_keys", user_id) or ()
+    def list_api_keys(self, user_id: str, *, owner: str = "") -> list[records.ApiKeyRecord]:
+        """The user's (or *owner*'s) keys, newest first."""
+        # *owner* is passed only when set: an adapter without owners' keys still works.
+        extra = {"owner": owner} if owner else {}
+        rows = self._call("list_api_keys", user_id, **extra) or ()
         return [key for key in (as_api_key(row) for row in rows) if key is not None]
 
-    def revoke_api_key(self, user_id: str, key_id: str) -> bool:
-        """Revoke the user's key; whether it was live and theirs."""
-        return bool(self._call("revoke_api_key", user_id, key_id))
+    def revoke_api_key(self, user_id: str, key_id: str, *, owner: str = "") -> bool:
+        """Revoke the user's (or *owner*'s) key; whether it was live and theirs."""
+        extra = {"owner": owner} if owner else {}
+        return bool(self._call("revoke_api_key", user_id, key_id, **extra))
 
     def touch_api_key(self, key_id: str, now: datetime, every: float) -> None:
         """The key's last use, written at most every *every* seconds."""

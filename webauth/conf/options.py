@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from django.utils.functional import (
@@ -425,13 +425,18 @@ class ApiKeyOptions:
     and for telling a key from a session token. ``scopes``: the scopes a key may
     carry, the project's own names. ``max_age``: the life of a key made without
     an expiry (``None``: it never expires). ``max_keys``: the most live keys a
-    user may hold.
+    user (or an owner) may hold. ``owners``: the lower-cased labels of the
+    project's models whose instances may hold keys too (``"shop.team"``).
+    ``owners_of``: a function of a user giving the owners whose keys that user
+    manages in the account center (``None``: only their own keys there).
     """
 
     prefix: str = "wak"
     scopes: tuple[str, ...] = ()
     max_age: int | None = DEFAULT_API_KEY_MAX_AGE
     max_keys: int = 50
+    owners: tuple[str, ...] = ()
+    owners_of: Callable[[Any], Iterable[Any]] | None = None
 
 
 @dataclass(frozen=True, eq=False)

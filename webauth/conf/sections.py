@@ -550,7 +550,9 @@ def tokens(value: object) -> TokenOptions | None:
 
 
 # -- API keys ------------------------------------------------------------------------------
-API_KEY_KEYS = frozenset({"prefix", "scopes", "max_age", "max_keys"})
+API_KEY_KEYS = frozenset({"prefix", "scopes", "max_age", "max_keys", "owners", "owners_of"})
+#: A model label, as in AUTH_USER_MODEL: "app_label.ModelName".
+_MODEL_LABEL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$")
 #: A key's prefix: lower-case letters and digits, starting with a letter.
 _PREFIX = re.compile(r"^[a-z][a-z0-9]{1,15}$")
 #: A scope: printable, no spaces (it is shown, and written in code).
@@ -595,11 +597,33 @@ def api_keys(value: object) -> ApiKeyOptions | None:
         raise config_error(
             "api_keys.max_keys", f"must be a number from 1 to 10000, got {max_keys!r}", "E.g. 50."
         )
+    owners = a.get("owners", ())
+    if isinstance(owners, str):
+        owners = [owners]
+    if not isinstance(owners, list | tuple) or not all(
+        isinstance(o, str) and _MODEL_LABEL.match(o) for o in owners
+    ):
+        raise config_error(
+            "api_keys.owners",
+            f"must be a list of model labels, got {owners!r}",
+            "E.g. ['shop.Team']: keys may then belong to a Team as well as to a user.",
+            "webauth.E019",
+        )
+    owners_of = as_callable("api_keys.owners_of", a.get("owners_of"))
+    if owners_of is not None and not owners:
+        raise config_error(
+            "api_keys.owners_of",
+            "is set, but api_keys.owners names no model",
+            "List the models whose instances may hold keys in api_keys.owners.",
+            "webauth.E019",
+        )
     return ApiKeyOptions(
         prefix=prefix,
         scopes=tuple(dict.fromkeys(scopes)),
         max_age=max_age,
         max_keys=max_keys,
+        owners=tuple(dict.fromkeys(o.lower() for o in owners)),
+        owners_of=owners_of,
     )
 
 

@@ -86,7 +86,8 @@ class ApiKey(AuthBase):
     """Ninja auth by API key (``WEBAUTH["api_keys"]``, docs/api-keys.md).
 
     ``api = NinjaAPI(auth=ApiKey())`` or ``auth=ApiKey(scopes=["orders:read"])``
-    per operation: ``request.auth`` is the key's user and ``request.api_key`` the
+    per operation: ``request.auth`` is the key's user (for the key of a
+    project-defined owner, that owner) and ``request.api_key`` the
     :class:`webauth.api_keys.KeyMatch`. Without a key that holds Ninja answers
     ``401``; a key without one of *scopes* is ``403``, past its limit ``429``.
     No CSRF check and no session: the header is the proof.
@@ -100,7 +101,7 @@ class ApiKey(AuthBase):
         super().__init__()
 
     def __call__(self, request: HttpRequest) -> Any:
-        """The key's user (becomes ``request.auth``), or ``None`` (then ``401``)."""
+        """The key's user or owner (becomes ``request.auth``), or ``None`` (then ``401``)."""
         try:
             match = authenticate(request)
         except RateLimited:
@@ -110,4 +111,4 @@ class ApiKey(AuthBase):
         if not self.scopes <= match.scopes:
             raise HttpError(403, "This API key lacks a scope this operation needs")
         request.api_key = match  # type: ignore[attr-defined]
-        return match.user
+        return match.owner

@@ -162,10 +162,13 @@ class ApiKeyAuthentication(BaseAuthentication):
     """Authenticate with an API key (``WEBAUTH["api_keys"]``, docs/api-keys.md).
 
     ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``: ``(user, match)``,
-    ``request.auth`` a :class:`webauth.api_keys.KeyMatch` (its ``record`` and
-    ``scopes``). A header that is no key of this site (a session token, another
-    scheme) is left to the next class; a key that does not hold (wrong, revoked,
-    expired, its user inactive) is ``401``. No CSRF check: a browser never adds
+    ``request.auth`` a :class:`webauth.api_keys.KeyMatch` (its ``record``,
+    ``scopes`` and ``owner``). The key of a project-defined owner acts as no
+    user: ``request.user`` is ``AnonymousUser`` (so ``IsAuthenticated`` refuses
+    it; ``HasApiKeyScopes`` lets it in) and ``request.auth.owner`` the owner.
+    A header that is no key of this site (a session token, another scheme) is
+    left to the next class; a key that does not hold (wrong, revoked, expired,
+    its user inactive, its owner gone) is ``401``. No CSRF check: a browser never adds
     the header by itself. Nothing is kept: no session, no cookie.
     """
 
@@ -184,6 +187,10 @@ class ApiKeyAuthentication(BaseAuthentication):
             raise exceptions.Throttled(wait=exc.retry_after) from None
         if match is None:
             raise exceptions.AuthenticationFailed(_("Invalid, expired or revoked API key."))
+        if match.user is None:  # an owner's key acts as no user
+            from django.contrib.auth.models import AnonymousUser  # needs the app registry
+
+            return AnonymousUser(), match
         return match.user, match
 
     def authenticate_header(self, request: Any) -> str:

@@ -53,12 +53,14 @@ from ..types import (
     AdapterAccount,
     AdapterAuthenticator,
     AdapterUser,
+    ApiKeyRecord,
     SecondFactor,
     TrustedBrowser,
     UserSessionCheck,
     VerificationToken,
     WebAuthnChallenge,
     as_account,
+    as_api_key,
     as_authenticator,
     as_second_factor,
     as_trusted_browser,
@@ -1181,3 +1183,83 @@ class AdapterExtensionsSuite(AdapterHelpers):
         assert self.run(adapter, "delete_trusted_browsers", user.id) == 1
         assert self.run(adapter, "list_trusted_browsers", user.id) == []
         assert len(self.run(adapter, "list_trusted_browsers", other.id) or []) == 1
+
+    # -- API keys (WEBAUTH["api_keys"]) ----------------------------------------------------------
+    #: The owner of the owners' keys below: a reference as webauth.api_keys makes it.
+    api_key_owner = "auth.group:1"
+
+    def new_api_key(
+        self, adapter: object, user_id: str, *, owner: str = "", max_keys: int = 50
+    ) -> ApiKeyRecord | None:
+        """Store a key of *user_id* (or of *owner*); what ``create_api_key`` returns."""
+        record = ApiKeyRecord(
+            key_id=secrets.token_hex(6),
+            user_id=user_id,
+            name="a key",
+            secret_hash=secrets.token_hex(32),
+            scopes=["read"],
+            owner=owner,
+        )
+        return as_api_key(self.run(adapter, "create_api_key", record, max_keys))
+
+    def test_an_api_key_is_found_by_its_id_with_its_user(self, adapter: object) -> None:
+        user = self.new_user(adapter)
+        made = self.new_api_key(adapter, user.id)
+        assert made is not None and made.created_at is not None
+        found = self.run(adapter, "get_api_key", made.key_id)
+        assert found is not None
+        record, holder = as_api_key(found[0]), found[1]
+        assert record is not None and record.secret_hash == made.secret_hash
+        assert record.user_id == str(user.id) and record.scopes == ["read"]
+        assert str(getattr(holder, "pk", getattr(holder, "id", None))) == str(user.id)
+        assert self.run(adapter, "get_api_key", "nosuchkeyid0") is None
+
+    def test_api_keys_are_listed_newest_first_and_revoked_once(self, adapter: object) -> None:
+        user, other = self.new_user(adapter), self.new_user(adapter)
+        first = self.new_api_key(adapter, user.id)
+        time.sleep(0.01)  # distinct creation times
+        second = self.new_api_key(adapter, user.id)
+        self.new_api_key(adapter, other.id)
+        assert first is not None and second is not None
+        listed = [k.key_id for k in self.run(adapter, "list_api_keys", user.id)]
+        assert listed == [second.key_id, first.key_id]
+        assert not self.run(adapter, "revoke_api_key", other.id, first.key_id)
+        assert self.run(adapter, "revoke_api_key", user.id, first.key_id)
+        assert not self.run(adapter, "revoke_api_key", user.id, first.key_id)
+        revoked = as_api_key(self.run(adapter, "get_api_key", first.key_id)[0])
+        assert revoked is not None and revoked.revoked_at is not None
+
+    def test_a_user_holds_at_most_max_keys_live(self, adapter: object) -> None:
+        user = self.new_user(adapter)
+        first = self.new_api_key(adapter, user.id, max_keys=2)
+        assert first is not None and self.new_api_key(adapter, user.id, max_keys=2)
+        assert self.new_api_key(adapter, user.id, max_keys=2) is None
+        self.run(adapter, "revoke_api_key", user.id, first.key_id)
+        assert self.new_api_key(adapter, user.id, max_keys=2) is not None
+
+    def test_an_api_keys_last_use_is_written_at_most_every_interval(self, adapter: object) -> None:
+        made = self.new_api_key(adapter, self.new_user(adapter).id)
+        assert made is not None
+        moment = now()
+        self.run(adapter, "touch_api_key", made.key_id, moment, 60.0)
+        self.run(adapter, "touch_api_key", made.key_id, moment + timedelta(seconds=30), 60.0)
+        stored = as_api_key(self.run(adapter, "get_api_key", made.key_id)[0])
+        assert stored is not None and stored.last_used_at == moment
+
+    def test_an_owners_api_keys_have_no_user_and_count_apart(self, adapter: object) -> None:
+        user = self.new_user(adapter)
+        owner = self.api_key_owner
+        made = self.new_api_key(adapter, "", owner=owner, max_keys=1)
+        assert made is not None and made.owner == owner and made.user_id == ""
+        assert self.new_api_key(adapter, "", owner=owner, max_keys=1) is None
+        assert self.new_api_key(adapter, user.id, max_keys=1) is not None  # the user's own
+        found = self.run(adapter, "get_api_key", made.key_id)
+        assert found is not None and found[1] is None
+        stored = as_api_key(found[0])
+        assert stored is not None and stored.owner == owner
+        listed = self.run(adapter, "list_api_keys", "", owner=owner)
+        assert [k.key_id for k in listed] == [made.key_id]
+        assert made.key_id not in [k.key_id for k in self.run(adapter, "list_api_keys", user.id)]
+        assert not self.run(adapter, "revoke_api_key", user.id, made.key_id)
+        assert not self.run(adapter, "revoke_api_key", "", made.key_id, owner=owner + "0")
+        assert self.run(adapter, "revoke_api_key", "", made.key_id, owner=owner)

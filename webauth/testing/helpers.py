@@ -27,11 +27,11 @@ def now() -> datetime:
 class AdapterHelpers:
     """Helpers for tests of an adapter: available to the tests a project adds too."""
 
-    def run(self, adapter: object, method: str, *args: object) -> Any:
+    def run(self, adapter: object, method: str, *args: object, **kwargs: object) -> Any:
         """Call an adapter method as webauth does (sync or async)."""
         fn = getattr(adapter, method, None)
         assert callable(fn), f"the adapter has no {method}()"
-        return call(fn, *args)
+        return call(fn, *args, **kwargs)
 
     def new_user(self, adapter: object, **fields: Any) -> AdapterUser:
         """Create a user with a unique email."""

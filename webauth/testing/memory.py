@@ -717,7 +717,7 @@ class MemoryAdapter:
             live = [
                 k
                 for k in self.api_keys.values()
-                if k.user_id == record.user_id
+                if (k.user_id, k.owner) == (record.user_id, record.owner)
                 and k.revoked_at is None
                 and (k.expires is None or k.expires > now)
             ]
@@ -727,23 +727,27 @@ class MemoryAdapter:
             self.api_keys[record.key_id] = record
             return record
 
-    async def get_api_key(self, key_id: str) -> tuple[ApiKeyRecord, AdapterUser] | None:
+    async def get_api_key(self, key_id: str) -> tuple[ApiKeyRecord, AdapterUser | None] | None:
         """The key and its user."""
         record = self.api_keys.get(key_id) if isinstance(key_id, str) else None
+        if record is not None and record.owner:
+            return record, None  # an owner's key: no user
         if record is None or record.user_id not in self.users:
             return None
         return record, self.users[record.user_id]
 
-    async def list_api_keys(self, user_id: str) -> list[ApiKeyRecord]:
-        """The user's keys, newest first."""
-        mine = [k for k in self.api_keys.values() if k.user_id == str(user_id)]
+    async def list_api_keys(self, user_id: str, *, owner: str = "") -> list[ApiKeyRecord]:
+        """The user's (or *owner*'s) keys, newest first."""
+        holder = ("", owner) if owner else (str(user_id), "")
+        mine = [k for k in self.api_keys.values() if (k.user_id, k.owner) == holder]
         return sorted(mine, key=lambda k: k.created_at or datetime.min, reverse=True)
 
-    async def revoke_api_key(self, user_id: str, key_id: str) -> bool:
-        """Revoke the user's key; ``False`` if not theirs or revoked already."""
+    async def revoke_api_key(self, user_id: str, key_id: str, *, owner: str = "") -> bool:
+        """Revoke the user's (or *owner*'s) key; ``False`` if not theirs or revoked already."""
+        holder = ("", owner) if owner else (str(user_id), "")
         with self._api_keys:
             record = self.api_keys.get(key_id)
-            if record is None or record.user_id != str(user_id) or record.revoked_at is not None:
+            if record is None or (record.user_id, record.owner) != holder or record.revoked_at:
                 return False
             record.revoked_at = datetime.now(UTC)
             return True
