@@ -45,7 +45,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.apps import apps
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.utils import timezone
 
 from . import ratelimit
@@ -483,10 +483,12 @@ def watch_owners(*args: Any, setting: str | None = None, **kwargs: Any) -> None:
 def owner_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
     """``post_delete`` of an owner model: its keys go with it, as a user's do.
 
-    The Django adapter's table (a custom adapter's keys are refused by
-    :func:`authenticate` once their owner is gone).
+    Through the adapter's ``delete_owner_api_keys`` where it has one (the Django
+    adapter does); a custom adapter's keys without it are refused by
+    :func:`authenticate` once their owner is gone.
     """
-    from .models import ApiKey
-
-    ref = f"{instance._meta.label_lower}:{instance.pk}"
-    ApiKey.objects.filter(owner=ref).delete()
+    try:
+        config = get_config()
+    except ImproperlyConfigured:  # the system checks say what is wrong
+        return
+    config.storage.delete_owner_api_keys(f"{instance._meta.label_lower}:{instance.pk}")

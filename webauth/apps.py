@@ -29,7 +29,8 @@ class WebauthConfig(AppConfig):
         user_logged_out.connect(end_on_django_logout, dispatch_uid="webauth.django_logout")
         self._connect_token_sessions()
         # Keys of project-defined owners (WEBAUTH["api_keys"]["owners"]) are deleted
-        # with their owner. Imported here: webauth.api_keys reads the configuration.
+        # with their owner. Imported here, once the app registry is ready:
+        # webauth.api_keys reads the configuration, which waits for it.
         from .api_keys import watch_owners
 
         watch_owners()

@@ -1486,6 +1486,11 @@ class DjangoAdapter:
             return False
         return bool(done)
 
+    def delete_owner_api_keys(self, owner: str) -> int:
+        """Delete the keys of *owner* (a project-defined owner whose row was deleted)."""
+        deleted, _ = ApiKey.objects.using(self._write_db(ApiKey)).filter(owner=owner).delete()
+        return deleted
+
     def touch_api_key(self, key_id: str, now: datetime, every: float) -> None:
         """Set the key's last use to *now* unless it was set less than *every* seconds ago."""
         ApiKey.objects.using(self._write_db(ApiKey)).filter(key_id=key_id).filter(

@@ -482,6 +482,12 @@ class Storage:
         """The key's last use, written at most every *every* seconds."""
         self._call("touch_api_key", key_id, now, every)
 
+    def delete_owner_api_keys(self, owner: str) -> int:
+        """Delete *owner*'s keys (its row is gone); ``0`` from an adapter without the method."""
+        if not callable(getattr(self.adapter, "delete_owner_api_keys", None)):
+            return 0
+        return int(self._call("delete_owner_api_keys", owner) or 0)
+
     # -- the sessions access tokens were minted for ------------------------------------------
     def register_token_session(self, sid: str, user_id: str, expires: datetime) -> bool:
         """Note a token of *sid* until *expires*; ``False`` once the session has ended."""
