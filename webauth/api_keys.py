@@ -443,8 +443,8 @@ def authenticate(
 
 
 # -- keys of project-defined owners: deleted with their owner ------------------------------
-#: The owner models whose ``post_delete`` is connected now (labels as configured).
-_WATCHED: set[str] = set()
+#: The owner models whose ``post_delete`` is connected now, by their label as configured.
+_WATCHED: dict[str, Any] = {}
 
 
 def watch_owners(*args: Any, setting: str | None = None, **kwargs: Any) -> None:
@@ -452,7 +452,9 @@ def watch_owners(*args: Any, setting: str | None = None, **kwargs: Any) -> None:
     model, and disconnect models no longer listed (at start-up, and as a
     ``setting_changed`` receiver).
 
-    Read from the raw setting: the configuration may not be buildable yet.
+    Read from the raw setting: the configuration may not be buildable yet. A label
+    that names no installed model is left out (``webauth.E019`` reports it): a
+    lazy reference to it would stay pending, which Django's own checks report.
     """
     if setting not in (None, "WEBAUTH"):
         return
@@ -463,21 +465,22 @@ def watch_owners(*args: Any, setting: str | None = None, **kwargs: Any) -> None:
     section = raw.get("api_keys") if isinstance(raw, dict) else None
     listed = section.get("owners", ()) if isinstance(section, dict) else ()
     listed = [listed] if isinstance(listed, str) else listed
-    wanted = (
-        {o for o in listed if isinstance(o, str) and o.count(".") == 1}
-        if isinstance(listed, list | tuple)
-        else set()
-    )
-    for label in _WATCHED - wanted:
-        post_delete.disconnect(sender=label, dispatch_uid=f"webauth.api_key_owner:{label}")
-    for label in wanted - _WATCHED:
-        # A label as sender: connected once the model is loaded (webauth.E019 reports one
-        # that never is).
-        post_delete.connect(
-            owner_deleted, sender=label, dispatch_uid=f"webauth.api_key_owner:{label}"
-        )
-    _WATCHED.clear()
-    _WATCHED.update(wanted)
+    wanted: dict[str, Any] = {}
+    for label in listed if isinstance(listed, list | tuple) else ():
+        try:
+            wanted[label] = apps.get_model(label)
+        except (LookupError, ValueError, TypeError, AttributeError):
+            continue
+    for label, model in list(_WATCHED.items()):
+        if wanted.get(label) is not model:
+            post_delete.disconnect(sender=model, dispatch_uid=f"webauth.api_key_owner:{label}")
+            del _WATCHED[label]
+    for label, model in wanted.items():
+        if label not in _WATCHED:
+            post_delete.connect(
+                owner_deleted, sender=model, dispatch_uid=f"webauth.api_key_owner:{label}"
+            )
+            _WATCHED[label] = model
 
 
 def owner_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
