@@ -254,18 +254,33 @@ TARGETS: dict[str, Target] = {
         "webauth/passwords/breached.py", ("tests/test_passwords_breached.py",)
     ),
     # Issue 25: access tokens for other services.
-    "tokens_keys": Target("webauth/tokens/keys.py", ("tests/test_tokens.py",)),
+    "tokens_keys": Target(
+        "webauth/tokens/keys.py", ("tests/test_tokens_keys_unit.py", "tests/test_tokens.py")
+    ),
     "tokens_mint": Target(
         "webauth/tokens/mint.py", ("tests/test_tokens_mint.py", "tests/test_tokens.py")
     ),
     "tokens_verifier": Target(
-        "webauth/tokens/verifier.py", ("tests/test_tokens.py", "tests/test_tokens_ended.py")
+        "webauth/tokens/verifier.py",
+        (
+            "tests/test_tokens_verifier_unit.py",
+            "tests/test_tokens.py",
+            "tests/test_tokens_ended.py",
+            "tests/test_tokens_node.py",
+        ),
     ),
     "api_keys": Target(
-        "webauth/api_keys.py", ("tests/test_api_keys.py", "tests/test_api_keys_processes.py")
+        "webauth/api_keys.py",
+        (
+            "tests/test_api_keys_unit.py",
+            "tests/test_api_keys.py",
+            "tests/test_api_keys_owners.py",
+            "tests/test_api_keys_processes.py",
+        ),
     ),
     "tokens_ended": Target(
-        "webauth/tokens/ended.py", ("tests/test_tokens_ended.py", "tests/test_tokens.py")
+        "webauth/tokens/ended.py",
+        ("tests/test_tokens_ended_unit.py", "tests/test_tokens_ended.py", "tests/test_tokens.py"),
     ),
 }
 

@@ -377,6 +377,10 @@ def test_the_follower_reads_every_page(settings):
         *(("since", v) for v in ("abc", "-1", "1.5", "1" * 13, "", " 1", "１２")),
         *(("after", v) for v in ("", "12", "12.", ".sid", "x.sid", "1.a/b", "1." + "a" * 33)),
         ("after", "1" * 20 + ".sid"),
+        # Digits past year 9999 (they were a 500), and past int()'s digit limit.
+        ("after", "9" * 19 + ".sid"),
+        ("after", "253402300800000000.sid"),
+        ("after", "1" * 5000 + ".sid"),
     ],
 )
 def test_a_since_or_after_that_is_no_time_is_refused(settings, name, value):

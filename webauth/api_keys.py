@@ -40,6 +40,7 @@ import hashlib
 import hmac
 import secrets
 import zlib
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -178,8 +179,10 @@ def owner_ref(owner: Any, config: Config | None = None) -> str:
 def owner_of(ref: str, config: Config | None = None) -> Any | None:
     """The instance *ref* (:func:`owner_ref`) names, or ``None``: gone, or not an owner model."""
     options = (config or get_config()).api_keys
-    label, sep, pk = ref.partition(":") if isinstance(ref, str) else ("", "", "")
-    if options is None or not sep or label not in options.owners:
+    if options is None or not isinstance(ref, str):
+        return None
+    label, sep, pk = ref.partition(":")
+    if not sep or label not in options.owners:
         return None
     try:
         model = apps.get_model(label)
@@ -199,10 +202,8 @@ def owners_for(user: Any, config: Config | None = None) -> list[tuple[str, Any]]
         return []
     found: dict[str, Any] = {}
     for owner in options.owners_of(user) or ():
-        try:
+        with suppress(ApiKeyError):  # not an owner: left out
             found.setdefault(owner_ref(owner, config), owner)
-        except ApiKeyError:
-            continue
     return list(found.items())
 
 
@@ -234,12 +235,12 @@ def check_new_key(
     options = config.api_keys
     if options is None:
         raise ApiKeyError("API keys are off (WEBAUTH['api_keys'])")
-    if isinstance(scopes, str):
-        scopes = [scopes]
-    chosen = list(dict.fromkeys(scopes))
-    unknown = [s for s in chosen if not isinstance(s, str) or s not in options.scopes]
+    given = [scopes] if isinstance(scopes, str) else list(scopes)
+    # Checked before they are hashed: a scope that is no string (even a list) is unknown.
+    unknown = [s for s in given if s not in options.scopes]
     if unknown:
         raise ApiKeyError(f"unknown scopes {unknown!r}; api_keys.scopes allows {options.scopes!r}")
+    chosen = list(dict.fromkeys(given))
     text = name.strip() if isinstance(name, str) else ""
     if not text or len(text) > 100:
         raise ApiKeyError("a key needs a name of 1 to 100 characters")
@@ -467,10 +468,8 @@ def watch_owners(*args: Any, setting: str | None = None, **kwargs: Any) -> None:
     listed = [listed] if isinstance(listed, str) else listed
     wanted: dict[str, Any] = {}
     for label in listed if isinstance(listed, list | tuple) else ():
-        try:
+        with suppress(LookupError, ValueError, TypeError, AttributeError):  # no such model
             wanted[label] = apps.get_model(label)
-        except (LookupError, ValueError, TypeError, AttributeError):
-            continue
     for label, model in list(_WATCHED.items()):
         if wanted.get(label) is not model:
             post_delete.disconnect(sender=model, dispatch_uid=f"webauth.api_key_owner:{label}")

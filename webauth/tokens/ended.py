@@ -148,7 +148,7 @@ def end_user_sessions(
     if config.tokens is None:
         return []
     keep_sid = None
-    if keep is not None and keep.session_token:
+    if keep is not None:  # facts() of no session token is None
         facts = keep.sessions.facts(config, keep.session_token, keep.cookies["session_token"].name)
         keep_sid = facts.sid if facts is not None else None
     try:
@@ -174,12 +174,16 @@ def cursor_of(ended: datetime, sid: str) -> str:
 
 def read_cursor(value: str) -> tuple[datetime, str] | None:
     """The time and sid of a :func:`cursor_of` value, or ``None`` for anything else."""
-    micros, dot, sid = value.partition(".")
-    if not (dot and micros.isascii() and micros.isdigit() and len(micros) <= 19):
+    micros, _, sid = value.partition(".")
+    if not (micros.isascii() and micros.isdigit()):
         return None
     if not (0 < len(sid) <= 32 and sid.isascii() and all(c.isalnum() or c in "-_" for c in sid)):
         return None
-    return _EPOCH + timedelta(microseconds=int(micros)), sid
+    try:
+        # Past year 9999 is an OverflowError, past int()'s 4,300 digits a ValueError.
+        return _EPOCH + timedelta(microseconds=int(micros)), sid
+    except (OverflowError, ValueError):
+        return None
 
 
 @dataclass(frozen=True, slots=True)

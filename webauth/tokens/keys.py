@@ -47,7 +47,11 @@ ALGORITHMS: Mapping[str, tuple[str, str | None]] = MappingProxyType(
     }
 )
 #: The algorithm a key of this type (and curve) signs with when it names none.
-_DEFAULT_ALG = {("EC", "P-256"): "ES256", ("EC", "P-384"): "ES384", ("OKP", "Ed25519"): "EdDSA"}
+_DEFAULT_ALG: Mapping[tuple[str, str | None], str] = {
+    ("EC", "P-256"): "ES256",
+    ("EC", "P-384"): "ES384",
+    ("OKP", "Ed25519"): "EdDSA",
+}
 #: The smallest RSA modulus accepted (NIST SP 800-131A, OWASP ASVS 6.2).
 MIN_RSA_BITS = 2048
 #: The longest key text read (a 4096-bit RSA private JWK is about 3.3 KB).
@@ -130,7 +134,7 @@ def read_key(value: object, *, alg: str | None = None) -> SigningKey:
     curve = _curve(key)
     named = alg or key.get("alg")
     if named is None:
-        named = "RS256" if kty == "RSA" else _DEFAULT_ALG.get((str(kty), curve or ""))
+        named = "RS256" if kty == "RSA" else _DEFAULT_ALG.get((str(kty), curve))
     if not isinstance(named, str) or named not in ALGORITHMS:
         raise KeyProblem(
             f"names the algorithm {named!r}; use one of {', '.join(ALGORITHMS)}"
@@ -139,7 +143,8 @@ def read_key(value: object, *, alg: str | None = None) -> SigningKey:
             f"{', '.join(ALGORITHMS)}"
         )
     want_kty, want_curve = ALGORITHMS[named]
-    if kty != want_kty or (want_curve is not None and curve != want_curve):
+    # An RSA key has no crv, and RSA algorithms want none.
+    if kty != want_kty or curve != want_curve:
         raise KeyProblem(
             f"is a {kty} key{f' on {curve}' if curve else ''}, which cannot sign {named} "
             f"(it needs {want_kty}{f' on {want_curve}' if want_curve else ''})"

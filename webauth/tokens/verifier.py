@@ -75,7 +75,7 @@ def _b64decode(part: str) -> bytes:
 
 
 def _header(token: str) -> Mapping[str, Any]:
-    if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_LENGTH:
+    if not isinstance(token, str) or len(token) > MAX_TOKEN_LENGTH:
         raise InvalidToken("malformed", "the token is empty, not a string or too long")
     parts = token.split(".")
     if len(parts) != 3 or not all(parts):
@@ -89,10 +89,8 @@ def _header(token: str) -> Mapping[str, Any]:
     return header
 
 
-def _number(claims: Mapping[str, Any], name: str, required: bool) -> float | None:
+def _time(claims: Mapping[str, Any], name: str) -> float:
     value = claims.get(name)
-    if value is None and not required:
-        return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidToken("claims", f"the {name!r} claim is missing or not a number")
     return float(value)
@@ -135,8 +133,8 @@ def _usable_keys(document: object) -> dict[str, tuple[jwk.JWK, str]]:
         if entry.get("use", "sig") != "sig":
             continue
         kty, curve = ALGORITHMS[alg]
-        if entry.get("kty") != kty or (curve is not None and entry.get("crv") != curve):
-            continue  # a key whose type does not fit its alg: never trusted
+        if entry.get("kty") != kty or entry.get("crv") != curve:
+            continue  # a key whose type does not fit its alg (RSA has no crv): never trusted
         key = _public_key(entry)
         if key is not None:
             keys.setdefault(kid, (key, str(alg)))
@@ -205,8 +203,7 @@ class Verifier:
         self._keys: dict[str, tuple[jwk.JWK, str]] = {}
         self._fetched_at = float("-inf")
         if jwks is not None:
-            self._keys = _usable_keys(jwks)
-            self._fetched_at = float("inf")  # a given set is never fetched
+            self._keys = _usable_keys(jwks)  # never fetched again: _refresh needs jwks_url
 
     # -- the key set -------------------------------------------------------------------------
     def _refresh(self, *, because_unknown: bool) -> None:
@@ -283,14 +280,11 @@ class Verifier:
         audiences = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
         if self.audience not in audiences:
             raise InvalidToken("audience", "the token is for another audience")
-        exp = _number(claims, "exp", required=True)
-        iat = _number(claims, "iat", required=True)
-        nbf = _number(claims, "nbf", required=False)
-        if exp is not None and now >= exp + self.leeway:
+        exp, iat = _time(claims, "exp"), _time(claims, "iat")
+        nbf = None if claims.get("nbf") is None else _time(claims, "nbf")
+        if now >= exp + self.leeway:
             raise InvalidToken("expired", "the token has expired")
-        if (iat is not None and iat > now + self.leeway) or (
-            nbf is not None and nbf > now + self.leeway
-        ):
+        if iat > now + self.leeway or (nbf is not None and nbf > now + self.leeway):
             raise InvalidToken("not_yet_valid", "the token is not valid yet")
         sub = claims.get("sub")
         if not isinstance(sub, str) or not sub:
