@@ -5,14 +5,20 @@ Run from anywhere (Linux; needs ``/usr/bin/wrk`` and ``node`` >= 20)::
     python benchmarks/bench_authjs.py                       # gunicorn sync workers
     python benchmarks/bench_authjs.py --server gthread,uvicorn,granian-wsgi
     python benchmarks/bench_authjs.py --server all --duration 3 --repeat 7
+    python benchmarks/bench_authjs.py --server granian-wsgi,granian-wsgi+fast \
+        --stacks installed,lean
 
 Both sides serve the same routes under ``/auth`` with the same secret and one
 credentials provider (id ``credentials``) that accepts one user after a
 constant-time comparison, so that neither side measures a password hasher:
 
-* webauth: the benchmark site of ``benchmarks/http/`` (stack ``webauth``:
-  ``AuthMiddleware`` only) with ``WEBAUTH_BENCH_CREDENTIALS=constant``
-  (``benchmarks/http/auth.py``), under the Python server(s) ``--server`` names;
+* webauth: the benchmark site of ``benchmarks/http/`` with
+  ``WEBAUTH_BENCH_CREDENTIALS=constant`` (``benchmarks/http/auth.py``), under the
+  Python server(s) ``--server`` names, with the middleware ``--stacks`` names:
+  ``installed`` (the default: the exact ``MIDDLEWARE`` of docs/installation.md)
+  and/or ``lean`` (``AuthMiddleware`` only, labelled ``@lean``). A server name
+  ending in ``+fast`` serves the site behind :class:`webauth.wsgi.FastPath`
+  (``benchmarks.http.wsgi:fast_application``);
 * Auth.js: ``benchmarks/authjs/server.mjs``, ``Auth()`` behind ``node:http`` in
   ``node:cluster`` workers (``npm ci`` runs first when ``node_modules`` is missing).
 
@@ -21,6 +27,7 @@ machine). wrk runs on the same cores. The cases, each with the cookies a browser
 holds by then (the CSRF and callback-URL cookies of its first answer):
 
 * ``session``: ``GET /auth/session`` with a valid JWT session cookie;
+* ``anon``: ``GET /auth/session`` without a session (the answer is ``null``);
 * ``csrf``: ``GET /auth/csrf``;
 * ``providers``: ``GET /auth/providers``;
 * ``signin``: ``POST /auth/callback/credentials``, form body ``csrfToken``,
@@ -39,8 +46,9 @@ p50/p99 latency, and the CPU time (user + system, from ``/proc``) that the
 server's processes (its main process and workers, all threads) spent per
 request. Ratios webauth/Auth.js are the median of the per-round ratios;
 ``(CPU)`` is Auth.js's CPU per request divided by webauth's (above 1: webauth
-spends less). Targets, on requests/s: session >= 2.0, sign-in >= 1.2; exit
-status 1 when one is not met.
+spends less). Targets, on requests/s (issue 26): session >= 2.5, sign-in >= 1.3,
+csrf, providers and the signed-out session >= 1.0; exit status 1 when one is
+not met.
 """
 
 from __future__ import annotations
@@ -79,8 +87,11 @@ SETTINGS_MODULE = "benchmarks.http.settings"
 SESSION = "authjs.session-token"
 CSRF = "authjs.csrf-token"
 CALLBACK = "authjs.callback-url"
-CASES = ("session", "csrf", "providers", "signin")
-TARGETS = {"session": 2.0, "signin": 1.2}
+CASES = ("session", "anon", "csrf", "providers", "signin")
+TARGETS = {"session": 2.5, "signin": 1.3, "anon": 1.0, "csrf": 1.0, "providers": 1.0}
+STACKS = ("installed", "lean")
+# The settings' name of each stack (benchmarks/http/settings.py's STACKS).
+STACK_SETTINGS = {"installed": "installed", "lean": "webauth"}
 ISO_MS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 AUTHJS = "authjs"
 THREADS = tuple(str(n) for n in range(1, 65))
@@ -119,7 +130,7 @@ _GRANIAN = (
 KINDS = {
     "sync": Kind(
         "gunicorn, sync workers (no keep-alive: one TCP connection per request)",
-        (*_GUNICORN, "--worker-class=sync", "benchmarks.http.wsgi:application"),
+        (*_GUNICORN, "--worker-class=sync", "benchmarks.http.wsgi:{wsgi}"),
     ),
     "gthread": Kind(
         "gunicorn, gthread workers, {threads} thread(s) each, keep-alive {keepalive} s",
@@ -128,7 +139,7 @@ KINDS = {
             "--worker-class=gthread",
             "--threads={threads}",
             "--keep-alive={keepalive}",
-            "benchmarks.http.wsgi:application",
+            "benchmarks.http.wsgi:{wsgi}",
         ),
     ),
     "gunicorn-asgi": Kind(
@@ -172,7 +183,7 @@ KINDS = {
             *_GRANIAN,
             "--interface=wsgi",
             "--blocking-threads={threads}",
-            "benchmarks.http.wsgi:application",
+            "benchmarks.http.wsgi:{wsgi}",
         ),
     ),
     "granian-asgi": Kind(
@@ -180,6 +191,8 @@ KINDS = {
         (*_GRANIAN, "--interface=asgi", "--loop=uvloop", "benchmarks.http.asgi:application"),
     ),
 }
+#: The kinds with a WSGI entry point, which ``+fast`` may wrap in FastPath.
+WSGI_KINDS = ("sync", "gthread", "granian-wsgi")
 # The package each kind needs, for the header line.
 PACKAGES = {
     "sync": "gunicorn",
@@ -236,6 +249,17 @@ def parse_args() -> argparse.Namespace:
         + " (sync); 'gthread:4' or 'granian-wsgi:1' set the threads of that server only",
     )
     parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="webauth's database: PostgreSQL at 127.0.0.1:5432 (a schema of its own), not SQLite",
+    )
+    parser.add_argument(
+        "--stacks",
+        default="installed",
+        help="comma-separated middleware stacks for every Python server: installed "
+        "(docs/installation.md's MIDDLEWARE, the default) and/or lean (AuthMiddleware only)",
+    )
+    parser.add_argument(
         "--server-threads",
         type=int,
         default=2,
@@ -251,18 +275,36 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--node", default=shutil.which("node") or "/usr/bin/node", help="node")
     args = parser.parse_args()
     names = list(KINDS) if args.server == "all" else args.server.split(",")
-    unknown = [
-        name
-        for name in names
-        if name.partition(":")[0] not in KINDS or name.partition(":")[2] not in ("", *THREADS)
-    ]
+    unknown = [name for name in names if server_spec(name) is None]
     if unknown:
-        parser.error(f"unknown --server {unknown}; choose from {', '.join(KINDS)} or all")
-    args.servers = names
+        parser.error(
+            f"unknown --server {unknown}; choose from {', '.join(KINDS)} or all "
+            f"(a WSGI one with +fast: {', '.join(WSGI_KINDS)})"
+        )
+    stacks = [s for s in args.stacks.split(",") if s]
+    if not stacks or any(s not in STACKS for s in stacks):
+        parser.error(f"--stacks: choose from {', '.join(STACKS)}")
+    # One server per (server, stack); the installed stack's keep the plain name.
+    args.servers = [
+        name if stack == "installed" else f"{name}@{stack}" for stack in stacks for name in names
+    ]
     args.case_keys = [c for c in args.cases.split(",") if c]
     if not args.case_keys or any(c not in CASES for c in args.case_keys):
         parser.error(f"--cases: choose from {', '.join(CASES)}")
     return args
+
+
+def server_spec(name: str) -> tuple[str, bool, str, str] | None:
+    """``kind[+fast][:threads][@stack]`` as ``(kind, fast, threads, stack)``, else ``None``."""
+    name, _, stack = name.partition("@")
+    kind_part, _, threads = name.partition(":")
+    kind, plus, flag = kind_part.partition("+")
+    fast = flag == "fast"
+    if kind not in KINDS or threads not in ("", *THREADS) or stack not in ("", *STACKS):
+        return None
+    if plus and (not fast or kind not in WSGI_KINDS):
+        return None
+    return kind, fast, threads, stack or "installed"
 
 
 def wait_until_serving(server: Server, process: subprocess.Popen[bytes], workers: int) -> None:
@@ -316,8 +358,10 @@ def started(
 def python_server(
     args: argparse.Namespace, name: str, database: str
 ) -> AbstractContextManager[Server]:
-    """The webauth benchmark site under the Python server *name* (``kind[:threads]``)."""
-    kind_name, _, threads = name.partition(":")
+    """The webauth benchmark site under the Python server *name* (:func:`server_spec`)."""
+    spec = server_spec(name)
+    assert spec is not None
+    kind_name, fast, threads, stack = spec
     kind = KINDS[kind_name]
     port = free_port()
     fill = {
@@ -325,16 +369,20 @@ def python_server(
         "workers": args.workers,
         "threads": int(threads or args.server_threads),
         "keepalive": args.keep_alive,
+        "wsgi": "fast_application" if fast else "application",
     }
     command = [sys.executable, *(part.format(**fill) for part in kind.command)]
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": SETTINGS_MODULE,
-        "WEBAUTH_BENCH_STACK": "webauth",
+        "WEBAUTH_BENCH_STACK": STACK_SETTINGS[stack],
         "WEBAUTH_BENCH_DATABASE": database,
         "WEBAUTH_BENCH_CREDENTIALS": "constant",
     }
-    return started(name, command, env, REPO_ROOT, port, args, kind.description.format(**fill))
+    description = kind.description.format(**fill)
+    description += ", behind FastPath" if fast else ""
+    description += f"; stack {stack}"
+    return started(name, command, env, REPO_ROOT, port, args, description)
 
 
 def ensure_node_modules(args: argparse.Namespace) -> None:
@@ -431,6 +479,7 @@ def make_cases(keys: list[str], session: str, csrf_token: str) -> list[Case]:
     form = {"csrfToken": csrf_token, "username": USER["username"], "password": USER["password"]}
     cases = {
         "session": Case("session", "GET /auth/session, JWT", "GET", "/auth/session", session),
+        "anon": Case("anon", "GET /auth/session, signed out", "GET", "/auth/session"),
         "csrf": Case("csrf", "GET /auth/csrf", "GET", "/auth/csrf"),
         "providers": Case("providers", "GET /auth/providers", "GET", "/auth/providers"),
         "signin": Case(
@@ -516,6 +565,11 @@ def check_case(case: Case, server: Server) -> None:
         check_session_answer(server, status, headers, body, what)
     elif case.key == "signin":
         check_signin_answer(server, status, headers, what)
+    elif case.key == "anon":
+        expect(status == 200, server, f"{what}: status {status}")
+        expect(json.loads(body) is None, server, f"{what}: body {body[:200]!r}")
+        cookies_set = set_cookies(headers)
+        expect(not cookies_set, server, f"{what}: sets cookies {sorted(cookies_set)}")
     else:
         expect(status == 200, server, f"{what}: status {status}")
         data = json.loads(body)
@@ -665,7 +719,7 @@ def one_round(args, cases, servers, number: int, scripts: Path) -> dict[tuple[st
             result = run_wrk(args, server, case, args.duration, scripts)
             results[case.key, server.name] = result
             print(
-                f"  round {number + 1} {case.key:<9} {server.name:<16} "
+                f"  round {number + 1} {case.key:<9} {server.name:<24} "
                 f"{result.rps:8.1f} req/s {result.cpu_us:7.1f} CPU us/req",
                 file=sys.stderr,
             )
@@ -689,7 +743,7 @@ def versions(args: argparse.Namespace) -> str:
     core = json.loads((AUTHJS_DIR / "node_modules/@auth/core/package.json").read_text())
     wrk = subprocess.run([args.wrk, "-v"], capture_output=True, text=True)
     wrk_version = re.search(r"wrk (?:\S+/)?([\d.]+)", wrk.stdout + wrk.stderr)
-    packages = {PACKAGES[name.partition(":")[0]] for name in args.servers}
+    packages = {PACKAGES[spec[0]] for spec in map(server_spec, args.servers) if spec}
     packages = sorted(packages | {"gunicorn"})
     python_side = ", ".join(f"{p} {version_of(p)}" for p in packages)
     return (
@@ -703,7 +757,8 @@ def print_setup(args: argparse.Namespace, servers: list[Server], load: float, st
     print(f"started {start}; " + versions(args))
     print(
         f"{os.cpu_count()} CPUs shared by the servers and wrk; load average before the run "
-        f"{load:.2f}; {args.workers} worker processes per server"
+        f"{load:.2f}; {args.workers} worker processes per server; webauth's database "
+        f"{'PostgreSQL over TCP' if args.postgres else 'SQLite'}"
     )
     print(
         f"wrk {args.threads} thread(s), {args.connections} connections, the same for every "
@@ -712,7 +767,7 @@ def print_setup(args: argparse.Namespace, servers: list[Server], load: float, st
     )
     for server in servers:
         side = "Auth.js" if server.name == AUTHJS else "webauth"
-        print(f"  {server.name:<16} {side}: {server.description}")
+        print(f"  {server.name:<24} {side}: {server.description}")
     print()
 
 
@@ -722,7 +777,7 @@ def median_of(rounds: Rounds, key: tuple[str, str], attribute: str) -> float:
 
 def print_table(cases: list[Case], servers: list[Server], rounds: Rounds) -> None:
     header = (
-        f"{'case':<32} {'server':<16} {'req/s':>8} {'min-max':>11} "
+        f"{'case':<32} {'server':<24} {'req/s':>8} {'min-max':>11} "
         f"{'p50 ms':>7} {'p99 ms':>7} {'CPU us/req':>10}"
     )
     print(header)
@@ -733,7 +788,7 @@ def print_table(cases: list[Case], servers: list[Server], rounds: Rounds) -> Non
             rps = [r[key].rps for r in rounds]
             errors = sum(r[key].errors for r in rounds)
             print(
-                f"{case.title if index == 0 else '':<32} {server.name:<16} "
+                f"{case.title if index == 0 else '':<32} {server.name:<24} "
                 f"{statistics.median(rps):8.1f} {f'{min(rps):.0f}-{max(rps):.0f}':>11} "
                 f"{median_of(rounds, key, 'p50_ms'):7.2f} {median_of(rounds, key, 'p99_ms'):7.2f} "
                 f"{median_of(rounds, key, 'cpu_us'):10.1f}"
@@ -744,7 +799,7 @@ def print_table(cases: list[Case], servers: list[Server], rounds: Rounds) -> Non
 def print_ratios(cases: list[Case], servers: list[Server], rounds: Rounds) -> bool:
     """webauth/Auth.js per case and Python server; returns whether every target is met."""
     print(
-        f"\nwebauth / Auth.js{'':<15} {'server':<16} {'req/s':>6} {'min-max':>10} "
+        f"\nwebauth / Auth.js{'':<15} {'server':<24} {'req/s':>6} {'min-max':>10} "
         f"{'(CPU)':>7}   target"
     )
     all_met = True
@@ -755,7 +810,7 @@ def print_ratios(cases: list[Case], servers: list[Server], rounds: Rounds) -> bo
             speed = statistics.median(speeds)
             cpu = statistics.median(r[theirs].cpu_us / r[ours].cpu_us for r in rounds)
             line = (
-                f"{case.title if index == 0 else '':<32} {server.name:<16} "
+                f"{case.title if index == 0 else '':<32} {server.name:<24} "
                 f"{speed:6.2f} {f'{min(speeds):.2f}-{max(speeds):.2f}':>10} {f'({cpu:.2f})':>7}"
             )
             target = TARGETS.get(case.key)
@@ -777,16 +832,32 @@ def print_ratios(cases: list[Case], servers: list[Server], rounds: Rounds) -> bo
 
 
 def setup_django(database: str) -> None:
+    """Django in this process; the tables of *database* (on PostgreSQL, a fresh schema)."""
     os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS_MODULE
     os.environ["WEBAUTH_BENCH_DATABASE"] = database
     os.environ["WEBAUTH_BENCH_STACK"] = "webauth"
     os.environ["WEBAUTH_BENCH_CREDENTIALS"] = "constant"
     import django
+    from django.conf import settings
     from django.core.management import call_command
     from django.db import connection
 
     django.setup()
+    if database == "postgres":
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
+            cursor.execute(f"CREATE SCHEMA {settings.PG_SCHEMA}")
     call_command("migrate", verbosity=0)
+    connection.close()
+
+
+def drop_schema() -> None:
+    """Remove the PostgreSQL schema of the run."""
+    from django.conf import settings
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
     connection.close()
 
 
@@ -816,7 +887,7 @@ def main() -> int:
             return 2
     ensure_node_modules(args)
     with tempfile.TemporaryDirectory(prefix="webauth-bench-authjs-") as tmp:
-        database = str(Path(tmp) / "bench.sqlite3")
+        database = "postgres" if args.postgres else str(Path(tmp) / "bench.sqlite3")
         setup_django(database)
         args.logs = tmp
         try:
@@ -824,6 +895,9 @@ def main() -> int:
         except CheckFailed as exc:
             print(f"check failed: {exc}", file=sys.stderr)
             return 2
+        finally:
+            if args.postgres:
+                drop_schema()
     return 0 if met else 1
 
 

@@ -6,12 +6,22 @@ Run from anywhere (Linux; needs ``/usr/bin/wrk``: ``apt-get install wrk``)::
     python benchmarks/bench_http.py --postgres     # PostgreSQL at 127.0.0.1:5432
     python benchmarks/bench_http.py --duration 20 --repeat 5
     python benchmarks/bench_http.py --server granian   # the server docs/deployment.md recommends
+    python benchmarks/bench_http.py --stack lean       # each stack only what its case needs
+    python benchmarks/bench_http.py --fast-path        # webauth's servers behind FastPath
 
 In one run it migrates a fresh database, creates a user, a ``django.contrib.sessions``
 database session (``sessionid``) and a webauth JWT session cookie for that user,
 starts one gunicorn server per middleware stack of ``benchmarks/http/settings.py``
 (2 sync workers each by default: one per core of a 2-core machine) and loads each
-case with ``wrk --latency``:
+case with ``wrk --latency``.
+
+Which stacks: with ``--stack installed`` (the default) every case runs the exact
+``MIDDLEWARE`` of docs/installation.md (``installed``), and the cases without
+webauth the same list without ``AuthMiddleware`` (``installed-django``): what a
+project that follows the guide runs. With ``--stack lean`` (the configuration
+measured before issue 26) each stack holds only what its way of authenticating
+needs, as named below: none at all, ``[AuthMiddleware]``, or
+``[SessionMiddleware, AuthenticationMiddleware]``. The cases:
 
 1. ``GET /plain``, no middleware at all: the ceiling;
 2. ``GET /auth/session`` with the JWT cookie, ``[AuthMiddleware]``: decode, callbacks,
@@ -75,6 +85,24 @@ SESSION_COOKIE = "authjs.session-token"
 # The cases of each ratio are near each other in this order: (2f) next to (2), then
 # (2)/(1), (1) vs (5), (7) and (8), (3)/(4), (4)/(6).
 RUN_ORDER = ("2f", "2", "1", "5", "7", "7f", "8", "8f", "3", "4", "6")
+#: Per ``--stack``, the settings' stack (benchmarks/http/settings.py) of each role a
+#: case plays: no webauth, webauth (JWT), contrib.auth's sessions, webauth's database sessions.
+STACK_ROLES = {
+    "installed": {
+        "bare": "installed-django",
+        "webauth": "installed",
+        "contrib": "installed-django",
+        "webauth-db": "installed-db",
+    },
+    "lean": {
+        "bare": "bare",
+        "webauth": "webauth",
+        "contrib": "contrib",
+        "webauth-db": "webauth-db",
+    },
+}
+#: The stacks with webauth's middleware (``--fast-path`` serves these behind FastPath).
+WEBAUTH_STACKS = frozenset({"installed", "installed-db", "webauth", "webauth-db"})
 
 
 @dataclass
@@ -170,6 +198,18 @@ def parse_args() -> argparse.Namespace:
         help="gunicorn sync workers (default), or granian's WSGI interface (docs/deployment.md)",
     )
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL at 127.0.0.1:5432")
+    parser.add_argument(
+        "--stack",
+        choices=sorted(STACK_ROLES),
+        default="installed",
+        help="installed: docs/installation.md's MIDDLEWARE for every case (default); "
+        "lean: each case's stack only what it needs",
+    )
+    parser.add_argument(
+        "--fast-path",
+        action="store_true",
+        help="serve the stacks with webauth behind webauth.wsgi.FastPath",
+    )
     parser.add_argument(
         "--fresh-servers",
         action="store_true",
@@ -309,8 +349,11 @@ SERVERS = {
 
 
 @contextmanager
-def serve(stack: str, database: str, workers: int, server: str) -> Iterator[Server]:
-    """Serve the benchmark site with the middleware *stack* under *server*."""
+def serve(
+    stack: str, database: str, workers: int, server: str, *, fast_path: bool = False
+) -> Iterator[Server]:
+    """Serve the benchmark site with the middleware *stack* under *server*
+    (behind FastPath with *fast_path*, for a stack with webauth)."""
     port = free_port()
     env = {**os.environ, "WEBAUTH_BENCH_STACK": stack, "WEBAUTH_BENCH_DATABASE": database}
     env["DJANGO_SETTINGS_MODULE"] = SETTINGS_MODULE
@@ -320,7 +363,8 @@ def serve(stack: str, database: str, workers: int, server: str) -> Iterator[Serv
         *(part.format(port=port) for part in arguments),
         f"--workers={workers}",
         "--log-level=warning",
-        "benchmarks.http.wsgi:application",
+        "benchmarks.http.wsgi:"
+        + ("fast_application" if fast_path and stack in WEBAUTH_STACKS else "application"),
     ]
     process = subprocess.Popen(command, env=env, cwd=REPO_ROOT)
     try:
@@ -395,6 +439,20 @@ DJANGO_ADAPTER = "webauth.adapters.django.DjangoAdapter"
 
 
 def make_cases(
+    user_pk: str,
+    jwt: dict[str, str],
+    db_session: dict[str, str],
+    webauth_db: dict[str, str],
+    roles: dict[str, str] = STACK_ROLES["lean"],
+) -> list[Case]:
+    """The cases, each on the settings' stack *roles* gives its role."""
+    cases = _cases(user_pk, jwt, db_session, webauth_db)
+    for case in cases:
+        case.stack = roles[case.stack]
+    return cases
+
+
+def _cases(
     user_pk: str, jwt: dict[str, str], db_session: dict[str, str], webauth_db: dict[str, str]
 ) -> list[Case]:
     def whoami(key: str, title: str, stack: str, cookies: dict[str, str]) -> Case:
@@ -407,7 +465,7 @@ def make_cases(
     browser = dict(jwt)
     csrf = dict(jwt)
     return [
-        Case("1", "GET /plain, no middleware", "bare", "/plain", expect_body="ok"),
+        Case("1", "GET /plain, without webauth", "bare", "/plain", expect_body="ok"),
         Case(
             "2",
             "GET /auth/session, JWT cookie",
@@ -477,7 +535,9 @@ def serve_all(
     """
     with ExitStack() as stack:
         servers = {
-            name: stack.enter_context(serve(name, database, args.workers, args.server))
+            name: stack.enter_context(
+                serve(name, database, args.workers, args.server, fast_path=args.fast_path)
+            )
             for name in sorted({case.stack for case in cases})
         }
         for case in cases:
@@ -523,7 +583,8 @@ def print_setup(args: argparse.Namespace, load: float) -> None:
     print(
         f"Python {sys.version.split()[0]}, Django {django.get_version()}, "
         f"{os.cpu_count()} CPUs, load average before the run {load:.2f}; "
-        f"database {'postgres' if args.postgres else 'sqlite'}"
+        f"database {'postgres' if args.postgres else 'sqlite'}; stack {args.stack}"
+        + ("; webauth's stacks behind FastPath" if args.fast_path else "")
     )
     print(
         f"{args.server}: {SERVERS[args.server][0].replace('2 ', f'{args.workers} ', 1)}; "
@@ -532,15 +593,16 @@ def print_setup(args: argparse.Namespace, load: float) -> None:
         f"(medians), {args.warmup}s warm-up"
         + ("; new servers every round" if args.fresh_servers else "")
     )
-    for name, stack in settings.STACKS.items():
-        print(f"  stack {name:<8} {[m.rsplit('.', 1)[-1] for m in stack]}")
+    for name in sorted(set(STACK_ROLES[args.stack].values())):
+        stack = settings.STACKS[name]
+        print(f"  stack {name:<16} {[m.rsplit('.', 1)[-1] for m in stack]}")
     print()
 
 
 def print_table(cases: list[Case], rounds: list[dict[str, Result]]) -> None:
     """Per case: median req/s with its range over the rounds, p50, p99, CPU per request."""
     header = (
-        f"{'case':<37} {'stack':<8} {'req/s':>7} {'min-max':>11} "
+        f"{'case':<37} {'stack':<16} {'req/s':>7} {'min-max':>11} "
         f"{'p50 ms':>7} {'p99 ms':>7} {'CPU us/req':>10}"
     )
     print(header)
@@ -549,7 +611,7 @@ def print_table(cases: list[Case], rounds: list[dict[str, Result]]) -> None:
         runs = [results[case.key] for results in rounds]
         rps = [r.rps for r in runs]
         line = (
-            f"{f'({case.key})':<4} {case.title:<32} {case.stack:<8} {statistics.median(rps):7.1f} "
+            f"{f'({case.key})':<4} {case.title:<32} {case.stack:<16} {statistics.median(rps):7.1f} "
             f"{f'{min(rps):.0f}-{max(rps):.0f}':>11} "
             f"{statistics.median(r.p50_ms for r in runs):7.2f} "
             f"{statistics.median(r.p99_ms for r in runs):7.2f} "
@@ -596,7 +658,8 @@ def run(args: argparse.Namespace, database: str) -> bool:
     prepare_database(args.postgres)
     user_pk, jwt, db_session, webauth_db = create_sessions()
     chosen = set(args.cases.split(","))
-    cases = [c for c in make_cases(user_pk, jwt, db_session, webauth_db) if c.key in chosen]
+    roles = STACK_ROLES[args.stack]
+    cases = [c for c in make_cases(user_pk, jwt, db_session, webauth_db, roles) if c.key in chosen]
     rounds: list[dict[str, Result]] | None = None
     with serve_all(args, database, cases, adopt=True) as servers:
         if not args.fresh_servers:

@@ -4,11 +4,16 @@ Run from anywhere::
 
     python benchmarks/bench_inprocess.py             # about 30 s
     python benchmarks/bench_inprocess.py --repeat 21 --number 2000
+    python benchmarks/bench_inprocess.py --stack installed
+    python benchmarks/bench_inprocess.py --stack installed --fast-path
 
-It serves the site of ``benchmarks/http/`` (the ``webauth`` stack: ``AuthMiddleware``)
-by calling ``WSGIHandler`` directly with prepared WSGI environs, so that what a
-request costs Django and webauth is measured without gunicorn, the network and
-wrk, and with far less noise than ``bench_http.py``. The cases:
+It serves the site of ``benchmarks/http/`` (by default the ``webauth`` stack:
+``AuthMiddleware`` only, which ``bench_instructions.py`` counts too; ``--stack
+installed``: the exact ``MIDDLEWARE`` of docs/installation.md; ``--fast-path``:
+behind :class:`webauth.wsgi.FastPath`) by calling ``WSGIHandler`` directly with
+prepared WSGI environs, so that what a request costs Django and webauth is
+measured without gunicorn, the network and wrk, and with far less noise than
+``bench_http.py``. The cases:
 
 * ``plain``: ``GET /plain`` without cookies (the baseline);
 * ``floor``: ``GET /floor/session`` with the session cookies, the view that does only
@@ -48,12 +53,19 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=15, help="rounds (15)")
     parser.add_argument("--number", type=int, default=1000, help="requests per round (1000)")
+    parser.add_argument(
+        "--stack",
+        choices=("webauth", "installed"),
+        default="webauth",
+        help="webauth: AuthMiddleware only (default); installed: docs/installation.md's list",
+    )
+    parser.add_argument("--fast-path", action="store_true", help="behind webauth.wsgi.FastPath")
     return parser.parse_args()
 
 
-def setup(database: str) -> None:
+def setup(database: str, stack: str = "webauth") -> None:
     os.environ["DJANGO_SETTINGS_MODULE"] = "benchmarks.http.settings"
-    os.environ["WEBAUTH_BENCH_STACK"] = "webauth"
+    os.environ["WEBAUTH_BENCH_STACK"] = stack
     os.environ["WEBAUTH_BENCH_DATABASE"] = database
     import django
 
@@ -114,8 +126,12 @@ def check(call: Caller, label: str, env: dict[str, Any], set_cookies: set[str]) 
 def main() -> int:
     args = parse_args()
     with tempfile.TemporaryDirectory(prefix="webauth-inprocess-") as tmp:
-        setup(str(Path(tmp) / "bench.sqlite3"))
+        setup(str(Path(tmp) / "bench.sqlite3"), args.stack)
         call = Caller()
+        if args.fast_path:
+            from webauth.wsgi import FastPath
+
+            call.app = FastPath(call.app)
         cases = build_cases(call)
         for label, (env, expected) in cases.items():
             check(call, label, env, expected)
@@ -130,7 +146,8 @@ def main() -> int:
 
     print(
         f"Python {sys.version.split()[0]}, Django {django.get_version()}; in-process "
-        f"WSGIHandler, stack [AuthMiddleware]; {args.repeat} rounds x {args.number} requests"
+        f"WSGIHandler, stack {args.stack}{' behind FastPath' if args.fast_path else ''}; "
+        f"{args.repeat} rounds x {args.number} requests"
     )
     print(f"{'case':<10} {'median us':>10} {'best us':>9}")
     median = {label: statistics.median(values) for label, values in times.items()}

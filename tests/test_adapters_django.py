@@ -386,3 +386,38 @@ def test_racing_resends_and_codes_leave_one_grant_with_the_attempts_carried():
         # The first grant's two and each of the 20 wrong codes, whichever grant
         # it was counted on: the resends queue with the codes and carry them.
         assert rows[0].attempts == 22
+
+
+# -- update_user writes only what it was given (issue 26's fleet run found a lost update) ---
+
+
+def test_update_user_writes_only_the_given_columns(monkeypatch):
+    from django.contrib.auth.hashers import make_password
+    from django.test.utils import CaptureQueriesContext
+
+    model = get_user_model()
+    user = model.objects.create_user("lost", "lost@example.com", "old-password")
+    adapter = DjangoAdapter()
+    original = DjangoAdapter._apply
+
+    def then_a_password_change_commits(self, obj, data, fields):
+        changed = original(self, obj, data, fields)
+        # Another request between the read and the write: a password reset.
+        model.objects.filter(pk=obj.pk).update(password=make_password("new-password"))
+        return changed
+
+    monkeypatch.setattr(DjangoAdapter, "_apply", then_a_password_change_commits)
+    with CaptureQueriesContext(connection) as queries:
+        adapter.update_user({"id": str(user.pk), "name": "Lost Update"})
+    user.refresh_from_db()
+    assert user.first_name == "Lost" and user.last_name == "Update"
+    assert user.check_password("new-password") and not user.check_password("old-password")
+    updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
+    assert updates and "password" not in updates[-1].split("WHERE")[0]
+
+
+def test_update_user_with_nothing_the_model_has_writes_nothing(django_assert_num_queries):
+    user = get_user_model().objects.create_user("quiet", "quiet@example.com", "pw")
+    # Django's User has no email_verified column: an email sign-in's update is a read only.
+    with django_assert_num_queries(1):
+        DjangoAdapter().update_user({"id": str(user.pk), "emailVerified": None})

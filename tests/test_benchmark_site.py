@@ -138,3 +138,21 @@ def test_the_constant_credentials_sign_in_through_webauth(client, monkeypatch, s
     refused = client.post("/auth/callback/credentials", {**form, "password": "nope"})
     assert "error=CredentialsSignin" in refused["Location"]
     assert SESSION_COOKIE not in refused.cookies
+
+
+def test_the_installed_stack_is_the_installation_guides_middleware():
+    # The benchmarks' default configuration must be what docs/installation.md tells
+    # people to install, exactly and in order (issue 26).
+    import ast
+    import re
+    from pathlib import Path
+
+    from benchmarks.http import settings as bench
+
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "installation.md").read_text()
+    block = re.search(r"MIDDLEWARE = (\[.*?\])", guide, re.S)
+    assert block is not None
+    assert ast.literal_eval(block.group(1)) == bench.STACKS["installed"]
+    assert bench.STACKS["installed-django"] == [
+        m for m in bench.STACKS["installed"] if m != "webauth.middleware.AuthMiddleware"
+    ]

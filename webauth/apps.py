@@ -1,5 +1,6 @@
 """The app config: registers the system checks, the settings reload, the logout hook,
-the second factor's sign-in step and the access tokens' session ends, and puts the
+the second factor's sign-in step, the access tokens' session ends and the cached
+session check's revocations, and puts the
 linked accounts and passkeys on Django's stock user admin."""
 
 from django.apps import AppConfig, apps
@@ -78,3 +79,12 @@ class WebauthConfig(AppConfig):
         from django.core.signals import setting_changed
 
         setting_changed.connect(ended.watch_session_rows, dispatch_uid="webauth.token_rows")
+        # The cached session check (WEBAUTH["session"]["user_check_cache"]): any save
+        # or deletion of a user revokes what is remembered of it (a no-op while off).
+        # Imported here like the others: the sessions package waits for the app registry.
+        from .sessions.check_cache import revoke_on_change
+
+        post_save.connect(revoke_on_change, sender=user_model, dispatch_uid="webauth.check_save")
+        post_delete.connect(
+            revoke_on_change, sender=user_model, dispatch_uid="webauth.check_delete"
+        )

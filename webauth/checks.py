@@ -67,6 +67,10 @@ id                 problem
 ``webauth.E019``   ``api_keys.owners`` names a model that is not installed, or the
                    user model (a user's keys need no owner), or is not a list of
                    model labels; ``api_keys.owners_of`` without ``owners``
+``webauth.E020``   ``session.user_check_cache`` names a cache that is not in ``CACHES``,
+                   cannot be opened, or is a ``DummyCache``
+``webauth.W020``   ``session.user_check_cache`` in ``LocMemCache`` with ``DEBUG = False``:
+                   a revocation reaches the other processes only after ``max_staleness``
 =================  ==============================================================
 """
 
@@ -684,6 +688,55 @@ def check_rate_limit_cache(
             )
         ]
     return []
+
+
+@register(Tags.security, Tags.caches)
+def check_user_check_cache(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[CheckMessage]:
+    """``session.user_check_cache``: a cache that keeps entries, shared by every process."""
+    try:
+        config = get_config()
+    except ImproperlyConfigured:
+        return []  # check_config reports it
+    options = config.session.user_check_cache
+    if options is None:
+        return []
+    alias = options.cache
+    hint = (
+        "Point WEBAUTH['session']['user_check_cache']['cache'] at a Redis or Memcached "
+        "cache shared by every process (docs/sessions.md), or leave user_check_cache out."
+    )
+    try:
+        backend = caches[alias]
+    except InvalidCacheBackendError:
+        problem = "which is not in CACHES"
+    except Exception as exc:
+        problem = f"which cannot be opened ({type(exc).__name__}: {exc})"
+    else:
+        path = f"{type(backend).__module__}.{type(backend).__qualname__}"
+        if path == "django.core.cache.backends.dummy.DummyCache":
+            problem = "a DummyCache, which stores nothing: every check would query the database"
+        elif path == "django.core.cache.backends.locmem.LocMemCache" and not settings.DEBUG:
+            return [
+                Warning(
+                    f"webauth remembers session checks in cache {alias!r}, a LocMemCache: "
+                    "each process keeps its own, so a deactivation or a new password is "
+                    "seen at once only by the process that made it, by the others within "
+                    f"max_staleness ({options.max_staleness} s).",
+                    hint=hint,
+                    id="webauth.W020",
+                )
+            ]
+        else:
+            return []
+    return [
+        Error(
+            f"webauth remembers session checks in cache {alias!r}, {problem}.",
+            hint=hint,
+            id="webauth.E020",
+        )
+    ]
 
 
 REQUEST_CONTEXT_PROCESSOR = "django.template.context_processors.request"

@@ -22,6 +22,7 @@ from asgiref.sync import sync_to_async
 from django.http import HttpRequest
 
 from .conf import get_config
+from .sessions import check_cache
 from .state import get_state
 from .tokens.ended import end_user_sessions
 from .types import UserSession
@@ -71,6 +72,8 @@ def sign_out_everywhere(user: Any, request: HttpRequest | None = None) -> int:
     if keep is not None and keep.session_result.user_id != uid:
         keep = None
     end_user_sessions(config, uid, "signout_everywhere", keep=keep)
+    # What the cached session check remembers of the user is no longer trusted.
+    check_cache.forget_user(config, uid)
     return storage.delete_sessions_by_user_id(uid, _current_token(request))
 
 

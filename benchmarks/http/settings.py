@@ -3,7 +3,8 @@
 Environment variables pick the variant, so that one module serves every case:
 
 ``WEBAUTH_BENCH_STACK``
-    A key of :data:`STACKS` (default ``webauth``): the ``MIDDLEWARE`` list.
+    A key of :data:`STACKS` (default ``installed``: the list of docs/installation.md):
+    the ``MIDDLEWARE`` list.
 ``WEBAUTH_BENCH_CREDENTIALS``
     ``django`` (default): the ``DjangoCredentials`` provider, as ``bench_http.py``
     measures it. ``constant``: instead, a ``Credentials`` provider (same id,
@@ -47,26 +48,49 @@ INSTALLED_APPS = [
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
+    "django.contrib.messages",
     "webauth",
 ]
 
-#: The middleware stacks the benchmark compares, by name.
+#: The middleware list of docs/installation.md, exactly: what a site that follows
+#: the installation guide runs, and so what the benchmarks measure by default.
+INSTALLED_MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "webauth.middleware.AuthMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+#: The middleware stacks the benchmarks compare, by name.
 STACKS = {
-    # Nothing at all: the ceiling of Django behind gunicorn.
-    "bare": [],
-    # All a webauth site needs: request.user and request.auth_session come from it.
-    "webauth": ["webauth.middleware.AuthMiddleware"],
+    # The installation guide's list (the default configuration of the benchmarks).
+    "installed": INSTALLED_MIDDLEWARE,
     # The same, with the ORM adapter and so database sessions (see WEBAUTH below).
+    "installed-db": INSTALLED_MIDDLEWARE,
+    # The same list without webauth: what the project's own pages cost without it,
+    # the yardstick of the installed configuration (and its contrib.auth sessions).
+    "installed-django": [m for m in INSTALLED_MIDDLEWARE if not m.startswith("webauth.")],
+    # The lean configuration (labelled "lean" in the output), each stack only
+    # what its way of authenticating needs:
+    # nothing at all: the ceiling of Django behind the server;
+    "bare": [],
+    # all a webauth site needs: request.user and request.auth_session come from it;
+    "webauth": ["webauth.middleware.AuthMiddleware"],
+    # the same, with the ORM adapter and so database sessions;
     "webauth-db": ["webauth.middleware.AuthMiddleware"],
-    # All a django.contrib.auth site needs for request.user from a database session.
+    # all a django.contrib.auth site needs for request.user from a database session.
     "contrib": [
         "django.contrib.sessions.middleware.SessionMiddleware",
         "django.contrib.auth.middleware.AuthenticationMiddleware",
     ],
 }
-STACK = os.environ.get("WEBAUTH_BENCH_STACK", "webauth")
+STACK = os.environ.get("WEBAUTH_BENCH_STACK", "installed")
 MIDDLEWARE = STACKS[STACK]
-# The bare and contrib variants leave AuthMiddleware out deliberately.
+# The bare, contrib and installed-django variants leave AuthMiddleware out deliberately.
 SILENCED_SYSTEM_CHECKS = ["webauth.E006"]
 
 PG_SCHEMA = "webauth_bench"
@@ -108,7 +132,7 @@ if os.environ.get("WEBAUTH_BENCH_CREDENTIALS", "django") == "constant":
             authorize="benchmarks.http.auth.authorize",
         )
     ]
-if STACK == "webauth-db":
+if STACK in ("webauth-db", "installed-db"):
     WEBAUTH["adapter"] = "webauth.adapters.django.DjangoAdapter"  # strategy: database
 
 _RATELIMIT = os.environ.get("WEBAUTH_BENCH_RATELIMIT", "off")

@@ -302,11 +302,14 @@ class DjangoAdapter:
             instance=user,
         )
 
-    def _apply(self, obj: Any, data: AdapterUser | Mapping[str, object], fields: set[str]) -> None:
-        """Copy the given AdapterUser fields onto a model instance."""
+    def _apply(
+        self, obj: Any, data: AdapterUser | Mapping[str, object], fields: set[str]
+    ) -> list[str]:
+        """Copy the given AdapterUser fields onto a model instance; the model fields set."""
         record = as_user({"id": "", **data}) if isinstance(data, Mapping) else data
         assert record is not None
         model = self.user_model
+        changed: list[str] = []
         if "email" in fields:
             # webauth's canonical form; what is no address it accepts keeps
             # Django's normalisation (such a user is never found by address).
@@ -318,18 +321,25 @@ class DjangoAdapter:
             email_field = model.get_email_field_name()
             field = model._meta.get_field(email_field)
             setattr(obj, email_field, value if value or field.null else "")
+            changed.append(email_field)
         if "name" in fields:
             if self._has_field("name"):
                 obj.name = record.name or ""
+                changed.append("name")
             elif self._has_field("first_name"):
                 first, _, last = (record.name or "").partition(" ")
                 obj.first_name = first[:150]
+                changed.append("first_name")
                 if self._has_field("last_name"):
                     obj.last_name = last[:150]
+                    changed.append("last_name")
         if "image" in fields and self._has_field("image"):
             obj.image = record.image or ""
+            changed.append("image")
         if "email_verified" in fields and self._has_field("email_verified"):
             obj.email_verified = record.email_verified
+            changed.append("email_verified")
+        return changed
 
     def _unique_username(self, record: AdapterUser) -> str:
         model = self.user_model
@@ -352,7 +362,9 @@ class DjangoAdapter:
         rows = exactly(users, field, address).order_by("pk")[:limit]
         return [obj for obj in rows if getattr(obj, field) == address]
 
-    def _save_with_address(self, obj: Any, *, insert: bool) -> None:
+    def _save_with_address(
+        self, obj: Any, *, insert: bool, update_fields: list[str] | None = None
+    ) -> None:
         """Save *obj*, refusing (``EmailInUse``) an address another user has.
 
         The check and the write are one step per address
@@ -367,12 +379,12 @@ class DjangoAdapter:
         address = canonical_email_or_none(getattr(obj, field, None))
         alias = self.using or router.db_for_write(model, instance=obj)
         if address is None:  # no address to share: nothing to check
-            obj.save(using=alias, force_insert=insert)
+            obj.save(using=alias, force_insert=insert, update_fields=update_fields)
             return
         others = model._default_manager.db_manager(alias).all()
         try:
             with address_transaction(alias, address):
-                obj.save(using=alias, force_insert=insert)
+                obj.save(using=alias, force_insert=insert, update_fields=update_fields)
                 if self._users_with_email(others.exclude(pk=obj.pk), address, limit=1):
                     raise EmailInUse("Another user has this email address")
         except IntegrityError:
@@ -491,11 +503,18 @@ class DjangoAdapter:
             fields = {"email", "name", "image", "email_verified"}
             user_id = user.id
         obj = self._users().get(pk=user_id)
-        self._apply(obj, user, fields)
+        # Only the columns given are written: a save of every column would write back
+        # what was read, undoing a password change (or a deactivation) committed by
+        # another request in between. Nothing to write for a model without them
+        # (Django's User has no email_verified): no write at all.
+        changed = self._apply(obj, user, fields)
+        if not changed:
+            return self.to_record(obj)
         if "email" in fields:
-            self._save_with_address(obj, insert=False)  # EmailInUse when taken
+            # EmailInUse when taken
+            self._save_with_address(obj, insert=False, update_fields=changed)
         else:
-            obj.save(using=self.using)
+            obj.save(using=self.using, update_fields=changed)
         return self.to_record(obj)
 
     def delete_user(self, user_id: str) -> AdapterUser | None:

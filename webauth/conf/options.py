@@ -78,6 +78,22 @@ COOKIE_KEYS = frozenset(
 )
 
 
+#: ``session.user_check_cache``'s default ``max_staleness``, in seconds.
+DEFAULT_MAX_STALENESS = 60
+
+
+@dataclass(frozen=True, slots=True)
+class UserCheckCache:
+    """``session.user_check_cache``: where JWT session checks are remembered, and how long.
+
+    ``max_staleness`` (seconds) bounds how long a change made behind the ORM's back
+    (``QuerySet.update()``, raw SQL) can go unseen (:mod:`webauth.sessions.check_cache`).
+    """
+
+    cache: str = "default"
+    max_staleness: int = DEFAULT_MAX_STALENESS
+
+
 @dataclass(frozen=True, slots=True)
 class SessionOptions:
     """``session.*``: the strategy and the session's lifetime.
@@ -91,6 +107,7 @@ class SessionOptions:
     update_age: int = DEFAULT_UPDATE_AGE
     generate_session_token: Callable[[], str] | None = None
     absolute_max_age: int | None = None
+    user_check_cache: UserCheckCache | None = None
 
 
 @dataclass(frozen=True, slots=True)

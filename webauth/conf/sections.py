@@ -29,6 +29,7 @@ from .options import (
     COOKIE_KEYS,
     DEFAULT_API_KEY_MAX_AGE,
     DEFAULT_JWKS_MAX_AGE,
+    DEFAULT_MAX_STALENESS,
     DEFAULT_RATE_LIMITS,
     DEFAULT_REAUTH_MAX_AGE,
     DEFAULT_TOKEN_MAX_AGE,
@@ -50,6 +51,7 @@ from .options import (
     SessionOptions,
     Theme,
     TokenOptions,
+    UserCheckCache,
     parse_rate,
 )
 from .values import as_bool, as_callable, as_seconds, as_str, config_error, keys_of
@@ -263,8 +265,16 @@ def protected_paths(value: Any) -> tuple[str, ...]:
 
 # -- session and tokens ----------------------------------------------------------------
 SESSION_KEYS = frozenset(
-    {"strategy", "max_age", "update_age", "generate_session_token", "absolute_max_age"}
+    {
+        "strategy",
+        "max_age",
+        "update_age",
+        "generate_session_token",
+        "absolute_max_age",
+        "user_check_cache",
+    }
 )
+USER_CHECK_CACHE_KEYS = frozenset({"cache", "max_staleness"})
 #: The check id of a bad ``session.absolute_max_age``.
 ABSOLUTE_MAX_AGE_CHECK = "webauth.E010"
 JWT_KEYS = frozenset({"max_age", "encode", "decode"})
@@ -303,7 +313,33 @@ def session(value: object, *, has_adapter: bool) -> SessionOptions:
             "session.generate_session_token", s.get("generate_session_token")
         ),
         absolute_max_age=absolute_max_age(s.get("absolute_max_age")),
+        user_check_cache=user_check_cache(s.get("user_check_cache")),
     )
+
+
+def user_check_cache(value: object) -> UserCheckCache | None:
+    """``session.user_check_cache``: off (``None``/``False``), ``True`` (the defaults), or
+    ``{"cache": alias, "max_staleness": seconds}``."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return UserCheckCache()
+    given = keys_of("session.user_check_cache", value, USER_CHECK_CACHE_KEYS)
+    alias = given.get("cache", "default")
+    if not isinstance(alias, str) or not alias:
+        raise config_error(
+            "session.user_check_cache.cache",
+            f"must be the alias of a cache in CACHES, got {alias!r}",
+            "E.g. 'default'.",
+        )
+    staleness = given.get("max_staleness", DEFAULT_MAX_STALENESS)
+    if isinstance(staleness, bool) or not isinstance(staleness, int) or staleness < 1:
+        raise config_error(
+            "session.user_check_cache.max_staleness",
+            f"must be a positive number of seconds, got {staleness!r}",
+            "How long a change made behind the ORM's back may go unseen, e.g. 60.",
+        )
+    return UserCheckCache(cache=alias, max_staleness=staleness)
 
 
 def absolute_max_age(value: object) -> int | None:

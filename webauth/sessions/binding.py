@@ -19,6 +19,7 @@ from django.utils.crypto import constant_time_compare
 
 from ..types import AdapterUser
 from ..utils import user_model
+from . import check_cache
 from .base import Assurance
 
 if TYPE_CHECKING:
@@ -126,6 +127,9 @@ def _session_check(config: Config, user_id: str, auth_hash: Any) -> str | None:
 
     Raises :class:`~webauth.errors.AuthError` when the adapter fails (logged).
     """
+    cached = config.session.user_check_cache is not None
+    if cached and check_cache.passed(config, user_id, auth_hash):
+        return None  # passed within session.user_check_cache's max_staleness: no query
     found = config.storage.get_user_session_check(user_id)
     if found is None:
         return "user not found"
@@ -133,6 +137,8 @@ def _session_check(config: Config, user_id: str, auth_hash: Any) -> str | None:
         return "user inactive"
     if not _password_hash_matches(found.password_hash, auth_hash):
         return "password changed"
+    if cached:
+        check_cache.remember(config, user_id, auth_hash)
     return None
 
 
