@@ -80,7 +80,15 @@ if str(REPO_ROOT) not in sys.path:
 SOCKET_ERRORS = ("connect", "read", "write", "timeout")
 
 # benchmarks/loadtest.py, beside this script.
-from loadtest import Result, cpu_seconds, descendants, free_port, parse_wrk  # noqa: E402
+from loadtest import (  # noqa: E402
+    Result,
+    cpu_seconds,
+    create_schema,
+    descendants,
+    drop_schema,
+    free_port,
+    parse_wrk,
+)
 
 AUTHJS_DIR = REPO_ROOT / "benchmarks" / "authjs"
 SETTINGS_MODULE = "benchmarks.http.settings"
@@ -838,26 +846,13 @@ def setup_django(database: str) -> None:
     os.environ["WEBAUTH_BENCH_STACK"] = "webauth"
     os.environ["WEBAUTH_BENCH_CREDENTIALS"] = "constant"
     import django
-    from django.conf import settings
     from django.core.management import call_command
     from django.db import connection
 
     django.setup()
     if database == "postgres":
-        with connection.cursor() as cursor:
-            cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
-            cursor.execute(f"CREATE SCHEMA {settings.PG_SCHEMA}")
+        create_schema()
     call_command("migrate", verbosity=0)
-    connection.close()
-
-
-def drop_schema() -> None:
-    """Remove the PostgreSQL schema of the run."""
-    from django.conf import settings
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
     connection.close()
 
 

@@ -73,6 +73,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+# benchmarks/loadtest.py, beside this script.
+from loadtest import create_schema, drop_schema  # noqa: E402
+
 SETTINGS_MODULE = "benchmarks.fleet.settings"
 LOCUSTFILE = REPO_ROOT / "benchmarks" / "fleet" / "locustfile.py"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -210,7 +213,6 @@ def setup_django() -> None:
 
 def prepare_database(accounts: int) -> dict[int, int]:
     """A fresh schema, the tables, the users and their sessions; returns ``{user id: account}``."""
-    from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
     from django.core.management import call_command
@@ -219,9 +221,7 @@ def prepare_database(accounts: int) -> dict[int, int]:
     from benchmarks.fleet import shared
     from webauth.models import Session, token_hash
 
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
-        cursor.execute(f"CREATE SCHEMA {settings.PG_SCHEMA}")
+    create_schema()
     call_command("migrate", verbosity=0)
     User = get_user_model()
     password = make_password(shared.PASSWORD)  # Django's default hasher, once
@@ -252,15 +252,6 @@ def prepare_database(accounts: int) -> dict[int, int]:
     )
     connection.close()
     return {user.pk: i for i, user in enumerate(users)}
-
-
-def drop_schema() -> None:
-    from django.conf import settings
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
-    connection.close()
 
 
 def table_counts() -> dict[str, int]:

@@ -78,7 +78,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 # benchmarks/loadtest.py, beside this script.
-from loadtest import Result, cpu_seconds, free_port, parse_wrk  # noqa: E402
+from loadtest import Result, cpu_seconds, create_schema, drop_schema, free_port, parse_wrk  # noqa: E402
 
 SETTINGS_MODULE = "benchmarks.http.settings"
 SESSION_COOKIE = "authjs.session-token"
@@ -239,25 +239,11 @@ def setup_django(database: str) -> None:
 
 def prepare_database(postgres: bool) -> None:
     """Create the tables (in a schema of their own on PostgreSQL)."""
-    from django.conf import settings
     from django.core.management import call_command
-    from django.db import connection
 
     if postgres:
-        with connection.cursor() as cursor:
-            cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
-            cursor.execute(f"CREATE SCHEMA {settings.PG_SCHEMA}")
+        create_schema()
     call_command("migrate", verbosity=0)
-
-
-def drop_schema() -> None:
-    """Remove the PostgreSQL schema the run created."""
-    from django.conf import settings
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
-    connection.close()
 
 
 def create_sessions() -> tuple[str, dict[str, str], dict[str, str], dict[str, str]]:

@@ -41,7 +41,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from loadtest import CLOCK_TICKS, Caller  # noqa: E402
+from loadtest import CLOCK_TICKS, Caller, create_schema, drop_schema  # noqa: E402
 
 SESSION_COOKIE = "authjs.session-token"
 REDIS = {
@@ -83,24 +83,11 @@ def setup(sqlite: str | None) -> None:
     import django
 
     django.setup()
-    from django.conf import settings
     from django.core.management import call_command
-    from django.db import connection
 
     if sqlite is None:
-        with connection.cursor() as cursor:
-            cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
-            cursor.execute(f"CREATE SCHEMA {settings.PG_SCHEMA}")
+        create_schema()
     call_command("migrate", verbosity=0)
-
-
-def drop_schema() -> None:
-    from django.conf import settings
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
-    connection.close()
 
 
 def settings_of(case: str) -> dict[str, object]:

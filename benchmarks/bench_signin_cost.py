@@ -48,7 +48,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from loadtest import Caller  # noqa: E402
+from loadtest import Caller, create_schema, drop_schema  # noqa: E402
 
 DATABASES = ("sqlite", "sqlite-wal", "postgres")
 STRATEGIES = ("jwt", "database")
@@ -89,9 +89,7 @@ def child(args: argparse.Namespace) -> dict[str, dict[str, list[float]]]:
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     if database == "postgres":
-        with connection.cursor() as cursor:
-            cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
-            cursor.execute(f"CREATE SCHEMA {settings.PG_SCHEMA}")
+        create_schema()
     call_command("migrate", verbosity=0)
     if database == "sqlite-wal":
         with connection.cursor() as cursor:
@@ -168,8 +166,7 @@ def child(args: argparse.Namespace) -> dict[str, dict[str, list[float]]]:
                     row["us"].append(elapsed / args.number * 1e6)
                     row["queries"].append(count[0] / args.number)
     if database == "postgres":
-        with connection.cursor() as cursor:
-            cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
+        drop_schema()
     return figures
 
 

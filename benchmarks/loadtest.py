@@ -21,7 +21,9 @@ __all__ = [
     "Caller",
     "Result",
     "cpu_seconds",
+    "create_schema",
     "descendants",
+    "drop_schema",
     "free_port",
     "parse_latency",
     "parse_wrk",
@@ -155,3 +157,23 @@ def timed(fn: Callable[[], object], number: int) -> float:
     for _ in range(number):
         fn()
     return (time.perf_counter() - start) / number * 1e6
+
+
+def create_schema() -> None:
+    """A fresh PostgreSQL schema ``settings.PG_SCHEMA`` for the run (Django set up)."""
+    from django.conf import settings
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
+        cursor.execute(f"CREATE SCHEMA {settings.PG_SCHEMA}")
+
+
+def drop_schema() -> None:
+    """Remove the run's PostgreSQL schema and close the connection."""
+    from django.conf import settings
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP SCHEMA IF EXISTS {settings.PG_SCHEMA} CASCADE")
+    connection.close()

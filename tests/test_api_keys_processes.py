@@ -10,8 +10,6 @@ requests pass.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -19,7 +17,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from .support.gunicorn import REPO_ROOT, gunicorn
+from .support.gunicorn import REPO_ROOT, gunicorn, run_module
 from .support.redis import HOST as REDIS_HOST
 from .support.redis import PORT as REDIS_PORT
 from .support.redis import redis_or_skip
@@ -43,16 +41,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def _command(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.api_keys_site", *args],
-        env=env,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    return run_module("tests.support.api_keys_site", env, *args)
 
 
 @pytest.fixture

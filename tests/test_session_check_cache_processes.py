@@ -13,8 +13,6 @@ has passed.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +21,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from .support.gunicorn import REPO_ROOT, gunicorn
+from .support.gunicorn import REPO_ROOT, gunicorn, run_module
 from .support.postgres import postgres_or_skip
 from .support.redis import HOST as REDIS_HOST
 from .support.redis import PORT as REDIS_PORT
@@ -51,16 +49,7 @@ def _env() -> dict[str, str]:
 
 
 def _command(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.check_cache_site", *args],
-        env=env,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    return run_module("tests.support.check_cache_site", env, *args)
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from django.test import RequestFactory
 from django.urls import path
 from freezegun import freeze_time
 
+from benchmarks.http.settings import INSTALLED_MIDDLEWARE
 from webauth import jwt
 from webauth.test import session_cookie_for
 from webauth.wsgi import FAST_ACTIONS, FastPath
@@ -29,16 +30,8 @@ pytestmark = pytest.mark.django_db
 
 COOKIE = "authjs.session-token"
 MARK = "tests.test_wsgi_fast_path.marked"
-STACK = [
-    "django.middleware.security.SecurityMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "webauth.middleware.AuthMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-]
+#: docs/installation.md's MIDDLEWARE (tests/test_benchmark_site.py checks they agree).
+STACK = INSTALLED_MIDDLEWARE
 
 
 def marked(get_response):

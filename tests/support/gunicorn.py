@@ -58,3 +58,21 @@ def gunicorn(
         server.terminate()
         server.wait(timeout=30)
         log.close()
+
+
+def run_module(module: str, env: Mapping[str, str], *args: str) -> str:
+    """``python -m module args...`` from the repository root with *env*; its output.
+
+    The way the multi-process tests prepare and change their site from outside its
+    servers (as a shell or a cron job would); a failure shows the command's stderr.
+    """
+    done = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        env=dict(env),
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
