@@ -74,7 +74,13 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 # benchmarks/loadtest.py, beside this script.
-from loadtest import create_schema, drop_schema  # noqa: E402
+from loadtest import (  # noqa: E402
+    cpu_seconds,
+    create_schema,
+    descendants,
+    drop_schema,
+    free_port,
+)
 
 SETTINGS_MODULE = "benchmarks.fleet.settings"
 LOCUSTFILE = REPO_ROOT / "benchmarks" / "fleet" / "locustfile.py"
@@ -158,40 +164,9 @@ def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def process_tree(pid: int) -> list[int]:
     """*pid* and its descendants (from ``/proc``)."""
-    parents: dict[int, list[int]] = defaultdict(list)
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parents[int(stat.rpartition(")")[2].split()[1])].append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        todo.extend(parents.get(current, ()))
-    return found
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU time of *pids* (the living ones)."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / CLK_TCK
+    return [pid, *descendants(pid)]
 
 
 def machine_cpu_seconds() -> float:

@@ -42,6 +42,7 @@ Environment variables (the driver sets them):
 import os
 
 from benchmarks.fleet import shared
+from benchmarks.http.settings import INSTALLED_MIDDLEWARE
 from webauth.conf.options import DEFAULT_RATE_LIMITS
 from webauth.providers import DjangoCredentials, Email
 
@@ -68,15 +69,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Not part of the site: counts the SQL queries of every request (querycount.py).
     "benchmarks.fleet.querycount.QueryCountMiddleware",
-    # docs/installation.md's list, in its order.
-    "django.middleware.security.SecurityMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "webauth.middleware.AuthMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # docs/installation.md's list, in its order (tests/test_benchmark_site.py checks it).
+    *INSTALLED_MIDDLEWARE,
 ]
 
 TEMPLATES = [
